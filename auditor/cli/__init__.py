@@ -1,0 +1,47 @@
+"""The ``auditor`` command: a thin shell over the library.
+
+Each command parses its options, calls one public library function and prints. No SQL, Jinja or
+model calls here. Command groups live in their own modules and are registered below.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from auditor import __version__
+from auditor.cli.evidence import adapters_command, evidence_command
+from auditor.errors import AuditorError
+
+#: Exit code for usage and input errors (also click's own code for a bad option).
+EXIT_USAGE = 2
+
+
+class _UserError(click.ClickException):
+    exit_code = EXIT_USAGE
+
+
+class _AuditorGroup(click.Group):
+    """Turns an :class:`~auditor.errors.AuditorError` into one line on stderr and exit code 2."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except AuditorError as err:
+            raise _UserError(str(err)) from err
+
+
+@click.group(cls=_AuditorGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="auditor")
+def cli() -> None:
+    """Audit whether the answers of tool-using agents rest on admissible evidence."""
+
+
+cli.add_command(adapters_command)
+cli.add_command(evidence_command)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli.main(prog_name="auditor")

@@ -1,0 +1,84 @@
+"""``auditor adapters`` and ``auditor evidence``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.markup import escape
+
+from auditor.adapters import broken_adapters, installed_adapters
+from auditor.pipeline import collect_evidence
+from auditor.results import AuditResult
+from auditor.text import clip
+
+format_option = click.option(
+    "--format", "format_", metavar="NAME", default=None,
+    help="Read the inputs with this adapter instead of detecting it (see `auditor adapters`).",
+)
+traces_argument = click.argument(
+    "traces", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+)
+
+
+@click.command("adapters")
+def adapters_command() -> None:
+    """List the installed trace adapters."""
+    found = installed_adapters()
+    if not found:
+        click.echo("No adapters installed: pip install auditor-otel auditor-langchain")
+    for item in found:
+        click.echo(f"{item.name:<12} {item.distribution:<20} {item.adapter.description}")
+    for name, error in broken_adapters().items():
+        click.echo(f"{name:<12} failed to load: {error}", err=True)
+
+
+def print_problems(result: AuditResult, console: Console) -> None:
+    problems = result.run.problems
+    if not problems:
+        return
+    console.print(f"[yellow]{len(problems)} problem(s) in the input (skipped or repaired):[/]")
+    for p in problems[:50]:
+        where = p.file if p.line is None else f"{p.file}:{p.line}"
+        console.print(f"  {escape(where)}: {p.severity}: {escape(p.reason)}")
+    if len(problems) > 50:
+        console.print(f"  … and {len(problems) - 50} more (all are in the --json output)")
+
+
+def print_evidence(result: AuditResult, console: Console) -> None:
+    for answer in result.answers:
+        console.rule(f"answer {answer.answer_id}  trace {answer.trace_id[:16]}  span {answer.span_id[:16]}")
+        console.print(f"[bold]Q:[/] {escape(answer.question or '(no question found)')}")
+        console.print(f"[bold]A:[/] {escape(answer.text)}")
+        console.print(f"[bold]Evidence ({len(answer.evidence)}):[/]")
+        for number, item in enumerate(answer.evidence, 1):
+            side = "" if item.admitted is None else ("[green]admitted[/] " if item.admitted else "[red]excluded[/] ")
+            name = f" {item.name}" if item.name else ""
+            console.print(f" {number:>2}. {side}[cyan]{item.kind.value}[/]{escape(name)}  [dim]{item.evidence_id}[/]")
+            if item.hop_path:
+                console.print(f"     path: {escape(' -> '.join(item.hop_path))}")
+            if item.reason:
+                console.print(f"     {escape(item.reason)}")
+            console.print(f"     [dim]{escape(clip(' '.join(item.text.split()), 160))}[/]")
+    console.print(f"\n{len(result.answers)} answer(s) from {sum(i.traces for i in result.run.inputs)} trace(s).")
+
+
+@click.command("evidence")
+@traces_argument
+@format_option
+@click.option("--trace-id", default=None, help="Only answers from this trace (a unique prefix is enough).")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the result as JSON (the public contract in the README) to this file, or - for stdout.")
+def evidence_command(traces: tuple[Path, ...], format_: str | None, trace_id: str | None, json_path: Path | None) -> None:
+    """Find every answer in TRACES and the evidence it could have drawn on."""
+    result = collect_evidence(list(traces), format_, trace_id)
+    err = Console(stderr=True)
+    if json_path is not None and str(json_path) == "-":
+        click.echo(result.to_json(), nl=False)
+    else:
+        print_evidence(result, Console())
+        if json_path is not None:
+            json_path.write_text(result.to_json(), encoding="utf-8")
+            err.print(f"Wrote {json_path}")
+    print_problems(result, err)

@@ -1,0 +1,49 @@
+"""Every error the auditor raises on purpose.
+
+::
+
+    AuditorError                 base: a message that says what to do next
+    ├── UsageError               the user asked for something that cannot work (bad option, file)
+    │   ├── UnknownAdapterError  ``--format`` names no installed adapter
+    │   └── UnrecognisedFormatError  no adapter recognises the input
+    ├── PolicyError              a policy file is invalid (file, key path, what was expected)
+    └── NothingReadError         an input yielded no trace at all
+
+Bad content *inside* a trace is not an error: it becomes a :class:`~auditor.problems.Problem`.
+"""
+
+from __future__ import annotations
+
+
+class AuditorError(Exception):
+    """Base class; ``str(err)`` is a complete message for the user."""
+
+
+class UsageError(AuditorError):
+    pass
+
+
+class UnknownAdapterError(UsageError):
+    def __init__(self, name: str, available: list[str]) -> None:
+        listed = ", ".join(available) if available else "none (install auditor-otel or auditor-langchain)"
+        super().__init__(f"No trace adapter named {name!r}. Installed adapters: {listed}.")
+        self.name = name
+        self.available = available
+
+
+class UnrecognisedFormatError(UsageError):
+    def __init__(self, source: str, available: list[str]) -> None:
+        listed = ", ".join(available) if available else "none"
+        super().__init__(
+            f"{source}: no installed adapter recognises this file. "
+            f"Pass --format with one of: {listed}."
+        )
+        self.source = source
+
+
+class PolicyError(AuditorError):
+    pass
+
+
+class NothingReadError(AuditorError):
+    pass

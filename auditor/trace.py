@@ -1,0 +1,153 @@
+"""The normalised trace model every adapter produces.
+
+Adapters translate a wire format (OTLP JSON, OTLP protobuf, a LangChain run tree) and a
+convention (OpenTelemetry GenAI, OpenInference, OpenLLMetry) into these types, so evidence
+reconstruction never looks at a format-specific attribute. A span keeps its raw attributes too,
+for readers who want to see what the trace said, but the fields below are the contract.
+
+Guarantees: times are timezone-aware UTC; ids are lower-case strings; a span's ``kind`` says
+what it did (an LLM call, a tool call, a retrieval), not how its format spelled it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class SpanKind(StrEnum):
+    """What a span did, whatever its format called it."""
+
+    LLM = "llm"
+    TOOL = "tool"
+    RETRIEVER = "retriever"
+    AGENT = "agent"
+    CHAIN = "chain"
+    EMBEDDING = "embedding"
+    OTHER = "other"
+
+
+class SpanStatus(StrEnum):
+    UNSET = "unset"
+    OK = "ok"
+    ERROR = "error"
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ToolCall(_Frozen):
+    """A tool call a model asked for (on an assistant message)."""
+
+    id: str | None = None
+    name: str
+    arguments: dict[str, Any] | str | None = None
+
+
+class Message(_Frozen):
+    """One chat message, as it appeared in a model's input or output.
+
+    ``role`` is normalised to ``system``, ``user``, ``assistant`` or ``tool`` where the source
+    allows it; other roles are kept as written.
+    """
+
+    role: str
+    content: str = ""
+    name: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+
+
+class Document(_Frozen):
+    """One retrieved document."""
+
+    id: str | None = None
+    text: str
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    score: float | None = None
+
+
+class ToolInvocation(_Frozen):
+    """What a tool span was called with and what it returned."""
+
+    name: str
+    call_id: str | None = None
+    arguments: dict[str, Any] | str | None = None
+    result: str | None = None
+
+
+class SpanEvent(_Frozen):
+    name: str
+    time: datetime | None = None
+    attributes: dict[str, Any] = Field(default_factory=dict)
+
+
+class SourceRef(_Frozen):
+    """Where in an input file a span came from, for error messages and reports."""
+
+    file: str
+    line: int | None = None
+
+
+class Span(_Frozen):
+    """One unit of work in an agent run.
+
+    Inputs and outputs are typed by kind: an LLM span carries messages, a tool span a
+    :class:`ToolInvocation`, a retriever span its query and documents. ``input_text`` and
+    ``output_text`` hold a plain rendering for any span (a chain's input, say) when the
+    source had one.
+    """
+
+    trace_id: str
+    span_id: str
+    parent_id: str | None = None
+    name: str
+    kind: SpanKind = SpanKind.OTHER
+    start: datetime
+    end: datetime
+    status: SpanStatus = SpanStatus.UNSET
+    status_message: str | None = None
+    input_messages: tuple[Message, ...] = ()
+    output_messages: tuple[Message, ...] = ()
+    tool: ToolInvocation | None = None
+    query: str | None = None
+    documents: tuple[Document, ...] = ()
+    input_text: str | None = None
+    output_text: str | None = None
+    conversation_id: str | None = None
+    model: str | None = None
+    attributes: dict[str, Any] = Field(default_factory=dict)
+    events: tuple[SpanEvent, ...] = ()
+    source: SourceRef | None = None
+
+
+class Trace(_Frozen):
+    """The spans of one trace, in start order. Parent links are checked by :func:`build_trace`."""
+
+    trace_id: str
+    spans: tuple[Span, ...]
+    conversation_id: str | None = None
+    source_format: str = ""
+    convention: str = ""
+
+    def children(self, span_id: str) -> list[Span]:
+        return [s for s in self.spans if s.parent_id == span_id]
+
+    def by_id(self) -> dict[str, Span]:
+        return {s.span_id: s for s in self.spans}
+
+    def ancestors(self, span: Span) -> list[Span]:
+        """The chain of parents of ``span``, nearest first."""
+        index = self.by_id()
+        chain: list[Span] = []
+        seen = {span.span_id}
+        parent = span.parent_id
+        while parent is not None and parent in index and parent not in seen:
+            seen.add(parent)
+            chain.append(index[parent])
+            parent = index[parent].parent_id
+        return chain

@@ -1,0 +1,1 @@
+"""Policy files shipped with the auditor (package data, read with importlib.resources)."""

@@ -1,0 +1,1 @@
+"""Jinja2 report templates shipped with the auditor (package data)."""
