@@ -1,0 +1,367 @@
+"""Map one LangChain run (a ``langsmith.RunTree`` as JSON) to a core :class:`~auditor.trace.Span`.
+
+The layout of the file (flat list, nested ``child_runs``, JSONL) is :mod:`auditor_langchain.runtree`'s
+business; this module sees one run dict at a time, already placed in its trace.
+
+Guarantees: :func:`run_to_span` never raises; whatever it cannot read becomes a
+:class:`~auditor.problems.Problem` and the span keeps what could be read. Ids are normalised by
+:func:`normalise_id`: a UUID becomes its canonical lower-case form *with* dashes (as LangSmith
+shows it), anything else is lower-cased as written.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from auditor.problems import Problem, Severity
+from auditor.trace import (
+    Message,
+    SourceRef,
+    Span,
+    SpanEvent,
+    SpanKind,
+    SpanStatus,
+    ToolInvocation,
+)
+from auditor_langchain.messages import (
+    content_text,
+    decode_document,
+    decode_message,
+    decode_messages,
+    json_text,
+    lc_fields,
+    split_prompt,
+)
+
+_KIND = {
+    "llm": SpanKind.LLM,
+    "chat_model": SpanKind.LLM,
+    "tool": SpanKind.TOOL,
+    "retriever": SpanKind.RETRIEVER,
+    "chain": SpanKind.CHAIN,
+    "embedding": SpanKind.EMBEDDING,
+    "prompt": SpanKind.OTHER,
+    "parser": SpanKind.OTHER,
+}
+
+#: Chain inputs/outputs longer than this are cut in ``input_text``/``output_text`` (a LangGraph
+#: state repeats every message of the conversation; the LLM and tool spans carry them in full).
+TEXT_LIMIT = 4000
+
+_CONVERSATION_KEYS = ("session_id", "thread_id", "conversation_id")
+
+
+def normalise_id(value: Any) -> str | None:
+    """A run or trace id as a stable lower-case string (canonical dashed form for UUIDs)."""
+    if value is None or isinstance(value, bool | dict | list):
+        return None
+    text = str(value).strip()
+    if not text:
+        return None
+    try:
+        return str(uuid.UUID(text))
+    except ValueError:
+        return text.lower()
+
+
+def parse_time(value: Any) -> datetime | None:
+    """An ISO-8601 string (naive means UTC) or epoch seconds/milliseconds, as aware UTC."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        seconds = value / 1000 if value > 1e11 else value
+        try:
+            return datetime.fromtimestamp(seconds, tz=UTC)
+        except (OverflowError, OSError, ValueError):
+            return None
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.strip())
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        return parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
+
+
+@dataclass
+class RunContext:
+    """Where a run sits: its trace, its parent, and where it was read."""
+
+    trace_id: str
+    parent_id: str | None
+    source: str
+    line: int | None = None
+    problems: list[Problem] = field(default_factory=list)
+
+    def warn(self, span_id: str | None, reason: str, severity: Severity = Severity.WARNING) -> None:
+        self.problems.append(
+            Problem(
+                file=self.source,
+                line=self.line,
+                reason=reason,
+                severity=severity,
+                trace_id=self.trace_id,
+                span_id=span_id,
+            )
+        )
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _short(value: Any) -> str | None:
+    if value is None or value == {}:
+        return None
+    text = value if isinstance(value, str) else json_text(value)
+    if len(text) > TEXT_LIMIT:
+        return f"{text[:TEXT_LIMIT]}... [{len(text) - TEXT_LIMIT} more characters]"
+    return text
+
+
+def _first_str(*values: Any) -> str | None:
+    for value in values:
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def _llm_inputs(
+    inputs: dict[str, Any], ctx: RunContext, span_id: str
+) -> tuple[tuple[Message, ...], dict[str, Any]]:
+    attributes: dict[str, Any] = {}
+    batches = inputs.get("messages")
+    if isinstance(batches, list) and batches:
+        if all(isinstance(b, list) for b in batches):
+            if len(batches) > 1:
+                ctx.warn(span_id, f"llm run has {len(batches)} message batches; only the first is read")
+            return tuple(decode_messages(batches[0])), attributes
+        return tuple(decode_messages(batches)), attributes
+    prompts = inputs.get("prompts")
+    if isinstance(prompts, list) and prompts:
+        if len(prompts) > 1:
+            ctx.warn(span_id, f"llm run has {len(prompts)} prompts; only the first is read")
+        if isinstance(prompts[0], str):
+            messages, inferred = split_prompt(prompts[0])
+            attributes["langchain.input_form"] = "prompts"
+            if inferred:
+                attributes["langchain.tool_call_ids_inferred"] = True
+            return tuple(messages), attributes
+    prompt = inputs.get("prompt", inputs.get("input"))
+    if isinstance(prompt, str):
+        messages, _ = split_prompt(prompt)
+        attributes["langchain.input_form"] = "prompts"
+        return tuple(messages), attributes
+    if inputs:
+        ctx.warn(span_id, "llm run inputs have neither messages nor prompts; input messages left empty")
+    return (), attributes
+
+
+def _llm_outputs(outputs: dict[str, Any]) -> tuple[tuple[Message, ...], dict[str, Any]]:
+    generations = outputs.get("generations")
+    messages: list[Message] = []
+    response_meta: dict[str, Any] = {}
+    if isinstance(generations, list) and generations:
+        first = generations[0]
+        candidates = first if isinstance(first, list) else generations
+        for gen in candidates:
+            if not isinstance(gen, dict):
+                continue
+            raw = gen.get("message")
+            message = decode_message(raw) if raw is not None else None
+            if message is None:
+                text = gen.get("text")
+                message = Message(role="assistant", content=content_text(text))
+            elif message.role != "assistant":
+                message = message.model_copy(update={"role": "assistant"})
+            messages.append(message)
+            unwrapped = lc_fields(raw)
+            if unwrapped is not None and not response_meta:
+                response_meta = _dict(unwrapped[1].get("response_metadata"))
+    else:
+        # Runs traced outside LangChain (``@traceable``, ``wrap_openai``) keep the provider's shape.
+        choices = outputs.get("choices")
+        raw_messages = (
+            [c.get("message") for c in choices if isinstance(c, dict)] if isinstance(choices, list) else []
+        )
+        raw_messages = raw_messages or [outputs.get("message"), outputs.get("output")]
+        for raw in raw_messages:
+            message = decode_message(raw) if isinstance(raw, dict) else None
+            if message is not None:
+                messages.append(message.model_copy(update={"role": "assistant"}))
+                break
+    return tuple(messages), response_meta
+
+
+def _tool(run: dict[str, Any], name: str) -> tuple[ToolInvocation, str | None]:
+    """The invocation, and an error message when the tool returned an error ToolMessage."""
+    inputs = run.get("inputs")
+    outputs = _dict(run.get("outputs"))
+    extra = _dict(run.get("extra"))
+    arguments: dict[str, Any] | str | None
+    if isinstance(inputs, dict) and set(inputs) == {"input"}:
+        raw = inputs["input"]
+        arguments = raw if isinstance(raw, str | dict) else json_text(raw)
+    elif isinstance(inputs, dict):
+        arguments = inputs or None
+    elif inputs is None:
+        arguments = None
+    else:
+        arguments = json_text(inputs)
+    output = outputs.get("output", outputs if outputs else None)
+    call_id = _first_str(extra.get("tool_call_id"))
+    result: str | None = None
+    failure: str | None = None
+    unwrapped = lc_fields(output)
+    if unwrapped is not None and (
+        "content" in unwrapped[1] and (unwrapped[0] or unwrapped[1].get("type") == "tool")
+    ):
+        fields = unwrapped[1]
+        result = content_text(fields.get("content"))
+        call_id = call_id or _first_str(fields.get("tool_call_id"))
+        if fields.get("status") == "error":
+            failure = result
+    elif isinstance(output, str):
+        result = output
+    elif output is not None:
+        result = json_text(output)
+    return ToolInvocation(name=name, call_id=call_id, arguments=arguments, result=result), failure
+
+
+def _events(raw: Any) -> tuple[tuple[SpanEvent, ...], int]:
+    events: list[SpanEvent] = []
+    tokens = 0
+    if not isinstance(raw, list):
+        return (), 0
+    for item in raw:
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            continue
+        if item["name"] == "new_token":
+            tokens += 1
+            continue
+        attrs = _dict(item.get("kwargs"))
+        events.append(SpanEvent(name=item["name"], time=parse_time(item.get("time")), attributes=attrs))
+    return tuple(events), tokens
+
+
+def run_to_span(run: dict[str, Any], span_id: str, start: datetime, ctx: RunContext) -> Span:
+    """The span for one run whose id and start time have already been read.
+
+    Args:
+        run: the run as JSON.
+        span_id: its normalised id.
+        start: its start time.
+        ctx: its trace, parent and location; problems are appended to ``ctx.problems``.
+    """
+    name = run.get("name") if isinstance(run.get("name"), str) and run.get("name") else None
+    run_type = run.get("run_type") if isinstance(run.get("run_type"), str) else None
+    if run_type is None:
+        ctx.warn(span_id, "run has no run_type; kind set to other")
+    elif run_type not in _KIND:
+        ctx.warn(span_id, f"unknown run_type {run_type!r}; kind set to other")
+    kind = _KIND.get(run_type or "", SpanKind.OTHER)
+    name = name or run_type or "run"
+
+    end = parse_time(run.get("end_time"))
+    if end is None:
+        if run.get("end_time") is not None:
+            ctx.warn(span_id, f"unreadable end_time {run.get('end_time')!r}; end set to start")
+        else:
+            ctx.warn(span_id, "run has no end_time (still running when exported); end set to start")
+        end = start
+
+    for key in ("inputs", "outputs", "extra"):
+        if run.get(key) is not None and not isinstance(run.get(key), dict):
+            ctx.warn(span_id, f"run {key} is a {type(run[key]).__name__}, not an object")
+    inputs = _dict(run.get("inputs"))
+    outputs = _dict(run.get("outputs"))
+    extra = _dict(run.get("extra"))
+    metadata = _dict(extra.get("metadata")) or _dict(run.get("metadata"))
+    params = _dict(extra.get("invocation_params"))
+
+    attributes: dict[str, Any] = {"langchain.run_type": run_type}
+    if metadata:
+        attributes["langchain.metadata"] = metadata
+    if isinstance(run.get("tags"), list) and run["tags"]:
+        attributes["langchain.tags"] = run["tags"]
+    for key in ("dotted_order", "session_name", "reference_example_id"):
+        if isinstance(run.get(key), str):
+            attributes[f"langchain.{key}"] = run[key]
+    events, tokens = _events(run.get("events"))
+    if tokens:
+        attributes["langchain.new_token_events"] = tokens
+
+    error = run.get("error")
+    status = SpanStatus.OK if run.get("end_time") is not None else SpanStatus.UNSET
+    status_message: str | None = None
+    if error:
+        status, status_message = SpanStatus.ERROR, error if isinstance(error, str) else json_text(error)
+
+    fields: dict[str, Any] = {}
+    if kind is SpanKind.LLM:
+        fields["input_messages"], input_attrs = _llm_inputs(inputs, ctx, span_id)
+        fields["output_messages"], response_meta = _llm_outputs(outputs)
+        attributes.update(input_attrs)
+        fields["model"] = _first_str(
+            params.get("model_name"),
+            params.get("model"),
+            params.get("model_id"),
+            metadata.get("ls_model_name"),
+            response_meta.get("model_name"),
+            response_meta.get("model"),
+            inputs.get("model"),
+            outputs.get("model"),
+        )
+    elif kind is SpanKind.TOOL:
+        fields["tool"], failure = _tool(run, name)
+        if failure is not None and status is not SpanStatus.ERROR:
+            status, status_message = SpanStatus.ERROR, failure
+        if not isinstance(run.get("outputs"), dict) and not error:
+            ctx.warn(span_id, "tool run has no outputs; result left empty")
+    elif kind is SpanKind.RETRIEVER:
+        query = inputs.get("query", inputs.get("input"))
+        fields["query"] = query if isinstance(query, str) else _short(query)
+        raw_docs = outputs.get("documents", outputs.get("output"))
+        if isinstance(raw_docs, list):
+            docs = [decode_document(d) for d in raw_docs]
+            skipped = sum(d is None for d in docs)
+            if skipped:
+                ctx.warn(span_id, f"{skipped} retrieved document(s) had no text and were skipped")
+            fields["documents"] = tuple(d for d in docs if d is not None)
+        elif outputs and not error:
+            ctx.warn(span_id, "retriever run outputs have no documents list")
+    if kind is not SpanKind.LLM or not fields.get("input_messages"):
+        fields["input_text"] = _short(inputs.get("input") if set(inputs) == {"input"} else inputs)
+    if kind is not SpanKind.LLM or not fields.get("output_messages"):
+        fields["output_text"] = _short(outputs.get("output") if set(outputs) == {"output"} else outputs)
+
+    return Span(
+        trace_id=ctx.trace_id,
+        span_id=span_id,
+        parent_id=ctx.parent_id,
+        name=name,
+        kind=kind,
+        start=start,
+        end=end,
+        status=status,
+        status_message=status_message,
+        conversation_id=_first_str(*(metadata.get(k) for k in _CONVERSATION_KEYS)) or _opt_id(metadata),
+        attributes=attributes,
+        events=events,
+        source=SourceRef(file=ctx.source, line=ctx.line),
+        **fields,
+    )
+
+
+def _opt_id(metadata: dict[str, Any]) -> str | None:
+    """A non-string conversation id (an int thread id, say) as a string."""
+    for key in _CONVERSATION_KEYS:
+        value = metadata.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return str(value)
+    return None
