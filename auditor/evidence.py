@@ -221,6 +221,7 @@ def _collect_spans(c: _Collector, paths: dict[str, tuple[str, ...]]) -> None:
         elif span.kind is SpanKind.RETRIEVER:
             tools = [a for a in c.conv.ancestors(item) if a.kind is SpanKind.TOOL]
             base = paths.get(f"{trace.trace_id}:{tools[0].span_id}", ()) if tools else ()
+            retriever = span.entity_name or span.name
             for index, doc in enumerate(span.documents):
                 if not doc.text.strip():
                     continue
@@ -228,10 +229,10 @@ def _collect_spans(c: _Collector, paths: dict[str, tuple[str, ...]]) -> None:
                     ("doc", f"{trace.trace_id}:{span.span_id}:{index}"),
                     Evidence(
                         evidence_id="ev_" + short_digest(trace.trace_id, span.span_id, "doc", str(index)),
-                        kind=EvidenceKind.RETRIEVED_DOCUMENT, name=span.name, text=doc.text,
+                        kind=EvidenceKind.RETRIEVED_DOCUMENT, name=retriever, text=doc.text,
                         metadata=dict(doc.metadata), document_id=doc.id, url=_url(doc.metadata),
                         trace_id=trace.trace_id, span_id=span.span_id, available_at=span.end,
-                        hop_path=(*base, span.name), error=span.status is SpanStatus.ERROR,
+                        hop_path=(*base, retriever), error=span.status is SpanStatus.ERROR,
                     ),
                 )
 

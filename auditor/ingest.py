@@ -77,13 +77,14 @@ class _SafeGzip(io.RawIOBase):
 
 
 def _open(path: Path) -> tuple[BinaryIO, _SafeGzip | None]:
+    """The file's decompressed bytes, and the gzip reader when there is one (to ask for errors)."""
     raw = path.open("rb")
     if raw.read(2) == _GZIP_MAGIC:
         raw.seek(0)
         unzipped = _SafeGzip(raw)
         return io.BufferedReader(unzipped, buffer_size=1 << 16), unzipped
     raw.seek(0)
-    return io.BufferedReader(raw, buffer_size=1 << 16), None  # type: ignore[arg-type]
+    return raw, None
 
 
 def iter_file(path: Path, format: str | None = None) -> Iterator[Trace | Problem]:

@@ -99,7 +99,8 @@ class Span(_Frozen):
     Inputs and outputs are typed by kind: an LLM span carries messages, a tool span a
     :class:`ToolInvocation`, a retriever span its query and documents. ``input_text`` and
     ``output_text`` hold a plain rendering for any span (a chain's input, say) when the
-    source had one.
+    source had one. ``entity_name`` is the retriever, tool or agent name without the decoration
+    a convention adds to span names (``vector_db_retrieve kb_retriever`` is ``kb_retriever``).
     """
 
     trace_id: str
@@ -120,6 +121,7 @@ class Span(_Frozen):
     output_text: str | None = None
     conversation_id: str | None = None
     model: str | None = None
+    entity_name: str | None = None
     attributes: dict[str, Any] = Field(default_factory=dict)
     events: tuple[SpanEvent, ...] = ()
     source: SourceRef | None = None

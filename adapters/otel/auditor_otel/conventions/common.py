@@ -1,0 +1,200 @@
+"""Helpers shared by the convention readers: the extraction record, roles, JSON and indexed keys.
+
+Everything here is lenient: a value of the wrong type yields ``None`` (and, where it matters, a
+note), never an exception, because trace content is untrusted.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from auditor.trace import Document, Message, SpanKind, ToolInvocation
+
+_ROLES = {
+    "human": "user",
+    "user": "user",
+    "humanmessage": "user",
+    "humanmessagechunk": "user",
+    "ai": "assistant",
+    "assistant": "assistant",
+    "model": "assistant",
+    "bot": "assistant",
+    "aimessage": "assistant",
+    "aimessagechunk": "assistant",
+    "system": "system",
+    "developer": "system",
+    "systemmessage": "system",
+    "tool": "tool",
+    "function": "tool",
+    "ipython": "tool",
+    "toolmessage": "tool",
+    "toolmessagechunk": "tool",
+    "functionmessage": "tool",
+}
+
+
+@dataclass
+class Extraction:
+    """What a convention found on one span; ``notes`` are warnings for the problem list."""
+
+    kind: SpanKind = SpanKind.OTHER
+    input_messages: list[Message] = field(default_factory=list)
+    output_messages: list[Message] = field(default_factory=list)
+    tool: ToolInvocation | None = None
+    query: str | None = None
+    documents: list[Document] = field(default_factory=list)
+    input_text: str | None = None
+    output_text: str | None = None
+    conversation_id: str | None = None
+    model: str | None = None
+    entity_name: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def normalise_role(role: Any) -> str:
+    """``human`` -> ``user``, ``ai`` -> ``assistant`` and so on; unknown roles kept as written."""
+    if not isinstance(role, str) or not role.strip():
+        return "unknown"
+    text = role.strip()
+    return _ROLES.get(text.lower(), text)
+
+
+def strip_id(value: Any) -> str | None:
+    """An id as a stripped string (the spec's own example has a leading space), or None."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        value = str(value)
+    if not isinstance(value, str):
+        return None
+    value = value.strip()
+    return value or None
+
+
+def as_str(value: Any) -> str | None:
+    """A scalar as a string; None stays None; containers become JSON."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return dumps(value)
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=False, default=str)
+
+
+def loads(value: Any) -> Any:
+    """``value`` parsed as JSON when it is a JSON string; containers pass through; else None."""
+    if isinstance(value, dict | list):
+        return value
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    if not text or text[0] not in '[{"':
+        return None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
+def literal(value: str) -> Any:
+    """A Python literal (OpenLLMetry's ``input_str`` is a ``repr``), or None; never evaluates code."""
+    if len(value) > 1_000_000:
+        return None
+    try:
+        return ast.literal_eval(value)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+
+
+def as_dict(value: Any) -> dict[str, Any] | None:
+    parsed = loads(value)
+    return parsed if isinstance(parsed, dict) else None
+
+
+def content_text(content: Any) -> str:
+    """Message content as text: a string, or the text parts of a multimodal list joined."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts: list[str] = []
+        for part in content:
+            if isinstance(part, str):
+                texts.append(part)
+            elif isinstance(part, dict):
+                text = part.get("text", part.get("content"))
+                if isinstance(text, str):
+                    texts.append(text)
+        return "\n".join(texts)
+    return dumps(content)
+
+
+def arguments(value: Any) -> dict[str, Any] | str | None:
+    """Tool-call arguments: a dict when they parse as a JSON object, else the text as given."""
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        return value
+    parsed = loads(value)
+    if isinstance(parsed, dict):
+        return parsed
+    return as_str(value)
+
+
+_INDEXED = re.compile(r"^(\d+)\.(.+)$")
+
+
+def indexed(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
+    """Un-flatten ``prefix.N.rest`` keys into a list ordered by N of ``{rest: value}`` dicts."""
+    groups: dict[int, dict[str, Any]] = {}
+    start = prefix + "."
+    for key, value in attrs.items():
+        if not key.startswith(start):
+            continue
+        match = _INDEXED.match(key[len(start) :])
+        if match:
+            groups.setdefault(int(match.group(1)), {})[match.group(2)] = value
+    return [groups[i] for i in sorted(groups)]
+
+
+def lc_message(obj: Any) -> dict[str, Any] | None:
+    """The fields of a serialised LangChain message, whichever serialisation wrote it.
+
+    Accepts ``dumpd`` form (``{"lc":1,"type":"constructor","id":[..., "ToolMessage"],
+    "kwargs":{...}}``), ``message_to_dict`` form (``{"type":"tool","data":{...}}``) and a plain
+    ``{"content":..., "type":...}`` dict. Returns a dict with ``role``, ``content`` (text),
+    ``tool_call_id``, ``name`` and ``tool_calls`` (raw), or None when ``obj`` is not a message.
+    """
+    if not isinstance(obj, dict):
+        return None
+    role: Any = None
+    fields: Any = None
+    if obj.get("lc") == 1 and isinstance(obj.get("kwargs"), dict):
+        fields = obj["kwargs"]
+        ident = obj.get("id")
+        role = fields.get("type") or (ident[-1] if isinstance(ident, list) and ident else None)
+    elif isinstance(obj.get("data"), dict) and "content" in obj["data"]:
+        fields = obj["data"]
+        role = obj.get("type") or fields.get("type")
+    elif "content" in obj:
+        fields = obj
+        role = obj.get("type") or obj.get("role")
+    if not isinstance(fields, dict):
+        return None
+    return {
+        "role": normalise_role(role),
+        "content": content_text(fields.get("content")),
+        "tool_call_id": strip_id(fields.get("tool_call_id")),
+        "name": fields.get("name") if isinstance(fields.get("name"), str) else None,
+        "tool_calls": fields.get("tool_calls"),
+    }

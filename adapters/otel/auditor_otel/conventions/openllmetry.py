@@ -1,0 +1,206 @@
+"""OpenLLMetry (traceloop/openllmetry) as written by ``opentelemetry-instrumentation-langchain``.
+
+Follows 0.62.4 (new GenAI semconv since 0.55.0, traceloop/openllmetry commit e012bb12) and the
+indexed attributes of 0.54.0 and earlier (``gen_ai.prompt.N.*`` / ``gen_ai.completion.N.*``,
+``llm.request.type``). Neither form is part of the OTel spec.
+
+Quirks handled:
+
+- ``traceloop.span.kind`` is ``workflow`` / ``task`` / ``tool`` / ``agent``; a retriever is a
+  ``task`` whose ``gen_ai.operation.name`` is ``vector_db_retrieve`` and whose documents exist
+  only in ``traceloop.entity.output`` (``{"documents":[{"page_content","metadata"}]}``).
+- ``gen_ai.tool.call.arguments`` is the whole ``traceloop.entity.input`` envelope; the arguments
+  are its ``input_str``, a Python ``repr`` read with :func:`ast.literal_eval` (never ``eval``).
+- ``gen_ai.tool.call.result`` is ``{"output": <lc-serialised ToolMessage>}``; the text is its
+  ``kwargs.content`` and the only tool-call id on the tool span is its ``kwargs.tool_call_id``.
+- The session is ``traceloop.association.properties.session_id`` (or ``thread_id`` /
+  ``conversation_id``), or ``gen_ai.conversation.id``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from auditor.trace import Document, Message, SpanKind, ToolCall, ToolInvocation
+
+from . import genai
+from .common import (
+    Extraction,
+    arguments,
+    as_dict,
+    as_str,
+    content_text,
+    indexed,
+    lc_message,
+    literal,
+    loads,
+    normalise_role,
+    strip_id,
+)
+
+_TRACELOOP_KINDS = {
+    "workflow": SpanKind.CHAIN,
+    "task": SpanKind.CHAIN,
+    "tool": SpanKind.TOOL,
+    "agent": SpanKind.AGENT,
+}
+_LLM_OPERATIONS = {"chat", "llm_request", "completion", "text_completion", "generate_content"}
+_SESSION_KEYS = ("session_id", "thread_id", "conversation_id")
+
+
+def _kind(name: str, attrs: dict[str, Any]) -> SpanKind:
+    operation = attrs.get("gen_ai.operation.name")
+    if operation == "vector_db_retrieve" or name.startswith("vector_db_retrieve"):
+        return SpanKind.RETRIEVER
+    if operation in _LLM_OPERATIONS or attrs.get("llm.request.type") in ("chat", "completion"):
+        return SpanKind.LLM
+    if operation == "execute_tool":
+        return SpanKind.TOOL
+    declared = _TRACELOOP_KINDS.get(str(attrs.get("traceloop.span.kind", "")))
+    if declared is not None:
+        # The root ``workflow`` says ``invoke_agent`` even for a plain RAG chain: keep CHAIN.
+        return declared
+    return genai.kind_for(name, attrs)
+
+
+def _legacy_messages(attrs: dict[str, Any], prefix: str) -> list[Message]:
+    messages: list[Message] = []
+    for entry in indexed(attrs, prefix):
+        calls = []
+        for call in indexed(entry, "tool_calls"):
+            name = call.get("name")
+            calls.append(
+                ToolCall(
+                    id=strip_id(call.get("id")),
+                    name=name if isinstance(name, str) else "",
+                    arguments=arguments(call.get("arguments")),
+                )
+            )
+        role = entry.get("role", "assistant" if prefix == "gen_ai.completion" else None)
+        messages.append(
+            Message(
+                role=normalise_role(role),
+                content=content_text(entry.get("content")),
+                tool_calls=tuple(calls),
+                tool_call_id=strip_id(entry.get("tool_call_id")),
+            )
+        )
+    return messages
+
+
+def _envelope_arguments(value: Any) -> dict[str, Any] | str | None:
+    envelope = as_dict(value)
+    if envelope is None:
+        return arguments(value)
+    if "input_str" not in envelope and "inputs" not in envelope:
+        return envelope  # already plain arguments (a GenAI-conformant emitter)
+    input_str = envelope.get("input_str")
+    if isinstance(input_str, str):
+        parsed = literal(input_str)
+        if isinstance(parsed, dict):
+            return parsed
+        as_json = loads(input_str)
+        if isinstance(as_json, dict):
+            return as_json
+    inputs = envelope.get("inputs")
+    if isinstance(inputs, dict) and inputs:
+        return inputs
+    return input_str if isinstance(input_str, str) else None
+
+
+def _envelope_call_id(value: Any) -> str | None:
+    envelope = as_dict(value) or {}
+    kwargs = envelope.get("kwargs")
+    return strip_id(kwargs.get("tool_call_id")) if isinstance(kwargs, dict) else None
+
+
+def _tool(name: str, attrs: dict[str, Any]) -> ToolInvocation:
+    tool_name = (
+        as_str(attrs.get("gen_ai.tool.name"))
+        or as_str(attrs.get("traceloop.entity.name"))
+        or (name.split(" ", 1)[1] if name.startswith("execute_tool ") else name.removesuffix(".tool"))
+    )
+    raw_args = attrs.get("gen_ai.tool.call.arguments", attrs.get("traceloop.entity.input"))
+    raw_result = attrs.get("gen_ai.tool.call.result", attrs.get("traceloop.entity.output"))
+    call_id = strip_id(attrs.get("gen_ai.tool.call.id")) or _envelope_call_id(raw_args)
+    result = as_str(raw_result)
+    parsed = loads(raw_result)
+    if isinstance(parsed, dict) and "output" in parsed:
+        parsed = parsed["output"]
+        result = parsed if isinstance(parsed, str) else as_str(parsed)
+    message = lc_message(parsed)
+    if message is not None:
+        result = message["content"]
+        call_id = call_id or message["tool_call_id"]
+    return ToolInvocation(
+        name=tool_name, call_id=call_id, arguments=_envelope_arguments(raw_args), result=result
+    )
+
+
+def _retrieval(attrs: dict[str, Any], result: Extraction) -> None:
+    envelope = as_dict(attrs.get("traceloop.entity.input")) or {}
+    inputs: dict[str, Any] = envelope["inputs"] if isinstance(envelope.get("inputs"), dict) else {}
+    query = inputs.get("query", envelope.get("query", envelope.get("input_str")))
+    result.query = as_str(query)
+    output = as_dict(attrs.get("traceloop.entity.output")) or {}
+    raw_docs = output.get("documents")
+    if raw_docs is None:
+        result.documents = genai.extract("retrieval", attrs, []).documents
+        return
+    if not isinstance(raw_docs, list):
+        result.notes.append("traceloop.entity.output documents is not a list; ignored")
+        return
+    for index, raw in enumerate(raw_docs):
+        if not isinstance(raw, dict):
+            continue
+        text = raw.get("page_content", raw.get("content"))
+        if not isinstance(text, str):
+            result.notes.append(f"retrieved document {index} has no page_content; dropped")
+            continue
+        metadata = as_dict(raw.get("metadata")) or {}
+        doc_id = strip_id(raw.get("id")) or strip_id(metadata.get("id")) or strip_id(metadata.get("doc_id"))
+        result.documents.append(Document(id=doc_id, text=text, metadata=metadata))
+
+
+def _session(attrs: dict[str, Any]) -> str | None:
+    for key in _SESSION_KEYS:
+        value = as_str(attrs.get(f"traceloop.association.properties.{key}"))
+        if value:
+            return value
+    return as_str(attrs.get("gen_ai.conversation.id"))
+
+
+def extract(name: str, attrs: dict[str, Any], events: list[tuple[str, dict[str, Any]]]) -> Extraction:
+    """Read one span written by OpenLLMetry (0.62.4 or <=0.54)."""
+    base = genai.extract(name, attrs, events)  # gen_ai.input/output.messages on 0.55+ chat spans
+    result = Extraction(
+        kind=_kind(name, attrs),
+        input_messages=base.input_messages,
+        output_messages=base.output_messages,
+        notes=base.notes,
+    )
+    if not result.input_messages:
+        result.input_messages = _legacy_messages(attrs, "gen_ai.prompt")
+    if not result.output_messages:
+        result.output_messages = _legacy_messages(attrs, "gen_ai.completion")
+    result.input_text = as_str(attrs.get("traceloop.entity.input"))
+    result.output_text = as_str(attrs.get("traceloop.entity.output"))
+    if result.kind == SpanKind.TOOL:
+        result.tool = _tool(name, attrs)
+    elif result.kind == SpanKind.RETRIEVER:
+        _retrieval(attrs, result)
+    result.conversation_id = _session(attrs)
+    result.model = genai.model_of(attrs)
+    entity = attrs.get("traceloop.entity.name")
+    if result.tool is not None:
+        result.entity_name = result.tool.name
+    elif isinstance(entity, str) and entity:
+        result.entity_name = entity
+    else:
+        # ``<name>.workflow`` / ``.task`` (<=0.54), ``<ModelClass>.chat``, else the GenAI ``{operation} {name}`` form.
+        stem, dot, suffix = name.rpartition(".")
+        undecorated = (
+            stem if dot and suffix in ("workflow", "task", "agent", "tool", "chat", "completion") else None
+        )
+        result.entity_name = undecorated or genai.entity_name(name, attrs, result.kind)
+    return result

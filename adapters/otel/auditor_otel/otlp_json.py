@@ -1,0 +1,252 @@
+"""Read OTLP JSON trace files: the Collector file exporter's JSON Lines, or one JSON document.
+
+Follows the OTLP JSON mapping of ``open-telemetry/opentelemetry-proto`` v1.11.0
+(``docs/specification.md``: hex ids, integer enums, int64 as decimal strings, lowerCamelCase
+keys, unknown fields ignored) and the file layout of ``opentelemetry-collector-contrib``'s file
+exporter (one ``ExportTraceServiceRequest`` per line, a trace spread over many lines, children
+usually before parents). Leniencies, each noted as a warning where it repairs something:
+hex ids in any case, base64 ids, enum names, int64 as numbers, snake_case keys, an empty
+``parentSpanId`` meaning "no parent", invalid UTF-8 (decoded with replacement).
+
+JSON Lines are read one line at a time; only a single multi-line (pretty-printed) document is
+read whole. Bad lines are skipped with a :class:`~auditor.problems.Problem` naming the line.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import json
+from collections.abc import Generator, Iterator
+from typing import Any, BinaryIO
+
+from auditor.problems import Problem, Severity
+from auditor.trace import Trace
+
+from . import ids
+from .anyvalue import as_int, decode_json_attributes
+from .collect import TraceCollector
+from .spans import RawEvent, RawSpan
+
+FORMAT = "otlp-json"
+_STATUS_NAMES = {
+    "STATUS_CODE_UNSET": 0,
+    "UNSET": 0,
+    "STATUS_CODE_OK": 1,
+    "OK": 1,
+    "STATUS_CODE_ERROR": 2,
+    "ERROR": 2,
+}
+
+
+def _get(obj: dict[str, Any], *names: str) -> Any:
+    for name in names:
+        if name in obj:
+            return obj[name]
+    return None
+
+
+def _list(obj: dict[str, Any], *names: str) -> list[Any]:
+    value = _get(obj, *names)
+    return value if isinstance(value, list) else []
+
+
+def _status(span: dict[str, Any]) -> tuple[int, str | None]:
+    status = _get(span, "status")
+    if not isinstance(status, dict):
+        return 0, None
+    code = status.get("code", 0)
+    number = _STATUS_NAMES.get(code.upper(), as_int(code)) if isinstance(code, str) else as_int(code)
+    message = status.get("message")
+    return (number if number in (0, 1, 2) else 0), (message if isinstance(message, str) else None)
+
+
+def raw_span(span: dict[str, Any], scope: str, line: int | None) -> RawSpan:
+    """One JSON span object as a :class:`RawSpan` (bad fields become notes)."""
+    notes: list[str] = []
+    trace_id, _ = ids.from_text(_get(span, "traceId", "trace_id"), 16)
+    span_id, _ = ids.from_text(_get(span, "spanId", "span_id"), 8)
+    parent_id, parent_ok = ids.from_text(_get(span, "parentSpanId", "parent_span_id"), 8)
+    if not parent_ok:
+        notes.append("parentSpanId is not a valid id; span treated as a root")
+    name = _get(span, "name")
+    if not isinstance(name, str):
+        name = ""
+    attributes = decode_json_attributes(_get(span, "attributes"), notes)
+    events = []
+    for event in _list(span, "events"):
+        if not isinstance(event, dict):
+            notes.append("event is not an object; dropped")
+            continue
+        event_name = event.get("name")
+        events.append(
+            RawEvent(
+                name=event_name if isinstance(event_name, str) else "",
+                time_ns=as_int(_get(event, "timeUnixNano", "time_unix_nano")),
+                attributes=decode_json_attributes(event.get("attributes"), notes),
+            )
+        )
+    code, message = _status(span)
+    return RawSpan(
+        trace_id=trace_id or "",
+        span_id=span_id or "",
+        parent_id=parent_id,
+        name=name,
+        start_ns=as_int(_get(span, "startTimeUnixNano", "start_time_unix_nano")),
+        end_ns=as_int(_get(span, "endTimeUnixNano", "end_time_unix_nano")),
+        status_code=code,
+        status_message=message,
+        attributes=attributes,
+        events=events,
+        scope=scope,
+        line=line,
+        notes=notes,
+    )
+
+
+def raw_spans(request: Any, line: int | None) -> Iterator[RawSpan | str]:
+    """The spans of one ``ExportTraceServiceRequest`` object; a str is a structural complaint."""
+    if isinstance(request, list):
+        for item in request:
+            yield from raw_spans(item, line)
+        return
+    if not isinstance(request, dict):
+        yield f"expected an ExportTraceServiceRequest object, found {type(request).__name__}"
+        return
+    resource_spans = _get(request, "resourceSpans", "resource_spans")
+    if not isinstance(resource_spans, list):
+        yield "no resourceSpans list; not an OTLP traces record"
+        return
+    for resource in resource_spans:
+        if not isinstance(resource, dict):
+            yield "a resourceSpans entry is not an object; skipped"
+            continue
+        for scope_spans in _list(resource, "scopeSpans", "scope_spans", "instrumentationLibrarySpans"):
+            if not isinstance(scope_spans, dict):
+                yield "a scopeSpans entry is not an object; skipped"
+                continue
+            scope = _get(scope_spans, "scope", "instrumentationLibrary")
+            scope_name = scope.get("name") if isinstance(scope, dict) else None
+            for span in _list(scope_spans, "spans"):
+                if not isinstance(span, dict):
+                    yield "a span is not an object; skipped"
+                    continue
+                yield raw_span(span, scope_name if isinstance(scope_name, str) else "", line)
+
+
+def _decode(data: bytes, source: str, line: int | None) -> tuple[str, Problem | None]:
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        problem = Problem(
+            file=source,
+            line=line,
+            severity=Severity.WARNING,
+            reason=f"invalid UTF-8 at byte {exc.start}; decoded with replacement characters",
+        )
+        return data.decode("utf-8", errors="replace"), problem
+
+
+def _looks_pretty(first: str) -> bool:
+    text = first.strip()
+    return (
+        text in ("{", "[")
+        or text.endswith(("{", "["))
+        or (text.endswith(",") and text.count("{") != text.count("}"))
+    )
+
+
+class OtlpJsonAdapter:
+    """OTLP JSON: Collector file-exporter JSON Lines, or one (possibly pretty-printed) document."""
+
+    name = "otlp-json"
+    description = "OTLP/JSON traces (Collector file exporter JSON Lines or a single document)"
+
+    def sniff(self, first_bytes: bytes) -> bool:
+        try:
+            head = first_bytes.lstrip()
+            if not head.startswith((b"{", b"[")):
+                return False
+            return b"resourceSpans" in head or b"resource_spans" in head
+        except Exception:
+            return False
+
+    def parse(self, stream: BinaryIO, source: str) -> Iterator[Trace | Problem]:
+        collector = TraceCollector(source, FORMAT)
+        lines: Iterator[tuple[int, bytes]] = enumerate(stream, start=1)
+        first = next(((n, d) for n, d in lines if d.strip()), None)
+        if first is None:
+            return
+        number, data = first
+        if _looks_pretty(data.decode("utf-8", errors="replace")):
+            whole = data + stream.read()
+            if (yield from self._document(whole, number, source, collector)):
+                yield from collector.finish()
+                return
+            # Not one document after all, but JSON Lines whose first line is broken.
+            lines = enumerate(io.BytesIO(whole), start=number)
+        else:
+            lines = itertools.chain([(number, data)], lines)
+        yield from self._lines(lines, source, collector)
+        yield from collector.finish()
+
+    def _lines(
+        self, lines: Iterator[tuple[int, bytes]], source: str, collector: TraceCollector
+    ) -> Iterator[Problem]:
+        for number, data in lines:
+            if not data.strip():
+                continue
+            text, problem = _decode(data, source, number)
+            if problem is not None:
+                yield problem
+            try:
+                request = json.loads(text)
+            except (ValueError, RecursionError) as exc:
+                cut = "" if data.endswith(b"\n") else " (the last line looks truncated)"
+                yield Problem(file=source, line=number, reason=f"line is not valid JSON: {exc}{cut}; skipped")
+                continue
+            yield from self._request(request, number, source, collector)
+
+    def _document(
+        self, data: bytes, first_line: int, source: str, collector: TraceCollector
+    ) -> Generator[Problem, None, bool]:
+        """Read one (or several concatenated) multi-line documents; False if the first one is not JSON."""
+        text, problem = _decode(data, source, None)
+        if problem is not None:
+            yield problem
+        decoder = json.JSONDecoder()
+        pos = 0
+        while True:
+            while pos < len(text) and text[pos].isspace():
+                pos += 1
+            if pos >= len(text):
+                return True
+            try:
+                request, end = decoder.raw_decode(text, pos)
+            except (ValueError, RecursionError) as exc:
+                if pos == 0 and b"resourceSpans" in data.split(b"\n", 1)[0]:
+                    return False
+                if pos == 0:
+                    yield Problem(
+                        file=source,
+                        line=first_line - 1 + getattr(exc, "lineno", 1),
+                        reason=f"document is not valid JSON: {exc}; nothing read",
+                    )
+                    return True
+                yield Problem(
+                    file=source,
+                    line=first_line - 1 + getattr(exc, "lineno", 1),
+                    reason=f"document is not valid JSON after its first object: {exc}; the rest is skipped",
+                )
+                return True
+            yield from self._request(request, first_line + text.count("\n", 0, pos), source, collector)
+            pos = end
+
+    def _request(
+        self, request: Any, line: int | None, source: str, collector: TraceCollector
+    ) -> Iterator[Problem]:
+        for item in raw_spans(request, line):
+            if isinstance(item, str):
+                yield Problem(file=source, line=line, reason=item)
+            else:
+                yield from collector.add(item)

@@ -1,0 +1,1 @@
+"""Small builders for OTLP inputs used by the ``tests/test_otel_*.py`` tests."""
