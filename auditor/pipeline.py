@@ -14,17 +14,19 @@ from pathlib import Path
 from auditor.evidence import reconstruct
 from auditor.evidence_model import Answer, Evidence
 from auditor.ingest import IngestResult, read_traces
-from auditor.results import AnswerOut, AuditResult, EvidenceOut, InputRef, ProblemOut, RunInfo
+from auditor.policy import Decision, Policy, evaluate, load_policy
+from auditor.results import AnswerOut, AuditResult, EvidenceOut, InputRef, PolicyRef, ProblemOut, RunInfo
 
 
-def evidence_out(item: Evidence, source_class: str | None = None, admitted: bool | None = None,
-                 reason: str | None = None) -> EvidenceOut:
+def evidence_out(item: Evidence, decision: Decision | None = None) -> EvidenceOut:
     return EvidenceOut(
         evidence_id=item.evidence_id, kind=item.kind, name=item.name, text=item.text,
         metadata=item.metadata, document_id=item.document_id, url=item.url, trace_id=item.trace_id,
         span_id=item.span_id, available_at=item.available_at, hop_path=list(item.hop_path),
         error=item.error, current_question=item.current_question,
-        source_class=source_class, admitted=admitted, reason=reason,
+        source_class=decision.source_class if decision else None,
+        admitted=decision.admitted if decision else None,
+        reason=decision.reason if decision else None,
     )
 
 
@@ -37,9 +39,13 @@ def answer_out(answer: Answer, evidence: list[EvidenceOut]) -> AnswerOut:
     )
 
 
-def run_info(ingested: IngestResult, started: datetime) -> RunInfo:
+def policy_ref(policy: Policy) -> PolicyRef:
+    return PolicyRef(name=policy.name, version=policy.version, sha256=policy.sha256)
+
+
+def run_info(ingested: IngestResult, started: datetime, policy: Policy | None) -> RunInfo:
     return RunInfo(
-        id=uuid.uuid4().hex, started_at=started, policy=None, judge=None,
+        id=uuid.uuid4().hex, started_at=started, policy=policy_ref(policy) if policy else None, judge=None,
         inputs=[InputRef(path=i.path, sha256=i.sha256, format=i.format, traces=i.traces) for i in ingested.inputs],
         problems=[
             ProblemOut(file=p.file, line=p.line, severity=p.severity.value, reason=p.reason,
@@ -49,21 +55,37 @@ def run_info(ingested: IngestResult, started: datetime) -> RunInfo:
     )
 
 
-def collect_evidence(paths: Sequence[Path], format: str | None = None, trace_id: str | None = None) -> AuditResult:
-    """Read ``paths`` and return every answer with the evidence it could draw on.
+def select_trace(answers: list[Answer], trace_id: str | None) -> list[Answer]:
+    """Answers of the trace whose id starts with ``trace_id`` (dashes and case ignored)."""
+    if not trace_id:
+        return answers
+    wanted = trace_id.lower().replace("-", "")
+    return [a for a in answers if a.trace_id.lower().replace("-", "").startswith(wanted)]
+
+
+def find_answers(paths: Sequence[Path], format: str | None, policy: Policy,
+                 trace_id: str | None = None) -> tuple[IngestResult, list[Answer]]:
+    """Read the traces and reconstruct the answers the policy's ``[answers]`` section selects."""
+    ingested = read_traces(paths, format)
+    answers = reconstruct(ingested.traces, policy.answer_selection())
+    return ingested, select_trace(answers, trace_id)
+
+
+def collect_evidence(paths: Sequence[Path], format: str | None = None, trace_id: str | None = None,
+                     policy: Policy | None = None) -> AuditResult:
+    """Read ``paths`` and return every answer with the evidence it could draw on, decided by ``policy``.
 
     Args:
         paths: trace files (any installed format; gzip is fine).
         format: force an adapter by name instead of sniffing.
         trace_id: keep only answers from this trace (a unique prefix is enough).
+        policy: the admissible-source policy; the shipped default when None.
     """
     started = datetime.now(UTC)
-    ingested = read_traces(paths, format)
-    answers = reconstruct(ingested.traces)
-    if trace_id:
-        wanted = trace_id.lower().replace("-", "")
-        answers = [a for a in answers if a.trace_id.lower().replace("-", "").startswith(wanted)]
-    return AuditResult(
-        run=run_info(ingested, started),
-        answers=[answer_out(a, [evidence_out(e) for e in a.evidence]) for a in answers],
-    )
+    policy = policy or load_policy()
+    ingested, answers = find_answers(paths, format, policy, trace_id)
+    out = []
+    for answer in answers:
+        decisions = evaluate(policy, answer)
+        out.append(answer_out(answer, [evidence_out(e, d) for e, d in zip(answer.evidence, decisions, strict=True)]))
+    return AuditResult(run=run_info(ingested, started, policy), answers=out)

@@ -12,6 +12,7 @@ import click
 
 from auditor import __version__
 from auditor.cli.evidence import adapters_command, evidence_command
+from auditor.cli.policy import policy_group
 from auditor.errors import AuditorError
 
 #: Exit code for usage and input errors (also click's own code for a bad option).
@@ -40,6 +41,7 @@ def cli() -> None:
 
 cli.add_command(adapters_command)
 cli.add_command(evidence_command)
+cli.add_command(policy_group)
 
 
 def main() -> None:

@@ -10,6 +10,7 @@ from rich.markup import escape
 
 from auditor.adapters import broken_adapters, installed_adapters
 from auditor.pipeline import collect_evidence
+from auditor.policy import load_policy
 from auditor.results import AuditResult
 from auditor.text import clip
 
@@ -64,15 +65,23 @@ def print_evidence(result: AuditResult, console: Console) -> None:
     console.print(f"\n{len(result.answers)} answer(s) from {sum(i.traces for i in result.run.inputs)} trace(s).")
 
 
+policy_option = click.option(
+    "--policy", "policy_name", metavar="FILE|NAME", default=None,
+    help="Admissible-source policy: a TOML file or a shipped name (default, strict, ...). Default: default.",
+)
+
+
 @click.command("evidence")
 @traces_argument
 @format_option
+@policy_option
 @click.option("--trace-id", default=None, help="Only answers from this trace (a unique prefix is enough).")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the result as JSON (the public contract in the README) to this file, or - for stdout.")
-def evidence_command(traces: tuple[Path, ...], format_: str | None, trace_id: str | None, json_path: Path | None) -> None:
+def evidence_command(traces: tuple[Path, ...], format_: str | None, policy_name: str | None,
+                     trace_id: str | None, json_path: Path | None) -> None:
     """Find every answer in TRACES and the evidence it could have drawn on."""
-    result = collect_evidence(list(traces), format_, trace_id)
+    result = collect_evidence(list(traces), format_, trace_id, load_policy(policy_name))
     err = Console(stderr=True)
     if json_path is not None and str(json_path) == "-":
         click.echo(result.to_json(), nl=False)

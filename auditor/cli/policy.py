@@ -1,0 +1,180 @@
+"""``auditor policy``: check, schema, explain and diff admissible-source policies."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from auditor.pipeline import find_answers
+from auditor.policy import (
+    AnswerExplanation,
+    Policy,
+    PolicyDiff,
+    diff,
+    explain,
+    load_policy,
+    policy_json_schema,
+)
+
+_format_option = click.option(
+    "--format",
+    "format_",
+    metavar="NAME",
+    default=None,
+    help="Read the traces with this adapter instead of detecting it (see `auditor adapters`).",
+)
+_json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+_traces_argument = click.argument(
+    "traces", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+)
+
+
+@click.group("policy")
+def policy_group() -> None:
+    """Check, explain and compare admissible-source policies (see docs/policy.md)."""
+
+
+@policy_group.command("check")
+@click.argument("policy")
+def check_command(policy: str) -> None:
+    """Validate POLICY (a file or a shipped name) and print its canonical hash."""
+    loaded = load_policy(policy)
+    click.echo(f"{loaded.origin}: valid")
+    click.echo(f"name     {loaded.name}")
+    click.echo(f"version  {loaded.version}")
+    click.echo(f"sha256   {loaded.sha256}")
+    click.echo(f"sources  {', '.join(s.name for s in loaded.sources) or '(none)'}")
+    for warning in loaded.warnings:
+        click.echo(f"warning: {warning}", err=True)
+
+
+@policy_group.command("schema")
+def schema_command() -> None:
+    """Print the JSON Schema of a policy file (for editors and CI)."""
+    click.echo(json.dumps(policy_json_schema(), indent=2))
+
+
+@policy_group.command("explain")
+@click.argument("policy")
+@_traces_argument
+@click.option("--trace-id", default=None, help="Only answers from this trace (a unique prefix is enough).")
+@_format_option
+@_json_option
+def explain_command(
+    policy: str, traces: tuple[Path, ...], trace_id: str | None, format_: str | None, as_json: bool
+) -> None:
+    """Show why each evidence item in TRACES is admitted or excluded under POLICY."""
+    loaded = load_policy(policy)
+    ingested, answers = find_answers(traces, format_, loaded, trace_id)
+    explained = explain(loaded, answers)
+    _warn_problems(len(ingested.problems))
+    if as_json:
+        click.echo(json.dumps(_explain_json(loaded, explained), indent=2))
+        return
+    _print_explanation(loaded, explained, Console())
+
+
+@policy_group.command("diff")
+@click.argument("policy_a")
+@click.argument("policy_b")
+@_traces_argument
+@_format_option
+@_json_option
+def diff_command(
+    policy_a: str, policy_b: str, traces: tuple[Path, ...], format_: str | None, as_json: bool
+) -> None:
+    """List the evidence items in TRACES whose admission changes from POLICY_A to POLICY_B.
+
+    Answers are found with POLICY_A's [answers] section.
+    """
+    a, b = load_policy(policy_a), load_policy(policy_b)
+    ingested, answers = find_answers(traces, format_, a)
+    result = diff(a, b, answers)
+    _warn_problems(len(ingested.problems))
+    if as_json:
+        click.echo(result.model_dump_json(indent=2))
+        return
+    _print_diff(result, Console())
+
+
+def _warn_problems(count: int) -> None:
+    if count:
+        click.echo(f"{count} problem(s) in the input (see `auditor evidence` for the list).", err=True)
+
+
+def _policy_line(policy: Policy) -> str:
+    return f"{policy.name} {policy.version} (sha256 {policy.sha256[:12]}…)"
+
+
+def _explain_json(policy: Policy, explained: list[AnswerExplanation]) -> dict[str, object]:
+    return {
+        "policy": {"name": policy.name, "version": policy.version, "sha256": policy.sha256},
+        "answers": [
+            {
+                "answer_id": answer.answer_id,
+                "trace_id": answer.trace_id,
+                "question": answer.question,
+                "evidence": [
+                    {
+                        "evidence_id": item.evidence.evidence_id,
+                        "kind": item.evidence.kind.value,
+                        "name": item.evidence.name,
+                        **item.decision.model_dump(exclude={"evidence_id"}),
+                    }
+                    for item in answer.items
+                ],
+            }
+            for answer in explained
+        ],
+    }
+
+
+def _print_explanation(policy: Policy, explained: list[AnswerExplanation], console: Console) -> None:
+    console.print(f"Policy {escape(_policy_line(policy))}")
+    for answer in explained:
+        title = f"answer {answer.answer_id}  trace {answer.trace_id[:16]}  ({answer.admitted}/{len(answer.items)} admitted)"
+        table = Table(title=escape(title), title_justify="left", expand=True)
+        table.add_column("#", justify="right")
+        table.add_column("item")
+        table.add_column("class")
+        table.add_column("decision")
+        for number, item in enumerate(answer.items, 1):
+            label = item.evidence.kind.value + (f" {item.evidence.name}" if item.evidence.name else "")
+            colour = "green" if item.decision.admitted else "red"
+            table.add_row(
+                str(number),
+                f"{escape(label)}\n[dim]{item.evidence.evidence_id}[/]",
+                escape(item.decision.source_class),
+                f"[{colour}]{escape(item.decision.reason)}[/]",
+            )
+        console.print(table)
+    console.print(f"{len(explained)} answer(s).")
+
+
+def _print_diff(result: PolicyDiff, console: Console) -> None:
+    console.print(f"A: {escape(result.a)} (sha256 {result.a_sha256[:12]}…)")
+    console.print(f"B: {escape(result.b)} (sha256 {result.b_sha256[:12]}…)")
+    for answer in result.answers:
+        table = Table(
+            title=escape(f"answer {answer.answer_id}  trace {answer.trace_id[:16]}"), title_justify="left"
+        )
+        table.add_column("item")
+        table.add_column("under A")
+        table.add_column("under B")
+        for change in answer.changes:
+            label = change.evidence.kind.value + (f" {change.evidence.name}" if change.evidence.name else "")
+            table.add_row(
+                f"{escape(label)}\n[dim]{change.evidence.evidence_id}[/]",
+                escape(change.a.reason),
+                escape(change.b.reason),
+            )
+        console.print(table)
+    console.print(
+        f"{result.items_changed} of {result.items_compared} evidence item(s) change side, in "
+        f"{len(result.answers)} of {result.answers_compared} answer(s)."
+    )
