@@ -1,0 +1,1 @@
+"""Test support code: fixture generators for trace-auditor tests."""
