@@ -238,7 +238,7 @@ def _collect_spans(c: _Collector, paths: dict[str, tuple[str, ...]]) -> None:
 
 
 def _message_item(c: _Collector, kind: EvidenceKind, message: Message, span: Span, trace: Trace,
-                  when: datetime, **extra: Any) -> None:
+                  when: datetime, name: str | None = None, **extra: Any) -> None:
     text = message.content.strip()
     if not text:
         return
@@ -247,7 +247,7 @@ def _message_item(c: _Collector, kind: EvidenceKind, message: Message, span: Spa
         (kind.value, key),
         Evidence(
             evidence_id="ev_" + short_digest(conversation_key(trace), kind.value, key),
-            kind=kind, name=message.name if kind is EvidenceKind.TOOL_RESULT else None, text=message.content,
+            kind=kind, name=name, text=message.content,
             trace_id=trace.trace_id, span_id=span.span_id, available_at=when, **extra,
         ),
     )
@@ -271,7 +271,7 @@ def _collect_messages(c: _Collector, message_hops: dict[str, ToolHop], paths: di
                     hop = message_hops.get(message.tool_call_id or "")
                     if hop is None:
                         continue  # answered by a tool span, collected there
-                    _message_item(c, EvidenceKind.TOOL_RESULT, message, span, trace, span.start,
+                    _message_item(c, EvidenceKind.TOOL_RESULT, message, span, trace, span.start, name=hop.name,
                                   metadata={"arguments": hop.arguments, "tool_call_id": message.tool_call_id},
                                   hop_path=paths.get(hop.key, (hop.name,)))
                 elif message.role == "assistant" and not message.tool_calls:

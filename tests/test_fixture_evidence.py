@@ -57,11 +57,23 @@ def test_every_encoding_finds_the_same_answers_and_evidence(scenario: str) -> No
         assert found == reference, f"{scenario}: {encoding} differs from the run tree"
 
 
+HANDMADE = sorted(p.name.removesuffix(".otlp.jsonl") for p in (FIXTURES / "handmade").glob("*.otlp.jsonl"))
+
+
 @pytest.mark.parametrize("encoding", ENCODINGS)
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_answers_and_evidence_match_the_scenario(scenario: str, encoding: str) -> None:
-    spec = expected(scenario)
-    answers = answers_of(FIXTURES / scenario / encoding)
+    check_against_spec(expected(scenario), answers_of(FIXTURES / scenario / encoding), f"{scenario}/{encoding}")
+
+
+@pytest.mark.parametrize("name", HANDMADE)
+def test_hand_written_genai_spans_match_their_spec(name: str) -> None:
+    spec = json.loads((FIXTURES / "handmade" / f"{name}.expected.json").read_text())
+    check_against_spec(spec, answers_of(FIXTURES / "handmade" / f"{name}.otlp.jsonl"), name)
+
+
+def check_against_spec(spec: dict[str, Any], answers: list[Answer], where: str) -> None:
+    scenario, encoding = where, ""
     assert [normalise(a.text) for a in answers] == [normalise(x["text"]) for x in spec["answers"]]
     for answer, want in zip(answers, spec["answers"], strict=True):
         assert normalise(answer.question or "") == normalise(want["question"])
