@@ -51,6 +51,7 @@ class Decomposition(BaseModel):
     claims: tuple[Claim, ...]
     refusal: bool = False
     extractor: str = "rules"
+    errors: tuple[str, ...] = ()  # what was wrong with an LLM extractor's output (re-located, dropped claims)
 
     @property
     def judgeable(self) -> list[Claim]:

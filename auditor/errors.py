@@ -7,7 +7,14 @@
     │   ├── UnknownAdapterError  ``--format`` names no installed adapter
     │   └── UnrecognisedFormatError  no adapter recognises the input
     ├── PolicyError              a policy file is invalid (file, key path, what was expected)
-    └── NothingReadError         an input yielded no trace at all
+    ├── NothingReadError         an input yielded no trace at all
+    └── LLMError                 the model could not be asked (no key, or failure after retries)
+        ├── LLMTimeoutError      every attempt timed out
+        ├── LLMConnectionError   the server could not be reached
+        └── LLMStatusError       an error status that retrying did not cure
+
+Judges turn an ``LLMError`` into ``unjudged`` verdicts with a reason; it reaches the user only
+when nothing could be asked at all (no key).
 
 Bad content *inside* a trace is not an error: it becomes a :class:`~auditor.problems.Problem`.
 """
@@ -47,3 +54,23 @@ class PolicyError(AuditorError):
 
 class NothingReadError(AuditorError):
     pass
+
+
+class LLMError(AuditorError):
+    """The model could not be asked: no key, or failure after retries (judges make it ``unjudged``)."""
+
+
+class LLMTimeoutError(LLMError):
+    """Every attempt timed out."""
+
+
+class LLMConnectionError(LLMError):
+    """The server could not be reached (after retries)."""
+
+
+class LLMStatusError(LLMError):
+    """The server answered with an error status that retrying did not cure."""
+
+    def __init__(self, message: str, status_code: int) -> None:
+        super().__init__(message)
+        self.status_code = status_code

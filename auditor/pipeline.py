@@ -1,42 +1,36 @@
 """The one place that knows the order of the stages.
 
-``trace -> evidence -> policy -> claims -> verdicts -> metrics -> results``. Stages know nothing
-about each other's scheduling; this module calls them in order and assembles the public result.
+``trace -> evidence -> policy -> claims -> verdicts -> (figures) -> results``. Stages know nothing
+about each other's scheduling; this module calls them in order, runs answers concurrently with a
+bound, and assembles the public result.
 """
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from auditor.claims_model import ClaimExtractor, Decomposition
 from auditor.evidence import reconstruct
-from auditor.evidence_model import Answer, Evidence
+from auditor.evidence_model import Answer
 from auditor.ingest import IngestResult, read_traces
+from auditor.outcome import AnswerFigures, answer_figures
 from auditor.policy import Decision, Policy, evaluate, load_policy
-from auditor.results import AnswerOut, AuditResult, EvidenceOut, InputRef, PolicyRef, ProblemOut, RunInfo
-
-
-def evidence_out(item: Evidence, decision: Decision | None = None) -> EvidenceOut:
-    return EvidenceOut(
-        evidence_id=item.evidence_id, kind=item.kind, name=item.name, text=item.text,
-        metadata=item.metadata, document_id=item.document_id, url=item.url, trace_id=item.trace_id,
-        span_id=item.span_id, available_at=item.available_at, hop_path=list(item.hop_path),
-        error=item.error, current_question=item.current_question,
-        source_class=decision.source_class if decision else None,
-        admitted=decision.admitted if decision else None,
-        reason=decision.reason if decision else None,
-    )
-
-
-def answer_out(answer: Answer, evidence: list[EvidenceOut]) -> AnswerOut:
-    return AnswerOut(
-        answer_id=answer.answer_id, trace_id=answer.trace_id, span_id=answer.span_id,
-        conversation_id=answer.conversation_id, question=answer.question,
-        question_type=answer.question_type, text=answer.text, generated_at=answer.generated_at,
-        evidence=evidence,
-    )
+from auditor.results import (
+    AuditResult,
+    InputRef,
+    PolicyRef,
+    ProblemOut,
+    RunInfo,
+    answer_out,
+    claim_out,
+    judge_ref,
+)
+from auditor.verdicts import ClaimVerdict, Judge, check_complete, verify_quotes
 
 
 def policy_ref(policy: Policy) -> PolicyRef:
@@ -84,8 +78,74 @@ def collect_evidence(paths: Sequence[Path], format: str | None = None, trace_id:
     started = datetime.now(UTC)
     policy = policy or load_policy()
     ingested, answers = find_answers(paths, format, policy, trace_id)
-    out = []
-    for answer in answers:
-        decisions = evaluate(policy, answer)
-        out.append(answer_out(answer, [evidence_out(e, d) for e, d in zip(answer.evidence, decisions, strict=True)]))
-    return AuditResult(run=run_info(ingested, started, policy), answers=out)
+    return AuditResult(
+        run=run_info(ingested, started, policy),
+        answers=[answer_out(a, evaluate(policy, a)) for a in answers],
+    )
+
+
+@dataclass(frozen=True)
+class AnswerAudit:
+    """Everything the audit decided about one answer."""
+
+    answer: Answer
+    decisions: list[Decision]
+    decomposition: Decomposition
+    verdicts: list[ClaimVerdict]
+    figures: AnswerFigures
+
+
+async def audit_answer(answer: Answer, decomposition: Decomposition, policy: Policy, judge: Judge) -> AnswerAudit:
+    """Judge one decomposed answer against the evidence its policy admits."""
+    decisions = evaluate(policy, answer)
+    admitted = [e for e, d in zip(answer.evidence, decisions, strict=True) if d.admitted]
+    excluded = [e for e, d in zip(answer.evidence, decisions, strict=True) if not d.admitted]
+    claims = decomposition.judgeable
+    allow_common = policy.evidence.common_knowledge == "allow"
+    raw = await judge.judge(answer, claims, admitted, excluded, allow_common) if claims else []
+    # Never trust a judge's quotes or ids: verification applies to every judge alike.
+    by_id = {e.evidence_id: e for e in admitted}
+    excluded_ids = {e.evidence_id for e in excluded}
+    verdicts = []
+    for verdict in check_complete(claims, raw, settled_by=judge.identity.kind):
+        checked = verify_quotes(verdict, by_id)
+        support = tuple(i for i in checked.inadmissible_support if i in excluded_ids)
+        verdicts.append(checked.model_copy(update={"inadmissible_support": support}))
+    figures = answer_figures(decomposition, verdicts, policy.thresholds.claim_support,
+                             policy.thresholds.contradictions_allowed)
+    return AnswerAudit(answer, decisions, decomposition, verdicts, figures)
+
+
+async def audit_all(answers: Sequence[Answer], policy: Policy, extractor: ClaimExtractor, judge: Judge,
+                    concurrency: int = 8) -> list[AnswerAudit]:
+    """Decompose and judge ``answers``, at most ``concurrency`` answers at a time, in input order."""
+    decompositions = await extractor.decompose(answers)
+    limiter = asyncio.Semaphore(concurrency)
+
+    async def one(answer: Answer, decomposition: Decomposition) -> AnswerAudit:
+        async with limiter:
+            return await audit_answer(answer, decomposition, policy, judge)
+
+    return list(await asyncio.gather(*(one(a, d) for a, d in zip(answers, decompositions, strict=True))))
+
+
+def audit_result(ingested: IngestResult, started: datetime, policy: Policy, judge: Judge,
+                 audits: Sequence[AnswerAudit]) -> AuditResult:
+    """The public JSON result of an audit."""
+    info = run_info(ingested, started, policy).model_copy(update={"judge": judge_ref(judge.identity)})
+    answers = []
+    for audit in audits:
+        verdicts = {v.claim_id: v for v in audit.verdicts}
+        claims = [claim_out(c, verdicts.get(c.claim_id)) for c in audit.decomposition.claims]
+        answers.append(answer_out(audit.answer, audit.decisions, claims, audit.figures))
+    return AuditResult(run=info, answers=answers)
+
+
+async def audit_paths(paths: Sequence[Path], policy: Policy, extractor: ClaimExtractor, judge: Judge,
+                      format: str | None = None, trace_id: str | None = None,
+                      concurrency: int = 8) -> tuple[AuditResult, list[AnswerAudit]]:
+    """Read, reconstruct, decide, decompose and judge: the whole audit of some trace files."""
+    started = datetime.now(UTC)
+    ingested, answers = find_answers(paths, format, policy, trace_id)
+    audits = await audit_all(answers, policy, extractor, judge, concurrency)
+    return audit_result(ingested, started, policy, judge, audits), audits

@@ -14,7 +14,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from auditor import __version__
-from auditor.evidence_model import EvidenceKind
+from auditor.claims_model import Claim
+from auditor.evidence_model import Answer, Evidence, EvidenceKind
+from auditor.outcome import AnswerFigures
+from auditor.policy import Decision
+from auditor.verdicts import ClaimVerdict, JudgeIdentity
 
 
 class _Out(BaseModel):
@@ -31,6 +35,7 @@ class JudgeRef(_Out):
     kind: Literal["offline", "openai"]
     model: str | None = None
     prompt_version: str | None = None
+    approximate: bool = False  # true for the offline judge: its verdicts are surface heuristics
 
 
 class InputRef(_Out):
@@ -56,6 +61,7 @@ class RunInfo(_Out):
     judge: JudgeRef | None
     inputs: list[InputRef] = Field(default_factory=list)
     problems: list[ProblemOut] = Field(default_factory=list)
+    usage: dict[str, Any] | None = None  # LLM calls, tokens, cost; cascade and cache counts (LLM judges)
 
 
 class EvidenceOut(_Out):
@@ -94,6 +100,10 @@ class ClaimOut(_Out):
     inadmissible_support: list[str] = Field(default_factory=list)
     rationale: str | None = None
     unjudged_reason: str | None = None
+    judge_errors: list[str] = Field(default_factory=list)
+    common_knowledge: bool = False
+    settled_by: str | None = None
+    markers: list[str] = Field(default_factory=list)  # citation markers attached to the claim, as written
 
 
 class AnswerOut(_Out):
@@ -128,3 +138,54 @@ class AuditResult(_Out):
             if answer["claims"] is None:
                 del answer["claims"]
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def evidence_out(item: Evidence, decision: Decision | None = None) -> EvidenceOut:
+    return EvidenceOut(
+        evidence_id=item.evidence_id, kind=item.kind, name=item.name, text=item.text,
+        metadata=item.metadata, document_id=item.document_id, url=item.url, trace_id=item.trace_id,
+        span_id=item.span_id, available_at=item.available_at, hop_path=list(item.hop_path),
+        error=item.error, current_question=item.current_question,
+        source_class=decision.source_class if decision else None,
+        admitted=decision.admitted if decision else None,
+        reason=decision.reason if decision else None,
+    )
+
+
+def claim_out(claim: Claim, verdict: ClaimVerdict | None) -> ClaimOut:
+    return ClaimOut(
+        claim_id=claim.claim_id, text=claim.text, start=claim.start, end=claim.end,
+        screened=claim.screened, screen_reason=claim.screen_reason.value if claim.screen_reason else None,
+        verdict=verdict.label.value if verdict else None,
+        citations=[CitationOut(evidence_id=c.evidence_id, quote=c.quote) for c in verdict.citations] if verdict else [],
+        inadmissible_support=list(verdict.inadmissible_support) if verdict else [],
+        rationale=verdict.rationale if verdict else None,
+        unjudged_reason=verdict.unjudged_reason.value if verdict and verdict.unjudged_reason else None,
+        judge_errors=list(verdict.judge_errors) if verdict else [],
+        common_knowledge=verdict.common_knowledge if verdict else False,
+        settled_by=verdict.settled_by or None if verdict else None,
+        markers=list(claim.citations),
+    )
+
+
+def answer_out(answer: Answer, decisions: list[Decision] | None = None, claims: list[ClaimOut] | None = None,
+               figures: AnswerFigures | None = None) -> AnswerOut:
+    chosen = decisions if decisions is not None else [None] * len(answer.evidence)
+    return AnswerOut(
+        answer_id=answer.answer_id, trace_id=answer.trace_id, span_id=answer.span_id,
+        conversation_id=answer.conversation_id, question=answer.question,
+        question_type=answer.question_type, text=answer.text, generated_at=answer.generated_at,
+        evidence=[evidence_out(e, d) for e, d in zip(answer.evidence, chosen, strict=True)],
+        claims=claims,
+        refusal=figures.refusal if figures else None,
+        groundedness=figures.groundedness if figures else None,
+        contradicted=figures.contradicted if figures else None,
+        unjudged=figures.unjudged if figures else None,
+        grounded=figures.grounded if figures else None,
+    )
+
+
+def judge_ref(identity: JudgeIdentity) -> JudgeRef:
+    kind: Literal["offline", "openai"] = "openai" if identity.kind == "openai" else "offline"
+    return JudgeRef(kind=kind, model=identity.model, prompt_version=identity.prompt_version,
+                    approximate=identity.approximate)

@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from auditor import __version__
+from auditor.cli.audit import audit_command
 from auditor.cli.evidence import adapters_command, evidence_command
 from auditor.cli.policy import policy_group
 from auditor.errors import AuditorError
@@ -42,6 +43,7 @@ def cli() -> None:
 cli.add_command(adapters_command)
 cli.add_command(evidence_command)
 cli.add_command(policy_group)
+cli.add_command(audit_command)
 
 
 def main() -> None:

@@ -1,0 +1,112 @@
+"""``auditor audit``: claims and verdicts for every answer in some traces."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Literal
+
+import click
+from rich.console import Console
+from rich.markup import escape
+
+from auditor.audit import audit
+from auditor.cli.evidence import format_option, policy_option, print_problems, traces_argument
+from auditor.policy import load_policy
+from auditor.results import AuditResult
+from auditor.settings import setting
+
+#: ``auditor audit`` exits with this when it ran but some claims could not be judged.
+EXIT_UNJUDGED = 3
+
+_COLOURS = {"supported": "green", "contradicted": "red", "absent": "yellow", "unjudged": "magenta"}
+
+
+def print_audit(result: AuditResult, console: Console) -> None:
+    judge = result.run.judge
+    if judge is not None and judge.approximate:
+        console.print("[bold yellow]Judge: offline (approximate: surface cues, not a model; "
+                      "calibrate before quoting figures).[/]")
+    for answer in result.answers:
+        console.rule(f"answer {answer.answer_id}  trace {answer.trace_id[:16]}")
+        console.print(f"[bold]Q:[/] {escape(answer.question or '(no question found)')}")
+        console.print(f"[bold]A:[/] {escape(answer.text)}")
+        if answer.refusal:
+            console.print("  [cyan]refusal[/] (no claims to judge)")
+        for claim in answer.claims or []:
+            if claim.screened:
+                console.print(f"  [dim]- screened ({claim.screen_reason}): {escape(claim.text)}[/]")
+                continue
+            verdict = claim.verdict or "-"
+            colour = _COLOURS.get(verdict, "white")
+            console.print(f"  [{colour}]{verdict:<12}[/] {escape(claim.text)}")
+            for cite in claim.citations:
+                console.print(f"      [dim]{cite.evidence_id}: \"{escape(cite.quote)}\"[/]")
+            if claim.inadmissible_support:
+                console.print(f"      [red]rests only on excluded evidence: {', '.join(claim.inadmissible_support)}[/]")
+            if claim.unjudged_reason:
+                console.print(f"      [magenta]unjudged: {claim.unjudged_reason}[/]")
+            elif claim.rationale:
+                console.print(f"      [dim]{escape(claim.rationale)}[/]")
+        if answer.groundedness is not None:
+            console.print(f"  groundedness {answer.groundedness:.2f}, contradicted {answer.contradicted}, "
+                          f"unjudged {answer.unjudged}: {'grounded' if answer.grounded else 'NOT grounded'}")
+    s = result.summary
+    rate = s["groundedness_rate"]
+    share = s["answers_with_unsupported_claim"]
+    console.rule("summary")
+    console.print(f"policy {result.run.policy.name if result.run.policy else '-'} "
+                  f"({result.run.policy.sha256[:12] if result.run.policy else ''}), "
+                  f"judge {judge.kind if judge else '-'}{':' + judge.model if judge and judge.model else ''}")
+    console.print(f"groundedness rate: {_ratio(rate)} supported / judged claims "
+                  f"(screened out: {s['screened']}, unjudged: {s['unjudged']})")
+    console.print(f"answers with an unsupported claim: {_ratio(share)}; refusals: {s['refusals']} of {s['answers']}")
+
+
+def _ratio(figure: dict[str, float | int | None]) -> str:
+    value = figure["value"]
+    shown = "n/a" if value is None else f"{value:.1%}"
+    return f"{shown} ({figure['numerator']}/{figure['denominator']})"
+
+
+@click.command("audit")
+@traces_argument
+@format_option
+@policy_option
+@click.option("--judge", "judge_spec", metavar="SPEC", default=None,
+              help="offline (default; approximate, no network) or openai:MODEL (any OpenAI-compatible server).")
+@click.option("--base-url", default=None, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1.")
+@click.option("--decomposer", type=click.Choice(["rules", "llm"]), default="rules", show_default=True,
+              help="How answers are split into claims.")
+@click.option("--cascade/--no-cascade", default=True, show_default=True,
+              help="Settle claims the offline checks are certain about without an LLM call.")
+@click.option("--cache/--no-cache", default=True, show_default=True, help="Reuse cached LLM verdicts.")
+@click.option("--concurrency", type=click.IntRange(1, 256), default=8, show_default=True)
+@click.option("--trace-id", default=None, help="Only answers from this trace (a unique prefix is enough).")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the result as JSON (see README, 'The JSON result') to this file, or - for stdout.")
+def audit_command(traces: tuple[Path, ...], format_: str | None, policy_name: str | None, judge_spec: str | None,
+                  base_url: str | None, decomposer: Literal["rules", "llm"], cascade: bool, cache: bool,
+                  concurrency: int, trace_id: str | None, json_path: Path | None) -> None:
+    """Split every answer in TRACES into claims and judge each against admitted evidence.
+
+    Exit status: 0 when the audit ran (whatever the verdicts), 2 for usage or input errors,
+    3 when it ran but some claims could not be judged (they are `unjudged`, never supported).
+    """
+    result = audit(
+        list(traces), policy=load_policy(setting("policy", policy_name)),
+        judge=setting("judge", judge_spec) or "offline", base_url=setting("base_url", base_url),
+        cascade=cascade, cache=cache, decomposer=decomposer, format=format_, trace_id=trace_id,
+        concurrency=concurrency,
+    )
+    err = Console(stderr=True)
+    if json_path is not None and str(json_path) == "-":
+        click.echo(result.to_json(), nl=False)
+    else:
+        print_audit(result, Console())
+        if json_path is not None:
+            json_path.write_text(result.to_json(), encoding="utf-8")
+            err.print(f"Wrote {json_path}")
+    print_problems(result, err)
+    if result.summary["unjudged"]:
+        sys.exit(EXIT_UNJUDGED)

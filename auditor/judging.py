@@ -1,0 +1,72 @@
+"""Build the claim extractor and judge a ``--judge`` specification names.
+
+``offline`` is the embedded default: the rule-based extractor and the offline judge, no network.
+``openai:MODEL`` uses any OpenAI-compatible endpoint (``base_url``); by default through the
+cascade (claims the offline checks settle with certainty need no call) and the verdict cache in
+the app directory (a re-audit of the same traces makes no calls).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Literal
+
+from auditor.cache import CachingJudge, JsonlVerdictCache
+from auditor.claims import RuleExtractor
+from auditor.claims_model import ClaimExtractor
+from auditor.errors import UsageError
+from auditor.judges.cascade import CascadeJudge
+from auditor.judges.llm import LLMJudge
+from auditor.judges.offline import OfflineJudge
+from auditor.llm.client import LLMClient
+from auditor.llm.decompose import LLMDecomposer
+from auditor.settings import app_dir
+
+Decomposer = Literal["rules", "llm"]
+
+
+@dataclass
+class JudgeSetup:
+    """The extractor and judge for a run, and what must be closed or reported after it."""
+
+    extractor: ClaimExtractor
+    judge: OfflineJudge | LLMJudge | CascadeJudge | CachingJudge
+    client: LLMClient | None = None
+    cascade: CascadeJudge | None = None
+    cache: CachingJudge | None = None
+    notes: list[str] = field(default_factory=list)
+
+    async def aclose(self) -> None:
+        if self.client is not None:
+            await self.client.aclose()
+
+
+def build_judge(spec: str, *, base_url: str | None = None, cascade: bool = True, use_cache: bool = True,
+                decomposer: Decomposer = "rules", concurrency: int = 8) -> JudgeSetup:
+    """The judge setup for ``spec`` (``offline`` or ``openai:MODEL``).
+
+    Raises:
+        UsageError: an unknown spec, or ``openai:`` with no key and no ``base_url``.
+    """
+    if spec == "offline":
+        if decomposer == "llm":
+            raise UsageError("--decomposer llm needs an LLM judge: pass --judge openai:MODEL.")
+        return JudgeSetup(extractor=RuleExtractor(), judge=OfflineJudge())
+    kind, _, model = spec.partition(":")
+    if kind != "openai" or not model:
+        raise UsageError(f"Unknown judge {spec!r}: use 'offline' or 'openai:MODEL' (e.g. openai:gpt-4.1-mini).")
+    key = os.environ.get("OPENAI_API_KEY")
+    if not key and not base_url:
+        raise UsageError("No key found: set OPENAI_API_KEY, pass --base-url for a local server, or use --judge offline.")
+    # Local OpenAI-compatible servers (vLLM, Ollama) accept any key; the client insists on one.
+    client = LLMClient(model, base_url=base_url, api_key=key or "unused", concurrency=concurrency)
+    setup = JudgeSetup(extractor=RuleExtractor() if decomposer == "rules" else LLMDecomposer(client),
+                       judge=LLMJudge(client), client=client)
+    if cascade:
+        setup.cascade = CascadeJudge(setup.judge)
+        setup.judge = setup.cascade
+    if use_cache:
+        setup.cache = CachingJudge(setup.judge, JsonlVerdictCache(app_dir() / "verdict-cache.jsonl"))
+        setup.judge = setup.cache
+    return setup

@@ -1,0 +1,268 @@
+"""The one module that talks to an LLM: chat completions over ``openai.AsyncOpenAI``.
+
+Everything the auditor sends to a model goes through :class:`LLMClient`, so retries, the
+concurrency limit, structured output and the token/cost tally live in one place. Guarantees:
+
+- **Structured output.** A request carries a JSON-schema ``response_format``; a server that rejects
+  it (HTTP 400 naming ``response_format``/``json_schema``) is asked again in JSON mode
+  (``{"type": "json_object"}``) and the client remembers that for the rest of its life. The caller
+  validates the returned text (with pydantic): this module never guesses at content.
+- **Retries.** 429, 408, 409, 5xx, timeouts and connection errors are retried with exponential
+  backoff and full jitter; a ``Retry-After`` (seconds, or an HTTP date) or ``retry-after-ms`` header
+  overrides the backoff, capped at ``retry_after_cap``. The ``openai`` client's own retries are
+  switched off so there is one retry policy, counted. Other 4xx are not retried.
+- **Bounded concurrency.** One semaphore named ``limiter`` bounds requests in flight; a request
+  keeps its slot while it backs off, so a rate-limited server sees the load drop.
+- **Accounting.** Calls, HTTP attempts, retries, prompt/completion/cached tokens and an estimated
+  cost (``None`` for a model missing from the price table: unknown, never zero) in :attr:`usage`.
+- **Truncation is data.** ``finish_reason == "length"`` comes back as ``Completion.truncated``.
+
+The client is async; code at the edge runs it with :func:`run_sync`. One ``LLMClient`` belongs to
+one event loop (``openai``'s connection pool does too): create it inside the coroutine that uses it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import random
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal, TypeVar
+
+import openai
+
+from auditor.errors import LLMConnectionError, LLMError, LLMStatusError, LLMTimeoutError
+
+T = TypeVar("T")
+
+ResponseMode = Literal["json_schema", "json_object"]
+
+# USD per million tokens (prompt, completion). An estimate: check your provider's price list.
+PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
+    "gpt-4.1": (2.00, 8.00),
+    "gpt-4.1-mini": (0.40, 1.60),
+    "gpt-4.1-nano": (0.10, 0.40),
+    "gpt-4o": (2.50, 10.00),
+    "gpt-4o-mini": (0.15, 0.60),
+}
+
+RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
+
+
+@dataclass
+class Usage:
+    """The running tally of one client (one audit run)."""
+
+    calls: int = 0  # logical requests (one per ``complete``)
+    attempts: int = 0  # HTTP requests, including retries and the JSON-mode fallback
+    retries: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_prompt_tokens: int = 0
+    cost_usd: float | None = 0.0
+    by_kind: dict[str, int] = field(default_factory=dict)  # calls per purpose ("judge", ...)
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One model answer: its text and how it ended."""
+
+    content: str
+    finish_reason: str | None
+    prompt_tokens: int
+    completion_tokens: int
+    mode: ResponseMode
+    refusal: str | None = None
+
+    @property
+    def truncated(self) -> bool:
+        return self.finish_reason == "length"
+
+
+def estimate_cost(model: str, prompt_tokens: int, completion_tokens: int,
+                  prices: Mapping[str, tuple[float, float]] = PRICES_PER_MTOK) -> float | None:
+    """Estimated USD for the tokens, or None when the model is not in ``prices``."""
+    price = prices.get(model)
+    if price is None:
+        return None
+    return (prompt_tokens * price[0] + completion_tokens * price[1]) / 1_000_000
+
+
+def retry_after_seconds(headers: Mapping[str, str], now: datetime | None = None) -> float | None:
+    """The server's requested wait, from ``retry-after-ms`` or ``Retry-After`` (seconds or HTTP date)."""
+    millis = headers.get("retry-after-ms")
+    if millis is not None:
+        try:
+            return max(0.0, float(millis) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+def _schema_rejected(err: openai.APIStatusError) -> bool:
+    text = f"{err.message} {err.body}".lower()
+    return err.status_code == 400 and ("json_schema" in text or "response_format" in text)
+
+
+class LLMClient:
+    """Chat completions with structured output, retries, one concurrency limiter and a usage tally.
+
+    Args:
+        model: the model name sent to the server (and looked up in ``prices``).
+        base_url: any OpenAI-compatible endpoint, e.g. ``http://127.0.0.1:8000/v1``; None for OpenAI.
+        api_key: the key; None reads ``OPENAI_API_KEY`` (the ``openai`` client's rule).
+        timeout: seconds per HTTP attempt.
+        max_retries: retries after the first attempt.
+        backoff_base: first backoff in seconds; doubles per retry, full jitter.
+        backoff_max: cap on one computed backoff.
+        retry_after_cap: cap on a server's ``Retry-After``.
+        concurrency: requests in flight at once.
+        temperature: sampling temperature (0 for judging); None leaves it out (reasoning models).
+        token_param: ``"max_tokens"`` (most compatible servers) or ``"max_completion_tokens"``
+            (OpenAI reasoning models, which reject the former).
+        prices: USD per million (prompt, completion) tokens, by model.
+        sleep: the sleep function (tests may record waits).
+    """
+
+    def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
+                 timeout: float = 60.0, max_retries: int = 4, backoff_base: float = 0.5,
+                 backoff_max: float = 20.0, retry_after_cap: float = 60.0, concurrency: int = 8,
+                 temperature: float | None = 0.0,
+                 token_param: Literal["max_tokens", "max_completion_tokens"] = "max_tokens", prices: Mapping[str, tuple[float, float]] = PRICES_PER_MTOK,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+        self.model = model
+        self.base_url = base_url
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.backoff_base = backoff_base
+        self.backoff_max = backoff_max
+        self.retry_after_cap = retry_after_cap
+        self.temperature = temperature
+        self.token_param = token_param
+        self.prices = dict(prices)
+        self.usage = Usage()
+        self.schema_supported = True
+        self._sleep = sleep
+        try:
+            self._openai = openai.AsyncOpenAI(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0)
+        except openai.OpenAIError as err:
+            raise LLMError("No key found: set OPENAI_API_KEY (a local server accepts any value) "
+                           "or pass --judge offline") from err
+        self.limiter = asyncio.Semaphore(concurrency)
+
+    async def aclose(self) -> None:
+        await self._openai.close()
+
+    async def __aenter__(self) -> LLMClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def complete(self, messages: list[dict[str, str]], *, schema_name: str, schema: dict[str, Any],
+                       max_tokens: int, kind: str = "judge") -> Completion:
+        """Ask once (with retries) for a JSON answer following ``schema``.
+
+        Raises:
+            LLMTimeoutError: every attempt timed out.
+            LLMConnectionError: the server could not be reached.
+            LLMStatusError: a non-retryable status, or retries exhausted.
+        """
+        self.usage.calls += 1
+        self.usage.by_kind[kind] = self.usage.by_kind.get(kind, 0) + 1
+        async with self.limiter:
+            attempt = 0
+            while True:
+                mode: ResponseMode = "json_schema" if self.schema_supported else "json_object"
+                try:
+                    return await self._attempt(messages, mode, schema_name, schema, max_tokens)
+                except openai.APIStatusError as err:
+                    if mode == "json_schema" and _schema_rejected(err):
+                        self.schema_supported = False  # not a retry: a different request
+                        continue
+                    if err.status_code not in RETRYABLE_STATUS or attempt >= self.max_retries:
+                        raise LLMStatusError(f"LLM server returned HTTP {err.status_code}: {err.message}",
+                                             err.status_code) from err
+                    wait = self._backoff(attempt, retry_after_seconds(err.response.headers))
+                except (openai.APITimeoutError, openai.APIConnectionError) as err:
+                    if attempt >= self.max_retries:
+                        where = f"after {attempt + 1} attempts ({self.base_url or 'OpenAI'})"
+                        if isinstance(err, openai.APITimeoutError):
+                            raise LLMTimeoutError(f"LLM request timed out {where}") from err
+                        raise LLMConnectionError(f"could not connect to the LLM server {where}") from err
+                    wait = self._backoff(attempt, None)
+                attempt += 1
+                self.usage.retries += 1
+                await self._sleep(wait)
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(retry_after, self.retry_after_cap)
+        return random.uniform(0, min(self.backoff_max, self.backoff_base * 2**attempt))
+
+    async def _attempt(self, messages: list[dict[str, str]], mode: ResponseMode, schema_name: str,
+                       schema: dict[str, Any], max_tokens: int) -> Completion:
+        response_format: Any = (
+            {"type": "json_schema", "json_schema": {"name": schema_name, "schema": schema, "strict": False}}
+            if mode == "json_schema"
+            else {"type": "json_object"}
+        )
+        self.usage.attempts += 1
+        options: dict[str, Any] = {self.token_param: max_tokens}
+        if self.temperature is not None:
+            options["temperature"] = self.temperature
+        response = await self._openai.chat.completions.create(
+            model=self.model, messages=messages,  # type: ignore[arg-type]
+            response_format=response_format, **options,
+        )
+        choice = response.choices[0]
+        prompt_tokens = response.usage.prompt_tokens if response.usage else 0
+        completion_tokens = response.usage.completion_tokens if response.usage else 0
+        details = response.usage.prompt_tokens_details if response.usage else None
+        self.usage.prompt_tokens += prompt_tokens
+        self.usage.completion_tokens += completion_tokens
+        self.usage.cached_prompt_tokens += (details.cached_tokens or 0) if details else 0
+        cost = estimate_cost(self.model, prompt_tokens, completion_tokens, self.prices)
+        self.usage.cost_usd = None if cost is None or self.usage.cost_usd is None else self.usage.cost_usd + cost
+        return Completion(
+            content=choice.message.content or "", finish_reason=choice.finish_reason,
+            prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, mode=mode,
+            refusal=choice.message.refusal,
+        )
+
+
+def run_sync(coro_factory: Callable[[], Awaitable[T]]) -> T:
+    """Run an async auditor call from synchronous code (the CLI edge): ``run_sync(lambda: f(x))``.
+
+    Refuses to run inside a running event loop (no ``nest_asyncio``): await the coroutine instead.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:
+        raise RuntimeError("run_sync called inside a running event loop: await the coroutine instead")
+
+    async def main() -> T:
+        return await coro_factory()
+
+    return asyncio.run(main())

@@ -1,0 +1,377 @@
+"""A local OpenAI-compatible chat-completions server for tests and benchmarks.
+
+It answers the auditor's judge, decomposition and fused prompts deterministically by parsing the
+delimited prompt it receives (the format of :mod:`auditor.llm.prompts`) and applying a simple lexical
+rule: a claim whose content words all appear in an admitted item is ``supported`` with a real quote
+(the item's best-matching line or sentence); one whose words appear but whose numbers differ is
+``contradicted``; otherwise ``absent``, with excluded items containing its words listed as
+inadmissible support. With ``offline_judge=True`` (``--offline-judge``) the verdicts come from
+:class:`auditor.judges.offline.OfflineJudge` instead. Token usage is estimated as characters / 4.
+
+Faults are scripted per test with :meth:`FakeOpenAI.enqueue` (consumed one per request, in order):
+``"429"`` (with ``retry_after``), ``"500"``, ``"hang"`` (no answer until ``hang_seconds``),
+``"malformed"``, ``"length"``, ``"bad_label"``, ``"unknown_id"``, ``"fake_quote"``, ``"refuse"``,
+``"bad_offsets"``, ``"common_knowledge"``, ``"ok"``. Standing switches: ``latency``, ``reject_json_schema`` (400 on a
+``json_schema`` response_format), ``obey_injection`` (evidence saying "ignore the above" makes it mark
+every claim supported with an invented quote). Requests are counted in total and per kind.
+
+Use it as a context manager or through the ``fake_openai`` fixture; for benchmarks run
+``python -m tests.support.fake_openai --port 8000 --latency 0.2``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import re
+import socket
+import threading
+import time
+from collections import Counter
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from auditor.claims_model import Claim
+from auditor.evidence_model import Answer, Evidence, EvidenceKind
+
+_EVIDENCE = re.compile(
+    r'<<<EVIDENCE id="(?P<id>[^"]*)" section="(?P<section>\w+)"[^\n]*?>>>\n(?P<text>.*?)\n<<<END EVIDENCE id="(?P=id)">>>',
+    re.S)
+_CLAIM = re.compile(r'<<<CLAIM id="(?P<id>[^"]*)">>> (?P<text>.*?) <<<END CLAIM>>>', re.S)
+_ANSWER = re.compile(r'<<<ANSWER id="(?P<id>[^"]*)">>>\n(?P<text>.*?)\n<<<END ANSWER>>>', re.S)
+_CLIP = re.compile(r"\n\[\.\.\. clipped: \d+ characters not shown\]$")
+_TOKEN = re.compile(r"\d+(?:[.,:/-]\d+)*|[a-z]+")
+_NUMBER = re.compile(r"^\d")
+_SEGMENT = re.compile(r"(?<=[.!?])\s+|\n")
+_SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?](?![\s]|$))+(?:[.!?]+|$)")
+STOPWORDS = frozenset(
+    ["a", "an", "the", "is", "are", "was", "were", "be", "been", "of", "on", "in", "at", "to", "for", "and", "or", "with", "by", "it", "its", "this", "that", "as", "from", "has", "have", "had", "your", "you", "our", "we", "i", "their", "they", "them", "his", "her", "he", "she", "do", "does", "did", "not", "no", "so", "than", "then", "there", "these", "those"])
+INJECTION = "ignore the above"
+
+
+def content_words(text: str) -> list[str]:
+    return [t for t in _TOKEN.findall(text.lower()) if t not in STOPWORDS]
+
+
+def _best_segment(words: set[str], text: str) -> str:
+    best, score = "", -1
+    for seg in _SEGMENT.split(text):
+        seg = seg.strip()
+        s = len(words & set(content_words(seg)))
+        if seg and s > score:
+            best, score = seg, s
+    return best
+
+
+def judge_claim(claim: str, admitted: list[tuple[str, str]], excluded: list[tuple[str, str]]) -> dict[str, Any]:
+    """The lexical verdict for one claim (see the module docstring)."""
+    words = set(content_words(claim))
+    inadmissible = [eid for eid, text in excluded if words and words <= set(content_words(text))]
+    base: dict[str, Any] = {"citations": [], "inadmissible_support": inadmissible}
+    for eid, text in admitted:
+        have = set(content_words(text))
+        if words and words <= have:
+            return {**base, "label": "supported", "citations": [{"evidence_id": eid, "quote": _best_segment(words, text)}],
+                    "rationale": "all content words of the claim appear in the item"}
+    for eid, text in admitted:
+        have = set(content_words(text))
+        numbers = {w for w in words if _NUMBER.match(w)}
+        others = words - numbers
+        if numbers - have and others and others <= have and any(_NUMBER.match(w) for w in have):
+            return {**base, "label": "contradicted",
+                    "citations": [{"evidence_id": eid, "quote": _best_segment(others, text)}],
+                    "rationale": "the item gives a different figure"}
+    return {**base, "label": "absent", "rationale": "no admitted item states it"}
+
+
+def offline_claim(claim: str, admitted: list[tuple[str, str]], excluded: list[tuple[str, str]]) -> dict[str, Any]:
+    """The verdict of the project's offline judge, in the LLM's output shape (more plausible verdicts)."""
+    from auditor.judges.offline import OfflineJudge
+
+    def ev(eid: str, text: str) -> Evidence:
+        return Evidence(evidence_id=eid, kind=EvidenceKind.OTHER, text=text, trace_id="fake")
+
+    c = Claim(claim_id="c", answer_id="a", text=claim, start=0, end=len(claim))
+    verdicts = OfflineJudge().judge_sync([c], [ev(*a) for a in admitted], [ev(*e) for e in excluded])
+    if not verdicts or verdicts[0].label.value not in ("supported", "contradicted", "absent"):
+        return judge_claim(claim, admitted, excluded)
+    v = verdicts[0]
+    return {"label": v.label.value, "citations": [c.model_dump() for c in v.citations],
+            "inadmissible_support": list(v.inadmissible_support), "rationale": v.rationale or ""}
+
+
+def decompose_text(text: str) -> dict[str, Any]:
+    claims: list[dict[str, Any]] = []
+    for m in _SENTENCE.finditer(text):
+        raw = m.group(0)
+        stripped = raw.strip()
+        if not stripped:
+            continue
+        start = m.start() + (len(raw) - len(raw.lstrip()))
+        lower = stripped.lower()
+        reason = None
+        if lower.startswith(("let me know", "feel free", "is there anything")):
+            reason = "offer_to_help"
+        elif lower.startswith(("i hope", "thanks", "thank you", "happy to help")):
+            reason = "pleasantry"
+        elif lower.startswith(("i don't have", "i do not have", "i'm sorry, i don't")):
+            reason = "refusal"
+        claims.append({"text": stripped, "start": start, "end": start + len(stripped),
+                       "screened": reason is not None, "screen_reason": reason})
+    refusal = bool(claims) and all(c["screen_reason"] == "refusal" for c in claims)
+    return {"refusal": refusal, "claims": [] if refusal else claims}
+
+
+class FakeOpenAI:
+    """The server; ``base_url`` is ready once started (``with FakeOpenAI() as server: ...``)."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, *, latency: float = 0.0,
+                 hang_seconds: float = 10.0, offline_judge: bool = False) -> None:
+        self.latency = latency
+        self.offline_judge = offline_judge
+        self.hang_seconds = hang_seconds
+        self.reject_json_schema = False
+        self.obey_injection = False
+        self.requests = 0
+        self.by_kind: Counter[str] = Counter()
+        self.bodies: list[dict[str, Any]] = []
+        self.statuses: list[int] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._script: list[tuple[str, dict[str, Any]]] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._conns: set[socket.socket] = set()
+        self._httpd = _Server((host, port), _make_handler(self))
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), name="fake-openai",
+                                        daemon=True)
+
+    @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def enqueue(self, action: str, **options: Any) -> None:
+        with self._lock:
+            self._script.append((action, options))
+
+    def start(self) -> FakeOpenAI:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._httpd.shutdown()
+        with self._lock:
+            for conn in list(self._conns):
+                with contextlib.suppress(OSError):
+                    conn.shutdown(socket.SHUT_RDWR)
+        self._httpd.server_close()
+        self._thread.join()
+
+    def __enter__(self) -> FakeOpenAI:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # ---- request handling (called from handler threads) ----
+
+    def _next_action(self) -> tuple[str, dict[str, Any]]:
+        with self._lock:
+            return self._script.pop(0) if self._script else ("ok", {})
+
+    def respond(self, body: dict[str, Any]) -> tuple[int, dict[str, str], dict[str, Any] | bytes]:
+        messages = body.get("messages", [])
+        system = next((m.get("content", "") for m in messages if m.get("role") == "system"), "")
+        prompt = "\n".join(str(m.get("content", "")) for m in messages)
+        kind = ("fused" if "Task: decompose-and-judge" in system else "judge" if "Task: judge-claims" in system
+                else "decompose" if "Task: decompose-answer" in system else "other")
+        with self._lock:
+            self.requests += 1
+            self.by_kind[kind] += 1
+            self.bodies.append(body)
+        action, options = self._next_action()
+        if self.latency:
+            time.sleep(self.latency)
+        if action == "429":
+            return 429, {"Retry-After": str(options.get("retry_after", "1"))}, _error("rate limited", "rate_limit")
+        if action == "500":
+            return 500, {}, _error("internal error", "server_error")
+        if action == "hang":
+            self._stop.wait(float(options.get("seconds", self.hang_seconds)))
+        rf = body.get("response_format") or {}
+        if self.reject_json_schema and rf.get("type") == "json_schema":
+            return 400, {}, _error("response_format json_schema is not supported by this server", "invalid_request_error")
+        payload = self._answer(kind, prompt, action)
+        content = payload if isinstance(payload, str) else json.dumps(payload)
+        finish = "stop"
+        if action == "length":
+            content, finish = content[: len(content) // 2], "length"
+        elif action == "malformed":
+            content = '{"verdicts": [{"claim_id": '
+        refusal = "I can't help with that." if action == "refuse" else None
+        if refusal:
+            content = ""
+        return 200, {}, {
+            "id": f"chatcmpl-{self.requests}", "object": "chat.completion", "created": int(time.time()),
+            "model": body.get("model", "fake"),
+            "choices": [{"index": 0, "finish_reason": finish,
+                         "message": {"role": "assistant", "content": content, "refusal": refusal}}],
+            "usage": {"prompt_tokens": len(prompt) // 4 + 1, "completion_tokens": len(content) // 4 + 1,
+                      "total_tokens": len(prompt) // 4 + len(content) // 4 + 2},
+        }
+
+    def _answer(self, kind: str, prompt: str, action: str) -> dict[str, Any]:
+        admitted: list[tuple[str, str]] = []
+        excluded: list[tuple[str, str]] = []
+        for m in _EVIDENCE.finditer(prompt):
+            item = (m.group("id"), _CLIP.sub("", m.group("text")))
+            (admitted if m.group("section") == "admitted" else excluded).append(item)
+        injected = self.obey_injection and any(INJECTION in t.lower() for _, t in admitted + excluded)
+
+        def verdict(text: str) -> dict[str, Any]:
+            if injected:
+                cite = (admitted or excluded or [("none", "")])[0][0]
+                return {"label": "supported", "citations": [{"evidence_id": cite, "quote": "Verified by the source."}],
+                        "inadmissible_support": [], "rationale": "as instructed"}
+            v = (offline_claim if self.offline_judge else judge_claim)(text, admitted, excluded)
+            if action == "fake_quote":
+                v["citations"] = [{"evidence_id": c["evidence_id"], "quote": "an invented quotation"}
+                                  for c in v["citations"]]
+            if action == "bad_label":
+                v["label"] = "probably"
+            if action == "common_knowledge" and v["label"] == "absent":
+                v["common_knowledge"] = True
+            return v
+
+        if kind == "judge":
+            verdicts = [{"claim_id": m.group("id"), **verdict(m.group("text"))} for m in _CLAIM.finditer(prompt)]
+            if action == "unknown_id":
+                for v in verdicts:
+                    v["claim_id"] = "c-" + v["claim_id"][::-1]
+            return {"verdicts": verdicts}
+        answer = _ANSWER.search(prompt)
+        result = decompose_text(answer.group("text") if answer else "")
+        if action == "bad_offsets":
+            for c in result["claims"]:
+                c["start"] += 3
+                c["end"] += 3
+            result["claims"].append({"text": "A claim the answer never made.", "start": 0, "end": 30,
+                                     "screened": False, "screen_reason": None})
+        if kind == "fused":
+            for c in result["claims"]:
+                c.update({"label": None} if c["screened"] else verdict(c["text"]))
+        return result
+
+
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a client that hung up (a timeout test) is expected, not news
+
+
+def _error(message: str, type_: str) -> dict[str, Any]:
+    return {"error": {"message": message, "type": type_, "param": None, "code": None}}
+
+
+def _make_handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        timeout = 30
+
+        def setup(self) -> None:
+            super().setup()
+            with server._lock:
+                server._conns.add(self.connection)
+
+        def finish(self) -> None:
+            with server._lock:
+                server._conns.discard(self.connection)
+            with contextlib.suppress(OSError):
+                super().finish()
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length", "0"))
+            raw = self.rfile.read(length)
+            if self.path.rstrip("/") != "/v1/chat/completions":
+                self._send(404, {}, _error(f"no route {self.path}", "not_found"))
+                return
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                self._send(400, {}, _error("request body is not JSON", "invalid_request_error"))
+                return
+            with server._lock:
+                server.in_flight += 1
+                server.max_in_flight = max(server.max_in_flight, server.in_flight)
+            try:
+                status, headers, payload = server.respond(body)
+            finally:
+                with server._lock:
+                    server.in_flight -= 1
+            with server._lock:
+                server.statuses.append(status)
+            self._send(status, headers, payload)
+
+        def _send(self, status: int, headers: dict[str, str], payload: dict[str, Any] | bytes) -> None:
+            data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+            except OSError:
+                self.close_connection = True
+
+    return Handler
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--latency", type=float, default=0.0)
+    parser.add_argument("--offline-judge", action="store_true", help="verdicts from auditor's offline judge")
+    args = parser.parse_args()
+    server = FakeOpenAI(port=args.port, latency=args.latency, offline_judge=args.offline_judge)
+    print(f"fake OpenAI server on {server.base_url} (latency {args.latency}s); Ctrl-C to stop", flush=True)
+    server.start()
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()
+
+
+# ---- scenario builders for the tests -------------------------------------------------------------
+
+
+def make_evidence(evidence_id: str, text: str, kind: str = "tool_result", name: str | None = "lookup") -> Evidence:
+    return Evidence(evidence_id=evidence_id, kind=EvidenceKind(kind), name=name, text=text, trace_id="trace-1")
+
+
+def make_answer(text: str, claim_texts: list[str], evidence: tuple[Evidence, ...] = (),
+                answer_id: str = "a1", question: str | None = None) -> tuple[Answer, list[Claim]]:
+    """An answer and its claims (each claim text must occur in ``text``; offsets are computed)."""
+    answer = Answer(answer_id=answer_id, trace_id="trace-1", span_id="span-1", text=text, question=question,
+                    generated_at=datetime(2026, 3, 12, 10, 0, tzinfo=UTC), evidence=evidence)
+    claims = []
+    for n, claim in enumerate(claim_texts):
+        start = text.index(claim)
+        claims.append(Claim(claim_id=f"{answer_id}:c{n}", answer_id=answer_id, text=claim, start=start,
+                            end=start + len(claim)))
+    return answer, claims

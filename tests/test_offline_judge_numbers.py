@@ -1,0 +1,80 @@
+"""Quantity normalisation used by the offline judge: equal facts compare equal, others do not."""
+
+from __future__ import annotations
+
+import pytest
+
+from auditor.judges.entities import entities
+from auditor.judges.lexical import json_pairs, negated_stems, segments_of
+from auditor.judges.numbers import comparable, extract, matches
+
+
+def one(text: str) -> object:
+    found = extract(text)
+    assert len(found) == 1, found
+    return found[0]
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("$80", "80.00 USD"),
+        ("$80.00", "80 dollars"),
+        ("March 3, 2025", "2025-03-03"),
+        ("3 March 2025", "2025-03-03"),
+        ("14 days", "two weeks"),
+        ("1,200 units", "1200 units"),
+        ("11 am", "11:00"),
+        ("5 pm", "17:0"),
+        ("24-month warranty", "24 months"),
+        ("2 years", "24 months"),
+        ("45%", "45 percent"),
+        ("$1.2 million", "$1,200,000"),
+    ],
+)
+def test_equal_quantities_match(a: str, b: str) -> None:
+    qa, qb = extract(a)[0], extract(b)[0]
+    assert matches(qa, qb) and matches(qb, qa)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [("$80", "$95"), ("March 3, 2025", "2025-03-04"), ("14 days", "three weeks"), ("$80", "80 EUR"),
+     ("45%", "54%"), ("11 am", "11 pm")],
+)
+def test_different_quantities_of_one_kind_conflict(a: str, b: str) -> None:
+    qa, qb = extract(a)[0], extract(b)[0]
+    assert not matches(qa, qb)
+    assert comparable(qa, qb)
+
+
+def test_a_date_without_a_year_matches_any_year_and_a_year_matches_a_date() -> None:
+    assert matches(extract("on March 3")[0], extract("2026-03-03")[0])
+    assert matches(extract("in 2026")[0], extract("2026-03-03")[0])
+    assert not comparable(extract("on March 3")[0], extract("in 2026")[0])
+
+
+def test_codes_and_ids_are_entities_not_numbers() -> None:
+    assert extract("refund RF-311 for the X200") == []
+    assert entities("ACME's order 10042 got refund RF-311 for the X200 from Example Appliances.") == [
+        "ACME", "RF-311", "X200", "Example", "Appliances"]
+    assert entities("The 12-month warranty costs 5 USD.") == ["USD"]  # quantities are stripped by the judge
+
+
+def test_json_pairs_keep_key_paths_and_exact_offsets() -> None:
+    text = '{"refund": {"amount": "$80.00", "ok": true}, "tags": ["a", 2]}'
+    pairs = json_pairs(text)
+    assert pairs is not None
+    assert [(path, text[s:e]) for path, s, e, _, _ in pairs] == [
+        (("refund", "amount"), '"amount": "$80.00"'), (("refund", "ok"), '"ok": true'),
+        (("tags",), '"a"'), (("tags",), "2")]
+    assert json_pairs("[KB-1] Returns policy: within 30 days.") is None
+    for segment in segments_of("e", text):
+        for s, e in segment.spans:
+            assert text[s:e] in segment.text
+
+
+def test_negation_scope_ends_at_a_clause_boundary() -> None:
+    assert negated_stems("He was not restrained and hit a mailbox") == {"restrain"}
+    assert negated_stems("They do not have WiFi") == {"wifi"}
+    assert negated_stems("Refunds are issued promptly") == frozenset()
