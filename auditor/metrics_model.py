@@ -1,0 +1,83 @@
+"""The run's figures as the JSON result, the store and the report carry them.
+
+Every rate is a :class:`Rate`: numerator, denominator and value together, never a bare number.
+Intervals are on answers (claims within one answer are not independent trials), so claim-level
+rates carry no interval. The functions that compute these live in :mod:`auditor.metrics`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Interval(_Model):
+    method: Literal["wilson", "clopper-pearson"]
+    confidence: float = 0.95
+    low: float
+    high: float
+
+
+class Rate(_Model):
+    """``numerator / denominator``; ``value`` is None when the denominator is 0."""
+
+    numerator: int
+    denominator: int
+    value: float | None
+    wilson: Interval | None = None  # set only for rates over answers
+    clopper_pearson: Interval | None = None
+
+
+class Segment(_Model):
+    """The headline figures restricted to one source class or one question type."""
+
+    name: str
+    answers: int
+    judged_claims: int
+    groundedness_rate: Rate  # supported / judged claims in the segment
+    answers_with_unsupported_claim: Rate  # over answers with a judged claim in the segment; intervals set
+    answer_pass_rate: Rate  # grounded answers in the segment; intervals set
+
+
+class RefusalFigures(_Model):
+    """From a labels file: always both, refusal accuracy and over-refusal, together."""
+
+    labelled_answers: int
+    unmatched_labels: int
+    refusal_accuracy: Rate  # refused / unanswerable questions; intervals set
+    over_refusal: Rate  # refused / answerable questions; intervals set
+
+
+class CitationFigures(_Model):
+    """Only when answers carry citation markers: a marker is not support."""
+
+    coverage: Rate  # judged claims with a marker / judged claims
+    support: Rate  # markers whose cited source supports the claim / markers
+
+
+class Summary(_Model):
+    answers: int
+    refusals: int
+    answer_rate: Rate  # answers that are not refusals / answers; intervals set
+    claims: int
+    screened: int
+    screened_by_reason: dict[str, int] = Field(default_factory=dict)
+    judged_claims: int
+    supported: int
+    contradicted: int
+    absent: int
+    unjudged: int
+    common_knowledge: int
+    groundedness_rate: Rate  # supported / judged claims (headline 1)
+    contradiction_rate: Rate  # contradicted / judged claims
+    answers_with_unsupported_claim: Rate  # (headline 2) over answers with a judged or unjudged claim
+    answer_pass_rate: Rate  # grounded / non-refusal answers, under the policy thresholds
+    by_source_class: list[Segment] = Field(default_factory=list)
+    by_question_type: list[Segment] = Field(default_factory=list)
+    refusal: RefusalFigures | None = None
+    citations: CitationFigures | None = None
