@@ -12,6 +12,7 @@ import click
 
 from auditor import __version__
 from auditor.cli.audit import audit_command
+from auditor.cli.db import db_group
 from auditor.cli.evidence import adapters_command, evidence_command
 from auditor.cli.policy import policy_group
 from auditor.errors import AuditorError
@@ -44,6 +45,7 @@ cli.add_command(adapters_command)
 cli.add_command(evidence_command)
 cli.add_command(policy_group)
 cli.add_command(audit_command)
+cli.add_command(db_group)
 
 
 def main() -> None:

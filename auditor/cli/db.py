@@ -1,0 +1,35 @@
+"""``auditor db``: manage the store's schema (migrations ship inside the package)."""
+
+from __future__ import annotations
+
+import click
+
+from auditor.store import revision, upgrade
+
+_db_option = click.option(
+    "--db", "db_url", metavar="URL", default=None,
+    help="Database URL (default: AUDITOR_DB_URL, else auditor.db in the app directory).",
+)
+
+
+@click.group("db")
+def db_group() -> None:
+    """Create or migrate the audit store (SQLite file by default, PostgreSQL by URL)."""
+
+
+@db_group.command("upgrade")
+@_db_option
+def upgrade_command(db_url: str | None) -> None:
+    """Migrate the database to the newest schema revision (creating it when empty)."""
+    click.echo(f"Database at schema revision {upgrade(db_url)} (head).")
+
+
+@db_group.command("current")
+@_db_option
+def current_command(db_url: str | None) -> None:
+    """Show the database's schema revision and whether it is the newest."""
+    found, head = revision(db_url)
+    if found == head:
+        click.echo(f"{found} (head)")
+    else:
+        click.echo(f"{found or 'none'} (head is {head}: run `auditor db upgrade`)")

@@ -1,0 +1,426 @@
+"""The SQL store, on SQLite and on PostgreSQL: the same tests on both.
+
+PostgreSQL: ``AUDITOR_TEST_PG_URL`` (default: the local server on 127.0.0.1:5432, database
+``test``). Each test gets a fresh schema (selected through ``search_path``) that is dropped
+afterwards, so runs never collide. Without a server the PostgreSQL variants skip locally; with
+``CI=true`` an unreachable server fails them.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from click.testing import CliRunner
+from sqlalchemy import create_engine, func, inspect, make_url, select, text
+
+from auditor.audit import audit
+from auditor.cache import cache_key
+from auditor.cli.db import db_group
+from auditor.evidence_model import EvidenceKind
+from auditor.results import (
+    AnswerOut,
+    AuditResult,
+    CitationOut,
+    ClaimOut,
+    EvidenceOut,
+    InputRef,
+    JudgeRef,
+    PolicyRef,
+    ProblemOut,
+    RunInfo,
+)
+from auditor.store import SqlVerdictCache, Store, StoreError, trace_digest
+from auditor.store.migrate import head_revision
+from auditor.store.schema import AnswerRecord, Base, ClaimRecord, EvidenceRecord, TraceRecord, VerdictRecord
+from auditor.verdicts import Citation, ClaimVerdict, JudgeIdentity, Label
+from tests.conftest import FIXTURES
+
+PG_DEFAULT = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+T0 = datetime(2026, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)
+
+
+# -- databases -----------------------------------------------------------------------------------
+
+
+def require_postgres(url: str) -> None:
+    """Skip (locally) or fail (``CI=true``) when no PostgreSQL server answers at ``url``."""
+    engine = create_engine(url, connect_args={"connect_timeout": 3})
+    try:
+        with engine.connect() as conn:
+            conn.execute(text("select 1"))
+    except Exception as err:
+        message = f"PostgreSQL not reachable at {make_url(url).render_as_string(hide_password=True)}: {err}"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message + " (CI=true: the PostgreSQL store tests must run)")
+        pytest.skip(message)
+    finally:
+        engine.dispose()
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> str:
+    url = os.environ.get("AUDITOR_TEST_PG_URL", PG_DEFAULT)
+    require_postgres(url)
+    return url
+
+
+@pytest.fixture
+def fresh_pg_url(pg_url: str) -> Iterator[str]:
+    """A URL whose connections see only a new, empty schema of their own."""
+    schema = f"auditor_test_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(pg_url)
+    with admin.begin() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    url = make_url(pg_url).update_query_dict({"options": f"-csearch_path={schema}"})
+    try:
+        yield url.render_as_string(hide_password=False)
+    finally:
+        with admin.begin() as conn:
+            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'store.db'}"
+    return str(request.getfixturevalue("fresh_pg_url"))
+
+
+@pytest.fixture
+def store(db_url: str) -> Iterator[Store]:
+    with Store(db_url, upgrade=True) as opened:
+        yield opened
+
+
+def count(store: Store, model: type[Base]) -> int:
+    with store.engine.connect() as conn:
+        return int(conn.scalar(select(func.count()).select_from(model)) or 0)
+
+
+# -- data ----------------------------------------------------------------------------------------
+
+
+def evidence(i: int, admitted: bool | None = True, text_: str = "Refund R-77 of $120.00 was approved.") -> EvidenceOut:
+    return EvidenceOut(
+        evidence_id=f"ev{i}", kind=EvidenceKind.TOOL_RESULT, name="get_refund", text=text_,
+        metadata={"order_id": 10042, "tags": ["a", "ü"], "nested": {"x": None, "y": 1.5}},
+        document_id=None, url="https://example.com/é", trace_id="t1", span_id=f"s{i}",
+        available_at=T0 + timedelta(seconds=i), hop_path=["search_orders(customer=ACME)", "get_refund(10042)"],
+        error=False, current_question=False, source_class="crm" if admitted else "user_message",
+        admitted=admitted, reason="rule crm admits tool get_refund" if admitted else "user messages are excluded",
+    )
+
+
+def claims_for(answer_text: str) -> list[ClaimOut]:
+    first = answer_text.index(".") + 1
+    return [
+        ClaimOut(claim_id="c1", text=answer_text[:first], start=0, end=first, screened=False, screen_reason=None,
+                 verdict="supported", citations=[CitationOut(evidence_id="ev0", quote="$120.00 was approved")],
+                 rationale="quoted", settled_by="offline"),
+        ClaimOut(claim_id="c2", text=answer_text[first:].strip(), start=first + 1, end=len(answer_text),
+                 screened=False, screen_reason=None, verdict="absent", inadmissible_support=["ev1"],
+                 judge_errors=["quote not found in ev0: 'x'"], common_knowledge=False),
+        ClaimOut(claim_id="c3", text="Happy to help!", start=0, end=0, screened=True, screen_reason="pleasantry",
+                 verdict=None),
+        ClaimOut(claim_id="c4", text="Unjudgeable.", start=0, end=0, screened=False, screen_reason=None,
+                 verdict="unjudged", unjudged_reason="timeout"),
+    ]
+
+
+def answer(answer_id: str, trace_id: str = "t1", with_claims: bool = True, long: bool = False) -> AnswerOut:
+    body = "Le remboursement de 120,00 $ a été approuvé ✅. 退款已批准，订单 10042。"  # noqa: RUF001
+    if long:
+        body += " " + ("Long text with émoji 🧾 and more. " * 4000)
+    return AnswerOut(
+        answer_id=answer_id, trace_id=trace_id, span_id=f"span-{answer_id}", conversation_id="conv-1",
+        question="Was my refund approved? «R-77»", question_type="status", text=body,
+        generated_at=T0.astimezone(timezone(timedelta(hours=2))),
+        evidence=[evidence(0), evidence(1, admitted=False, text_="I was told it's approved — user")],
+        claims=claims_for(body) if with_claims else None,
+        refusal=False if with_claims else None, groundedness=0.5 if with_claims else None,
+        contradicted=0 if with_claims else None, unjudged=1 if with_claims else None,
+        grounded=False if with_claims else None,
+    )
+
+
+def run_info(run_id: str | None = None, started: datetime = T0, inputs: tuple[str, ...] = ("a" * 64,),
+             judge: JudgeRef | None = None, policy_sha: str = "f" * 64) -> RunInfo:
+    return RunInfo(
+        id=run_id or uuid.uuid4().hex, started_at=started,
+        policy=PolicyRef(name="strict", version="2", sha256=policy_sha),
+        judge=judge or JudgeRef(kind="openai", model="gpt-4o-mini", prompt_version="judge-3"),
+        inputs=[InputRef(path=f"in{i}.jsonl", sha256=d, format="otlp-json", traces=1) for i, d in enumerate(inputs)],
+        problems=[ProblemOut(file="in0.jsonl", line=3, severity="warning", reason="span without end",
+                             trace_id="t1", span_id="s9")],
+    )
+
+
+def result(answers: list[AnswerOut], run: RunInfo | None = None) -> AuditResult:
+    return AuditResult(
+        run=run or run_info(), answers=answers,
+        summary={"groundedness_rate": {"value": 0.5, "numerator": 1, "denominator": 2},
+                 "answers_with_unsupported_claim": {"value": 1.0, "numerator": 1, "denominator": 1},
+                 "answers": len(answers), "note": "ünïcode"},
+    )
+
+
+# -- schema and migrations ---------------------------------------------------------------------------
+
+
+def test_migrations_create_the_schema_matching_the_models(db_url: str) -> None:
+    with Store(db_url, upgrade=True) as store:
+        assert store.revision() == head_revision()
+        tables = set(inspect(store.engine).get_table_names())
+        assert {"runs", "traces", "run_traces", "answers", "evidence", "claims", "verdicts",
+                "verdict_cache", "alembic_version"} <= tables
+        with store.engine.connect() as conn:
+            diff = compare_metadata(MigrationContext.configure(conn, opts={"compare_type": True}), Base.metadata)
+        assert diff == []
+
+
+def test_sqlite_is_migrated_on_open(tmp_path: Path) -> None:
+    with Store(f"sqlite:///{tmp_path / 'sub' / 'auto.db'}") as store:
+        assert store.revision() == head_revision()
+
+
+def test_unmigrated_postgres_says_how_to_upgrade(fresh_pg_url: str) -> None:
+    with pytest.raises(StoreError, match="auditor db upgrade"):
+        Store(fresh_pg_url)
+    with Store(fresh_pg_url, upgrade=True) as store:
+        assert store.revision() == head_revision()
+    with Store(fresh_pg_url) as store:  # now at head: opens without upgrading
+        assert store.list_runs() == []
+
+
+def test_default_url_is_in_the_app_directory_and_env_overrides(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AUDITOR_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("AUDITOR_DB_URL", raising=False)
+    assert Store.default_url() == f"sqlite:///{tmp_path / 'home' / 'auditor.db'}"
+    with Store() as store:
+        assert store.revision() == head_revision()
+    assert (tmp_path / "home" / "auditor.db").is_file()
+    monkeypatch.setenv("AUDITOR_DB_URL", "sqlite:///elsewhere.db")
+    assert Store.default_url() == "sqlite:///elsewhere.db"
+
+
+def test_db_upgrade_command_prints_the_revision(db_url: str) -> None:
+    runner = CliRunner()
+    before = runner.invoke(db_group, ["current", "--db", db_url])
+    assert before.exit_code == 0 and "none" in before.output
+    upgraded = runner.invoke(db_group, ["upgrade", "--db", db_url])
+    assert upgraded.exit_code == 0, upgraded.output
+    assert head_revision() in upgraded.output
+    after = runner.invoke(db_group, ["current", "--db", db_url])
+    assert after.output.strip() == f"{head_revision()} (head)"
+
+
+def test_ci_makes_an_unreachable_postgres_a_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+    dead = "postgresql+psycopg://postgres@127.0.0.1:1/test"
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI=true"):
+        require_postgres(dead)
+    monkeypatch.setenv("CI", "false")
+    with pytest.raises(pytest.skip.Exception):
+        require_postgres(dead)
+
+
+# -- round trip ---------------------------------------------------------------------------------------
+
+
+def test_round_trip_rebuilds_the_result_exactly(store: Store) -> None:
+    original = result([answer("a1"), answer("a2", trace_id="t2", long=True), answer("a3", with_claims=False)])
+    run_id = store.save_result(original, policy_text='name = "strict"  # ✓\n')
+    loaded = store.load_run(run_id)
+    assert loaded == original
+    # Times are stored in UTC: the same instant comes back, with a UTC offset.
+    assert loaded.answers[0].generated_at.utcoffset() == timedelta(0)
+    assert original.answers[0].generated_at.utcoffset() == timedelta(hours=2)
+    assert "claims" not in loaded.to_json().split('"answer_id": "a3"')[1]
+    assert store.policy_text(run_id) == 'name = "strict"  # ✓\n'
+    assert store.run_status(run_id) == "finished"
+
+
+def test_round_trip_of_a_real_offline_audit(store: Store) -> None:
+    original = audit([FIXTURES / "multi_hop" / "runtree.json", FIXTURES / "multi_turn" / "runtree.json"])
+    assert any(c.verdict for a in original.answers for c in a.claims or [])
+    run_id = store.save_result(original)
+    loaded = store.load_run(run_id)
+    assert loaded == original
+    assert loaded.to_json() == original.to_json()  # the very same document, byte for byte
+
+
+def test_round_trip_of_an_evidence_only_run(store: Store) -> None:
+    original = AuditResult(run=run_info().model_copy(update={"judge": None, "policy": None}),
+                           answers=[answer("a1", with_claims=False)])
+    assert store.load_run(store.save_result(original)) == original
+
+
+def test_unknown_run_is_a_store_error(store: Store) -> None:
+    with pytest.raises(StoreError, match="auditor runs"):
+        store.load_run("nope")
+    with pytest.raises(StoreError):
+        store.save_answer("nope", answer("a1"))
+
+
+# -- idempotency ---------------------------------------------------------------------------------------
+
+
+def test_saving_the_same_answer_again_replaces_it(store: Store) -> None:
+    run_id = store.begin_run(run_info())
+    store.save_answer(run_id, answer("a1"))
+    store.save_answer(run_id, answer("a2"))
+    changed = answer("a1").model_copy(update={"question": "changed?"})
+    store.save_answer(run_id, changed)
+    store.save_answer(run_id, changed)
+    assert count(store, AnswerRecord) == 2
+    assert count(store, EvidenceRecord) == 4
+    assert count(store, ClaimRecord) == 8
+    assert count(store, VerdictRecord) == 6  # the screened claim carries no verdict
+    loaded = store.load_run(run_id)
+    assert [a.answer_id for a in loaded.answers] == ["a1", "a2"]  # keeps its place
+    assert loaded.answers[0].question == "changed?"
+
+
+def test_reingesting_a_trace_does_not_duplicate_it(store: Store) -> None:
+    from auditor.ingest import read_traces
+
+    traces = read_traces([FIXTURES / "multi_hop" / "runtree.json"]).traces
+    first, second = store.begin_run(run_info()), store.begin_run(run_info())
+    store.record_traces(first, traces)
+    store.record_traces(second, traces)
+    store.record_traces(second, traces)
+    assert count(store, TraceRecord) == len(traces)
+    # Answers of a run that did not record its traces are keyed by the run's inputs: still one row.
+    third, fourth = store.begin_run(run_info()), store.begin_run(run_info())
+    store.save_answer(third, answer("a1", trace_id="tx"))
+    store.save_answer(fourth, answer("a1", trace_id="tx"))
+    store.save_answer(fourth, answer("a2", trace_id="tx"))
+    assert count(store, TraceRecord) == len(traces) + 1
+    # An answer of a recorded trace links to that trace's row.
+    store.save_answer(first, answer("a9", trace_id=traces[0].trace_id))
+    with store.engine.connect() as conn:
+        key = conn.scalar(select(AnswerRecord.trace_key).where(AnswerRecord.answer_id == "a9"))
+        digest = conn.scalar(select(TraceRecord.digest).where(TraceRecord.key == key))
+    assert digest == trace_digest(traces[0])
+
+
+# -- interruption and resume -------------------------------------------------------------------------
+
+
+def test_an_interrupted_run_can_be_found_and_resumed(store: Store) -> None:
+    judge = JudgeRef(kind="openai", model="gpt-4o-mini", prompt_version="judge-3")
+    older = store.begin_run(run_info(started=T0, inputs=("b" * 64, "a" * 64), judge=judge))
+    store.mark_interrupted(older)
+    run_id = store.begin_run(run_info(started=T0 + timedelta(minutes=5), inputs=("a" * 64, "b" * 64), judge=judge))
+    store.save_answer(run_id, answer("a1"))
+    store.save_answer(run_id, answer("a2"))
+    store.mark_interrupted(run_id)  # Ctrl-C before a3
+    assert store.run_status(run_id) == "interrupted"
+
+    identity = JudgeIdentity(kind="openai", model="gpt-4o-mini", prompt_version="judge-3")
+    assert store.find_resumable(["b" * 64, "a" * 64], "f" * 64, identity) == run_id  # latest, any input order
+    assert store.find_resumable(["a" * 64], "f" * 64, identity) is None  # other inputs
+    assert store.find_resumable(["a" * 64, "b" * 64], "e" * 64, identity) is None  # other policy
+    other_judge = JudgeIdentity(kind="openai", model="gpt-4o", prompt_version="judge-3")
+    assert store.find_resumable(["a" * 64, "b" * 64], "f" * 64, other_judge) is None
+    assert store.find_resumable(["a" * 64, "b" * 64], "f" * 64, None) is None
+
+    done = store.finished_answer_ids(run_id)
+    assert done == {"a1", "a2"}
+    store.reopen_run(run_id)
+    for item in [answer("a1"), answer("a2"), answer("a3")]:
+        if item.answer_id not in done:
+            store.save_answer(run_id, item)
+    store.finish_run(run_id, {"answers": 3}, usage={"input_tokens": 1200, "output_tokens": 80})
+    loaded = store.load_run(run_id)
+    assert [a.answer_id for a in loaded.answers] == ["a1", "a2", "a3"]
+    assert loaded.summary == {"answers": 3}
+    assert store.find_resumable(["a" * 64, "b" * 64], "f" * 64, identity) == older
+    with pytest.raises(ValueError, match="status"):
+        store.finish_run(run_id, {}, status="running")
+
+
+# -- listing --------------------------------------------------------------------------------------
+
+
+def test_list_runs_newest_first_with_headline_figures(store: Store) -> None:
+    ids = []
+    for minutes in (0, 10, 5):
+        run = run_info(started=T0 + timedelta(minutes=minutes))
+        ids.append(store.save_result(result([answer("a1"), answer("a2")], run)))
+    unfinished = store.begin_run(run_info(started=T0 + timedelta(minutes=1), judge=JudgeRef(kind="offline",
+                                          prompt_version="offline-1", approximate=True)))
+    rows = store.list_runs()
+    assert [r.id for r in rows] == [ids[1], ids[2], unfinished, ids[0]]
+    top = rows[0]
+    assert (top.status, top.answers_saved, top.groundedness_rate, top.judged_claims) == ("finished", 2, 0.5, 2)
+    assert top.answers_with_unsupported_claim == 1.0 and top.answers_with_claims == 1
+    assert top.policy == PolicyRef(name="strict", version="2", sha256="f" * 64)
+    assert top.judge is not None and top.judge.model == "gpt-4o-mini"
+    assert top.inputs[0].sha256 == "a" * 64 and top.started_at == T0 + timedelta(minutes=10)
+    row = next(r for r in rows if r.id == unfinished)
+    assert (row.status, row.answers_saved, row.groundedness_rate, row.finished_at) == ("running", 0, None, None)
+    assert row.judge is not None and row.judge.approximate
+    assert [r.id for r in store.list_runs(limit=2)] == [ids[1], ids[2]]
+
+
+# -- verdict cache -------------------------------------------------------------------------------
+
+
+def test_verdict_cache_round_trip_keyed_by_judge_identity(store: Store) -> None:
+    mini = JudgeIdentity(kind="openai", model="gpt-4o-mini", prompt_version="judge-3")
+    big = JudgeIdentity(kind="openai", model="gpt-4o", prompt_version="judge-3")
+    cache = SqlVerdictCache(store, mini)
+    verdict = ClaimVerdict(claim_id="c1", label=Label.SUPPORTED,
+                           citations=(Citation(evidence_id="ev0", quote="approuvé ✅"),),
+                           inadmissible_support=("ev1",), rationale="ok", settled_by="llm")
+    key = cache_key("Le remboursement a été approuvé.", "d" * 64, mini)
+    assert cache.get(key) is None
+    cache.put(key, verdict)
+    assert cache.get(key) == verdict
+    assert SqlVerdictCache(store).get(key) == verdict  # shared by every user of the store
+    assert cache.get(cache_key("Le remboursement a été approuvé.", "d" * 64, big)) is None
+    changed = verdict.model_copy(update={"label": Label.CONTRADICTED})
+    cache.put(key, changed)
+    assert cache.get(key) == changed
+    cache.put("k2", ClaimVerdict(claim_id="c2", label=Label.UNJUDGED))
+    assert cache.get("k2") is None  # failures are never cached
+    with store.engine.connect() as conn:
+        rows = conn.execute(text("select judge_model, label from verdict_cache")).all()
+    assert [tuple(r) for r in rows] == [("gpt-4o-mini", "contradicted")]
+
+
+def test_nul_characters_in_trace_content_do_not_fail_a_run(store: Store, db_url: str) -> None:
+    item = evidence(0, text_="before\x00after").model_copy(update={"metadata": {"k": "v\x00"}})
+    original = result([answer("a1").model_copy(update={"text": "nul\x00here", "evidence": [item]})])
+    loaded = store.load_run(store.save_result(original))
+    if db_url.startswith("sqlite"):
+        assert loaded == original
+    else:  # PostgreSQL text cannot hold NUL: it becomes U+FFFD, in text columns only
+        assert loaded.answers[0].text == "nul\ufffdhere"
+        assert loaded.answers[0].evidence[0].text == "before\ufffdafter"
+        assert loaded.answers[0].evidence[0].metadata == {"k": "v\x00"}
+
+
+def test_migrations_downgrade_to_empty_and_back(store: Store) -> None:
+    from alembic import command
+
+    from auditor.migrations import alembic_config
+
+    with store.engine.begin() as conn:
+        config = alembic_config(store.url)
+        config.attributes["connection"] = conn
+        command.downgrade(config, "base")
+    assert set(inspect(store.engine).get_table_names()) <= {"alembic_version"}
+    assert store.revision() is None
+    assert store.upgrade() == head_revision()
+    assert store.list_runs() == []
