@@ -1,51 +1,138 @@
-"""``audit()``: the library call behind ``auditor audit`` (a sync edge over the async pipeline)."""
+"""``audit()``: the library call behind ``auditor audit`` (a sync edge over the async pipeline).
+
+It adds to the pipeline what a run needs around it: the store (each answer is saved as it
+finishes, so an interrupted run keeps its work and can be resumed), the verdict cache in the
+store, the metrics summary, token usage, and progress reports for a caller to display.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import asdict
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from auditor.judging import Decomposer, build_judge
-from auditor.llm.client import run_sync
-from auditor.pipeline import AnswerAudit, audit_paths
-from auditor.policy import Policy, load_policy
-from auditor.results import AuditResult
+from auditor.judging import Decomposer, JudgeSetup, build_judge
 from auditor.labels import Labels
+from auditor.llm.client import run_sync
 from auditor.metrics import summarise
+from auditor.pipeline import AnswerAudit, audit_all, audit_out, find_answers, run_info
+from auditor.policy import Policy, load_policy
+from auditor.results import AnswerOut, AuditResult, judge_ref
+from auditor.store import SqlVerdictCache, Store
+from auditor.store.store import trace_digest
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far an audit has got, reported after each answer."""
+
+    traces: int
+    answers_total: int
+    answers_done: int
+    answers_resumed: int
+    claims_judged: int
+    llm_calls: int
+
+
+def _usage(setup: JudgeSetup) -> dict[str, Any] | None:
+    if setup.client is None:
+        return None
+    usage: dict[str, Any] = {"llm": asdict(setup.client.usage)}
+    if setup.cascade is not None:
+        usage["cascade"] = asdict(setup.cascade.stats)
+    if setup.cache is not None:
+        usage["cache"] = {"hits": setup.cache.hits, "misses": setup.cache.misses}
+    return usage
+
+
+def finish_result(result: AuditResult, policy: Policy, labels: Labels | None,
+                  usage: dict[str, Any] | None) -> AuditResult:
+    """Add the metrics summary and the usage tally to a result."""
+    markers = {c.claim_id: c.markers for a in result.answers for c in a.claims or []}
+    summary = summarise(result.answers, labels, thresholds=policy.thresholds, markers=markers)
+    run = result.run.model_copy(update={"usage": usage})
+    return result.model_copy(update={"summary": summary.model_dump(mode="json"), "run": run})
 
 
 async def audit_async(paths: Sequence[Path], *, policy: Policy | None = None, judge: str = "offline",
                       base_url: str | None = None, cascade: bool = True, cache: bool = True,
                       decomposer: Decomposer = "rules", format: str | None = None, trace_id: str | None = None,
-                      concurrency: int = 8, labels: Labels | None = None) -> tuple[AuditResult, list[AnswerAudit]]:
-    """Audit every answer in ``paths``: see :func:`audit`."""
+                      concurrency: int = 8, labels: Labels | None = None, db_url: str | None = None,
+                      store: bool = True, resume: bool = True,
+                      on_progress: Callable[[Progress], None] | None = None) -> tuple[AuditResult, list[AnswerAudit]]:
+    """Audit every answer in ``paths``; see :func:`audit`. Returns the result and the audits made now."""
     policy = policy or load_policy()
-    setup = build_judge(judge, base_url=base_url, cascade=cascade, use_cache=cache, decomposer=decomposer,
-                        concurrency=concurrency)
+    started = datetime.now(UTC)
+    ingested, answers = find_answers(paths, format, policy, trace_id)
+    db = Store(db_url) if store else None
     try:
-        result, audits = await audit_paths(paths, policy, setup.extractor, setup.judge, format, trace_id, concurrency)
+        setup = build_judge(judge, base_url=base_url, cascade=cascade, use_cache=cache, decomposer=decomposer,
+                            concurrency=concurrency,
+                            cache_backend=SqlVerdictCache(db) if db is not None else None)
+        info = run_info(ingested, started, policy).model_copy(update={"judge": judge_ref(setup.judge.identity)})
+        run_id, done = _open_run(db, info, policy, resume, ingested.traces)
+        todo = [a for a in answers if a.answer_id not in done]
+        digests = {t.trace_id: trace_digest(t) for t in ingested.traces}
+        counts = {"done": 0, "claims": 0}
+
+        def on_done(audit: AnswerAudit) -> None:
+            if db is not None:
+                db.save_answer(run_id, audit_out(audit), digests.get(audit.answer.trace_id))
+            counts["done"] += 1
+            counts["claims"] += audit.figures.judged + audit.figures.unjudged
+            if on_progress is not None:
+                calls = setup.client.usage.calls if setup.client is not None else 0
+                on_progress(Progress(len(ingested.traces), len(answers), len(done) + counts["done"], len(done),
+                                     counts["claims"], calls))
+
+        try:
+            audits = await audit_all(todo, policy, setup.extractor, setup.judge, concurrency, on_done)
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            if db is not None:
+                db.mark_interrupted(run_id)
+            raise
+        except BaseException:
+            if db is not None:
+                db.finish_run(run_id, {}, _usage(setup), status="failed")
+            raise
+        finally:
+            await setup.aclose()
+        fresh = {a.answer.answer_id: audit_out(a) for a in audits}
+        earlier = {a.answer_id: a for a in db.load_run(run_id).answers} if db is not None and done else {}
+        ordered: list[AnswerOut] = [fresh.get(a.answer_id) or earlier[a.answer_id] for a in answers]
+        result = finish_result(AuditResult(run=info.model_copy(update={"id": run_id}), answers=ordered),
+                               policy, labels, _usage(setup))
+        if db is not None:
+            db.finish_run(run_id, result.summary, result.run.usage)
+        return result, audits
     finally:
-        await setup.aclose()
-    markers = {c.claim_id: c.markers for a in result.answers for c in a.claims or []}
-    summary = summarise(result.answers, labels, thresholds=policy.thresholds, markers=markers)
-    usage: dict[str, Any] | None = None
-    if setup.client is not None:
-        usage = {"llm": asdict(setup.client.usage)}
-        if setup.cascade is not None:
-            usage["cascade"] = asdict(setup.cascade.stats)
-        if setup.cache is not None:
-            usage["cache"] = {"hits": setup.cache.hits, "misses": setup.cache.misses}
-    run = result.run.model_copy(update={"usage": usage})
-    return result.model_copy(update={"summary": summary.model_dump(mode="json"), "run": run}), audits
+        if db is not None:
+            db.close()
+
+
+def _open_run(db: Store | None, info: Any, policy: Policy, resume: bool, traces: Sequence[Any]) -> tuple[str, set[str]]:
+    """The run to write into: an interrupted one on the same inputs, policy and judge, or a new one."""
+    if db is None:
+        return info.id, set()
+    if resume:
+        previous = db.find_resumable([i.sha256 for i in info.inputs], policy.sha256, info.judge)
+        if previous is not None:
+            db.reopen_run(previous)
+            return previous, db.finished_answer_ids(previous)
+    run_id = db.begin_run(info, policy.source_text)
+    db.record_traces(run_id, traces)
+    return run_id, set()
 
 
 def audit(paths: Sequence[Path], *, policy: Policy | None = None, judge: str = "offline",
           base_url: str | None = None, cascade: bool = True, cache: bool = True,
           decomposer: Decomposer = "rules", format: str | None = None, trace_id: str | None = None,
-          concurrency: int = 8, labels: Labels | None = None) -> AuditResult:
-    """Audit every answer in ``paths`` and return the public JSON result.
+          concurrency: int = 8, labels: Labels | None = None, db_url: str | None = None, store: bool = True,
+          resume: bool = True, on_progress: Callable[[Progress], None] | None = None) -> AuditResult:
+    """Audit every answer in ``paths``, store the run, and return the public JSON result.
 
     Args:
         paths: trace files, any installed format.
@@ -53,14 +140,20 @@ def audit(paths: Sequence[Path], *, policy: Policy | None = None, judge: str = "
         judge: ``offline`` (approximate, no network) or ``openai:MODEL``.
         base_url: an OpenAI-compatible endpoint for ``openai:`` judges.
         cascade: settle claims the offline checks are certain about without an LLM call.
-        cache: reuse verdicts cached in the app directory (LLM judges only).
+        cache: reuse cached verdicts (LLM judges; kept in the store).
         decomposer: ``rules`` or ``llm`` claim decomposition.
         format: force an adapter instead of sniffing.
         trace_id: keep only answers of this trace (a prefix is enough).
         concurrency: answers audited at once (and requests in flight).
         labels: a labels file's content (adds refusal accuracy and over-refusal).
+        db_url: the store (default: ``AUDITOR_DB_URL``, else SQLite in the app directory).
+        store: False to keep nothing (no run record, no verdict cache in the store).
+        resume: continue an interrupted run on the same inputs, policy and judge, skipping the
+            answers it finished.
+        on_progress: called after each answer with a :class:`Progress`.
     """
-    result, _ = run_sync(lambda: audit_async(paths, policy=policy, judge=judge, base_url=base_url, cascade=cascade,
-                                             cache=cache, decomposer=decomposer, format=format, trace_id=trace_id,
-                                             concurrency=concurrency, labels=labels))
+    result, _ = run_sync(lambda: audit_async(
+        paths, policy=policy, judge=judge, base_url=base_url, cascade=cascade, cache=cache, decomposer=decomposer,
+        format=format, trace_id=trace_id, concurrency=concurrency, labels=labels, db_url=db_url, store=store,
+        resume=resume, on_progress=on_progress))
     return result

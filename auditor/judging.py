@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Literal
 
-from auditor.cache import CachingJudge, JsonlVerdictCache
+from auditor.cache import CachingJudge, JsonlVerdictCache, VerdictCache
 from auditor.claims import RuleExtractor
 from auditor.claims_model import ClaimExtractor
 from auditor.errors import UsageError
@@ -43,8 +43,12 @@ class JudgeSetup:
 
 
 def build_judge(spec: str, *, base_url: str | None = None, cascade: bool = True, use_cache: bool = True,
-                decomposer: Decomposer = "rules", concurrency: int = 8) -> JudgeSetup:
+                decomposer: Decomposer = "rules", concurrency: int = 8,
+                cache_backend: VerdictCache | None = None) -> JudgeSetup:
     """The judge setup for ``spec`` (``offline`` or ``openai:MODEL``).
+
+    ``cache_backend`` is where cached verdicts live (the store's table in a run); without one, a
+    JSON-lines file in the app directory.
 
     Raises:
         UsageError: an unknown spec, or ``openai:`` with no key and no ``base_url``.
@@ -67,6 +71,7 @@ def build_judge(spec: str, *, base_url: str | None = None, cascade: bool = True,
         setup.cascade = CascadeJudge(setup.judge)
         setup.judge = setup.cascade
     if use_cache:
-        setup.cache = CachingJudge(setup.judge, JsonlVerdictCache(app_dir() / "verdict-cache.jsonl"))
+        backend = cache_backend or JsonlVerdictCache(app_dir() / "verdict-cache.jsonl")
+        setup.cache = CachingJudge(setup.judge, backend)
         setup.judge = setup.cache
     return setup

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,6 +21,7 @@ from auditor.ingest import IngestResult, read_traces
 from auditor.outcome import AnswerFigures, answer_figures
 from auditor.policy import Decision, Policy, evaluate, load_policy
 from auditor.results import (
+    AnswerOut,
     AuditResult,
     InputRef,
     PolicyRef,
@@ -116,29 +117,39 @@ async def audit_answer(answer: Answer, decomposition: Decomposition, policy: Pol
     return AnswerAudit(answer, decisions, decomposition, verdicts, figures)
 
 
+def audit_out(audit: AnswerAudit) -> AnswerOut:
+    """One audited answer in the public result's shape."""
+    verdicts = {v.claim_id: v for v in audit.verdicts}
+    claims = [claim_out(c, verdicts.get(c.claim_id)) for c in audit.decomposition.claims]
+    return answer_out(audit.answer, audit.decisions, claims, audit.figures)
+
+
 async def audit_all(answers: Sequence[Answer], policy: Policy, extractor: ClaimExtractor, judge: Judge,
-                    concurrency: int = 8) -> list[AnswerAudit]:
-    """Decompose and judge ``answers``, at most ``concurrency`` answers at a time, in input order."""
+                    concurrency: int = 8,
+                    on_done: Callable[[AnswerAudit], None] | None = None) -> list[AnswerAudit]:
+    """Decompose and judge ``answers``, at most ``concurrency`` at a time; results in input order.
+
+    ``on_done`` is called as each answer finishes (in completion order), so a caller can store it
+    at once and an interrupted run keeps what it finished.
+    """
     decompositions = await extractor.decompose(answers)
     limiter = asyncio.Semaphore(concurrency)
 
     async def one(answer: Answer, decomposition: Decomposition) -> AnswerAudit:
         async with limiter:
-            return await audit_answer(answer, decomposition, policy, judge)
+            audit = await audit_answer(answer, decomposition, policy, judge)
+        if on_done is not None:
+            on_done(audit)
+        return audit
 
     return list(await asyncio.gather(*(one(a, d) for a, d in zip(answers, decompositions, strict=True))))
 
 
 def audit_result(ingested: IngestResult, started: datetime, policy: Policy, judge: Judge,
                  audits: Sequence[AnswerAudit]) -> AuditResult:
-    """The public JSON result of an audit."""
+    """The public JSON result of an audit (without the summary, which the metrics stage adds)."""
     info = run_info(ingested, started, policy).model_copy(update={"judge": judge_ref(judge.identity)})
-    answers = []
-    for audit in audits:
-        verdicts = {v.claim_id: v for v in audit.verdicts}
-        claims = [claim_out(c, verdicts.get(c.claim_id)) for c in audit.decomposition.claims]
-        answers.append(answer_out(audit.answer, audit.decisions, claims, audit.figures))
-    return AuditResult(run=info, answers=answers)
+    return AuditResult(run=info, answers=[audit_out(a) for a in audits])
 
 
 async def audit_paths(paths: Sequence[Path], policy: Policy, extractor: ClaimExtractor, judge: Judge,

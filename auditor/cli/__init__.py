@@ -15,6 +15,7 @@ from auditor.cli.audit import audit_command
 from auditor.cli.db import db_group
 from auditor.cli.evidence import adapters_command, evidence_command
 from auditor.cli.policy import policy_group
+from auditor.cli.runs import report_command, runs_command
 from auditor.errors import AuditorError
 
 #: Exit code for usage and input errors (also click's own code for a bad option).
@@ -46,6 +47,8 @@ cli.add_command(evidence_command)
 cli.add_command(policy_group)
 cli.add_command(audit_command)
 cli.add_command(db_group)
+cli.add_command(runs_command)
+cli.add_command(report_command)
 
 
 def main() -> None:

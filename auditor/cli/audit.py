@@ -12,7 +12,11 @@ from rich.markup import escape
 
 from auditor.audit import audit
 from auditor.cli.evidence import format_option, policy_option, print_problems, traces_argument
+from auditor.cli.progress import progress_reporter
+from auditor.cli.store_options import db_option
+from auditor.labels import load_labels
 from auditor.policy import load_policy
+from auditor.report import write_report
 from auditor.results import AuditResult
 from auditor.settings import setting
 
@@ -83,23 +87,35 @@ def _ratio(figure: dict[str, float | int | None]) -> str:
 @click.option("--cache/--no-cache", default=True, show_default=True, help="Reuse cached LLM verdicts.")
 @click.option("--concurrency", type=click.IntRange(1, 256), default=8, show_default=True)
 @click.option("--trace-id", default=None, help="Only answers from this trace (a unique prefix is enough).")
+@click.option("--labels", "labels_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="Labels file (JSONL: answerable per question): adds refusal accuracy and over-refusal.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the result as JSON (see README, 'The JSON result') to this file, or - for stdout.")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the self-contained HTML audit report to this file.")
+@db_option
+@click.option("--store/--no-store", default=True, show_default=True, help="Record the run in the store.")
+@click.option("--resume/--no-resume", default=True, show_default=True,
+              help="Continue an interrupted run on the same inputs, policy and judge.")
 def audit_command(traces: tuple[Path, ...], format_: str | None, policy_name: str | None, judge_spec: str | None,
                   base_url: str | None, decomposer: Literal["rules", "llm"], cascade: bool, cache: bool,
-                  concurrency: int, trace_id: str | None, json_path: Path | None) -> None:
+                  concurrency: int, trace_id: str | None, labels_path: Path | None, json_path: Path | None,
+                  report_path: Path | None, db_url: str | None, store: bool, resume: bool) -> None:
     """Split every answer in TRACES into claims and judge each against admitted evidence.
 
     Exit status: 0 when the audit ran (whatever the verdicts), 2 for usage or input errors,
     3 when it ran but some claims could not be judged (they are `unjudged`, never supported).
     """
-    result = audit(
-        list(traces), policy=load_policy(setting("policy", policy_name)),
-        judge=setting("judge", judge_spec) or "offline", base_url=setting("base_url", base_url),
-        cascade=cascade, cache=cache, decomposer=decomposer, format=format_, trace_id=trace_id,
-        concurrency=concurrency,
-    )
+    policy = load_policy(setting("policy", policy_name))
     err = Console(stderr=True)
+    with progress_reporter(err) as on_progress:
+        result = audit(
+            list(traces), policy=policy, judge=setting("judge", judge_spec) or "offline",
+            base_url=setting("base_url", base_url), cascade=cascade, cache=cache, decomposer=decomposer,
+            format=format_, trace_id=trace_id, concurrency=concurrency,
+            labels=load_labels(labels_path) if labels_path else None, db_url=db_url, store=store,
+            resume=resume, on_progress=on_progress,
+        )
     if json_path is not None and str(json_path) == "-":
         click.echo(result.to_json(), nl=False)
     else:
@@ -107,6 +123,11 @@ def audit_command(traces: tuple[Path, ...], format_: str | None, policy_name: st
         if json_path is not None:
             json_path.write_text(result.to_json(), encoding="utf-8")
             err.print(f"Wrote {json_path}")
+    if report_path is not None:
+        write_report(result, report_path, policy_rationale=policy.rationale)
+        err.print(f"Wrote {report_path}")
+    if store:
+        err.print(f"Run {result.run.id} stored (auditor report --run {result.run.id[:12]} -o report.html)")
     print_problems(result, err)
     if result.summary["unjudged"]:
         sys.exit(EXIT_UNJUDGED)

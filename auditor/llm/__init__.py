@@ -4,16 +4,8 @@
 :mod:`auditor.judges.llm` and :mod:`auditor.judges.cascade`.
 """
 
-from auditor.llm.client import (
-    Completion,
-    LLMClient,
-    LLMConnectionError,
-    LLMError,
-    LLMStatusError,
-    LLMTimeoutError,
-    Usage,
-    run_sync,
-)
+from auditor.errors import LLMConnectionError, LLMError, LLMStatusError, LLMTimeoutError
+from auditor.llm.client import Completion, LLMClient, Usage, run_sync
 from auditor.llm.prompts import PROMPT_VERSION
 
 __all__ = [

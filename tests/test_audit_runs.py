@@ -1,0 +1,81 @@
+"""Runs in the store: resume after an interrupt, re-audits and re-rendering a stored run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from auditor.audit import Progress, audit, audit_async
+from auditor.cli import cli
+from auditor.llm.client import run_sync
+from auditor.policy import load_policy
+from auditor.store import Store
+from tests.conftest import FIXTURES
+
+INPUTS = sorted(FIXTURES.glob("*/openinference.otlp.jsonl"))
+
+
+def test_interrupted_run_is_marked_and_resumes_without_redoing_finished_answers(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    policy = load_policy("strict")
+
+    def stop_after_three(progress: Progress) -> None:
+        if progress.answers_done == 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        audit(INPUTS, policy=policy, db_url=db, on_progress=stop_after_three)
+    with Store(db) as store:
+        (row,) = store.list_runs()
+        assert row.status == "interrupted" and row.answers_saved == 3
+    result, fresh = run_sync(lambda: audit_async(INPUTS, policy=policy, db_url=db))
+    assert result.run.id == row.id  # the same run, continued
+    assert len(fresh) == len(result.answers) - 3  # finished answers were not redone
+    uninterrupted = audit(INPUTS, policy=policy, store=False)
+    assert [a.model_dump(exclude={"generated_at"}) for a in result.answers] == [
+        a.model_dump(exclude={"generated_at"}) for a in uninterrupted.answers
+    ]
+    assert result.summary == uninterrupted.summary
+    with Store(db) as store:
+        (row,) = store.list_runs()
+        assert row.status == "finished" and row.answers_saved == len(result.answers)
+
+
+def test_re_auditing_the_same_traces_stores_each_trace_once(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    first = audit(INPUTS[:2], db_url=db)
+    second = audit(INPUTS[:2], db_url=db)
+    assert first.run.id != second.run.id
+    with Store(db) as store:
+        from sqlalchemy import func, select
+
+        from auditor.store.schema import TraceRecord
+
+        with store.engine.connect() as conn:
+            traces = conn.scalar(select(func.count()).select_from(TraceRecord))
+    assert traces == sum(i.traces for i in first.run.inputs)
+
+
+def test_stored_run_re_renders_the_same_report(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    runner = CliRunner()
+    live = tmp_path / "live.html"
+    out = runner.invoke(cli, ["audit", *map(str, INPUTS[:3]), "--policy", "strict", "--db", db,
+                              "--report", str(live)])
+    assert out.exit_code == 0, out.output
+    listed = runner.invoke(cli, ["runs", "--db", db])
+    assert listed.exit_code == 0 and "strict" in listed.output
+    with Store(db) as store:
+        run_id = store.list_runs()[0].id
+    again = tmp_path / "again.html"
+    out = runner.invoke(cli, ["report", "--run", run_id[:8], "-o", str(again), "--db", db])
+    assert out.exit_code == 0, out.output
+    assert again.read_text() == live.read_text()
+
+
+def test_unknown_run_is_a_usage_error(tmp_path: Path) -> None:
+    out = CliRunner().invoke(cli, ["report", "--run", "nope", "-o", str(tmp_path / "x.html"),
+                                   "--db", f"sqlite:///{tmp_path / 'r.db'}"])
+    assert out.exit_code == 2 and "no run" in out.output
