@@ -103,7 +103,7 @@ def test_audit_json_follows_the_contract(tmp_path: object) -> None:
     result = CliRunner().invoke(cli, ["audit", str(FIXTURES / "changed_figure" / "runtree.json"),
                                       "--policy", "strict", "--json", "-"])
     assert result.exit_code == 0, result.output
-    data = json.loads(result.output)
+    data = json.loads(result.stdout)
     AuditResult.model_validate(data)
     assert data["run"]["judge"]["kind"] == "offline" and data["run"]["judge"]["approximate"] is True
     assert data["run"]["policy"]["name"] == "strict" and len(data["run"]["policy"]["sha256"]) == 64
@@ -118,5 +118,5 @@ def test_audit_json_follows_the_contract(tmp_path: object) -> None:
 def test_evidence_json_has_no_claims_key() -> None:
     result = CliRunner().invoke(cli, ["evidence", str(FIXTURES / "multi_hop" / "runtree.json"), "--json", "-"])
     assert result.exit_code == 0, result.output
-    data = json.loads(result.output)
+    data = json.loads(result.stdout)
     assert "claims" not in data["answers"][0] and data["run"]["judge"] is None
