@@ -89,7 +89,7 @@ async def audit_async(paths: Sequence[Path], *, policy: Policy | None = None, ju
                                      counts["claims"], calls))
 
         try:
-            audits = await audit_all(todo, policy, setup.extractor, setup.judge, concurrency, on_done)
+            audits = await audit_all(todo, policy, setup.extractor, setup.judge, concurrency, on_done, setup.fused)
         except (asyncio.CancelledError, KeyboardInterrupt):
             if db is not None:
                 db.mark_interrupted(run_id)
@@ -141,7 +141,8 @@ def audit(paths: Sequence[Path], *, policy: Policy | None = None, judge: str = "
         base_url: an OpenAI-compatible endpoint for ``openai:`` judges.
         cascade: settle claims the offline checks are certain about without an LLM call.
         cache: reuse cached verdicts (LLM judges; kept in the store).
-        decomposer: ``rules`` or ``llm`` claim decomposition.
+        decomposer: ``rules`` or ``llm`` claim decomposition, or ``fused``: one LLM call per answer
+            that decomposes and judges together (no cascade, no cache).
         format: force an adapter instead of sniffing.
         trace_id: keep only answers of this trace (a prefix is enough).
         concurrency: answers audited at once (and requests in flight).

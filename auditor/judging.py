@@ -21,9 +21,10 @@ from auditor.judges.llm import LLMJudge
 from auditor.judges.offline import OfflineJudge
 from auditor.llm.client import LLMClient
 from auditor.llm.decompose import LLMDecomposer
+from auditor.llm.fused import FusedAuditor
 from auditor.settings import app_dir
 
-Decomposer = Literal["rules", "llm"]
+Decomposer = Literal["rules", "llm", "fused"]
 
 
 @dataclass
@@ -35,6 +36,7 @@ class JudgeSetup:
     client: LLMClient | None = None
     cascade: CascadeJudge | None = None
     cache: CachingJudge | None = None
+    fused: FusedAuditor | None = None  # decomposes and judges in one call instead of extractor + judge
     notes: list[str] = field(default_factory=list)
 
     async def aclose(self) -> None:
@@ -54,8 +56,8 @@ def build_judge(spec: str, *, base_url: str | None = None, cascade: bool = True,
         UsageError: an unknown spec, or ``openai:`` with no key and no ``base_url``.
     """
     if spec == "offline":
-        if decomposer == "llm":
-            raise UsageError("--decomposer llm needs an LLM judge: pass --judge openai:MODEL.")
+        if decomposer != "rules":
+            raise UsageError(f"--decomposer {decomposer} needs an LLM judge: pass --judge openai:MODEL.")
         return JudgeSetup(extractor=RuleExtractor(), judge=OfflineJudge())
     kind, _, model = spec.partition(":")
     if kind != "openai" or not model:
@@ -67,6 +69,9 @@ def build_judge(spec: str, *, base_url: str | None = None, cascade: bool = True,
     client = LLMClient(model, base_url=base_url, api_key=key or "unused", concurrency=concurrency)
     setup = JudgeSetup(extractor=RuleExtractor() if decomposer == "rules" else LLMDecomposer(client),
                        judge=LLMJudge(client), client=client)
+    if decomposer == "fused":
+        setup.fused = FusedAuditor(client)  # claims are unknown before the call: no cascade, no cache
+        return setup
     if cascade:
         setup.cascade = CascadeJudge(setup.judge)
         setup.judge = setup.cascade

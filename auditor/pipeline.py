@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
+from typing import Protocol
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from auditor.claims_model import ClaimExtractor, Decomposition
 from auditor.evidence import reconstruct
-from auditor.evidence_model import Answer
+from auditor.evidence_model import Answer, Evidence
 from auditor.ingest import IngestResult, read_traces
+from auditor.llm.fused import FusedResult
 from auditor.outcome import AnswerFigures, answer_figures
 from auditor.policy import Decision, Policy, evaluate, load_policy
 from auditor.results import (
@@ -31,7 +34,7 @@ from auditor.results import (
     claim_out,
     judge_ref,
 )
-from auditor.verdicts import ClaimVerdict, Judge, check_complete, verify_quotes
+from auditor.verdicts import ClaimVerdict, Judge, JudgeIdentity, check_complete, verify_quotes
 
 
 def policy_ref(policy: Policy) -> PolicyRef:
@@ -96,25 +99,53 @@ class AnswerAudit:
     figures: AnswerFigures
 
 
-async def audit_answer(answer: Answer, decomposition: Decomposition, policy: Policy, judge: Judge) -> AnswerAudit:
-    """Judge one decomposed answer against the evidence its policy admits."""
+class FusedAuditor(Protocol):
+    """Decomposes and judges an answer in one step (one LLM call): see :mod:`auditor.llm.fused`."""
+
+    identity: JudgeIdentity
+
+    async def audit(self, answer: Answer, admitted: Sequence[Evidence], excluded: Sequence[Evidence],
+                    allow_common_knowledge: bool = False) -> FusedResult: ...
+
+
+def _admission(answer: Answer, policy: Policy) -> tuple[list[Decision], list[Evidence], list[Evidence]]:
     decisions = evaluate(policy, answer)
     admitted = [e for e, d in zip(answer.evidence, decisions, strict=True) if d.admitted]
     excluded = [e for e, d in zip(answer.evidence, decisions, strict=True) if not d.admitted]
-    claims = decomposition.judgeable
-    allow_common = policy.evidence.common_knowledge == "allow"
-    raw = await judge.judge(answer, claims, admitted, excluded, allow_common) if claims else []
+    return decisions, admitted, excluded
+
+
+def _conclude(answer: Answer, decisions: list[Decision], decomposition: Decomposition, raw: Sequence[ClaimVerdict],
+              policy: Policy, identity: JudgeIdentity, admitted: Sequence[Evidence],
+              excluded: Sequence[Evidence]) -> AnswerAudit:
     # Never trust a judge's quotes or ids: verification applies to every judge alike.
     by_id = {e.evidence_id: e for e in admitted}
     excluded_ids = {e.evidence_id for e in excluded}
     verdicts = []
-    for verdict in check_complete(claims, raw, settled_by=judge.identity.kind):
+    for verdict in check_complete(decomposition.judgeable, raw, settled_by=identity.kind):
         checked = verify_quotes(verdict, by_id)
         support = tuple(i for i in checked.inadmissible_support if i in excluded_ids)
         verdicts.append(checked.model_copy(update={"inadmissible_support": support}))
     figures = answer_figures(decomposition, verdicts, policy.thresholds.claim_support,
                              policy.thresholds.contradictions_allowed)
     return AnswerAudit(answer, decisions, decomposition, verdicts, figures)
+
+
+async def audit_answer(answer: Answer, decomposition: Decomposition, policy: Policy, judge: Judge) -> AnswerAudit:
+    """Judge one decomposed answer against the evidence its policy admits."""
+    decisions, admitted, excluded = _admission(answer, policy)
+    claims = decomposition.judgeable
+    allow_common = policy.evidence.common_knowledge == "allow"
+    raw = await judge.judge(answer, claims, admitted, excluded, allow_common) if claims else []
+    return _conclude(answer, decisions, decomposition, raw, policy, judge.identity, admitted, excluded)
+
+
+async def audit_answer_fused(answer: Answer, policy: Policy, fused: FusedAuditor) -> AnswerAudit:
+    """Decompose and judge one answer in a single call, then verify as for any judge."""
+    decisions, admitted, excluded = _admission(answer, policy)
+    outcome = await fused.audit(answer, admitted, excluded, policy.evidence.common_knowledge == "allow")
+    return _conclude(answer, decisions, outcome.decomposition, outcome.verdicts, policy, fused.identity,
+                     admitted, excluded)
 
 
 def audit_out(audit: AnswerAudit) -> AnswerOut:
@@ -125,24 +156,30 @@ def audit_out(audit: AnswerAudit) -> AnswerOut:
 
 
 async def audit_all(answers: Sequence[Answer], policy: Policy, extractor: ClaimExtractor, judge: Judge,
-                    concurrency: int = 8,
-                    on_done: Callable[[AnswerAudit], None] | None = None) -> list[AnswerAudit]:
+                    concurrency: int = 8, on_done: Callable[[AnswerAudit], None] | None = None,
+                    fused: FusedAuditor | None = None) -> list[AnswerAudit]:
     """Decompose and judge ``answers``, at most ``concurrency`` at a time; results in input order.
 
     ``on_done`` is called as each answer finishes (in completion order), so a caller can store it
-    at once and an interrupted run keeps what it finished.
+    at once and an interrupted run keeps what it finished. With ``fused``, each answer is decomposed
+    and judged in one call instead (``extractor`` and ``judge`` are not used).
     """
-    decompositions = await extractor.decompose(answers)
     limiter = asyncio.Semaphore(concurrency)
 
-    async def one(answer: Answer, decomposition: Decomposition) -> AnswerAudit:
+    async def limited(job: Callable[[], Awaitable[AnswerAudit]]) -> AnswerAudit:
         async with limiter:
-            audit = await audit_answer(answer, decomposition, policy, judge)
+            audit = await job()
         if on_done is not None:
             on_done(audit)
         return audit
 
-    return list(await asyncio.gather(*(one(a, d) for a, d in zip(answers, decompositions, strict=True))))
+    jobs: list[Callable[[], Awaitable[AnswerAudit]]]
+    if fused is not None:
+        jobs = [partial(audit_answer_fused, a, policy, fused) for a in answers]
+    else:
+        decompositions = await extractor.decompose(answers)
+        jobs = [partial(audit_answer, a, d, policy, judge) for a, d in zip(answers, decompositions, strict=True)]
+    return list(await asyncio.gather(*(limited(job) for job in jobs)))
 
 
 def audit_result(ingested: IngestResult, started: datetime, policy: Policy, judge: Judge,

@@ -80,8 +80,8 @@ def _ratio(figure: dict[str, float | int | None]) -> str:
 @click.option("--judge", "judge_spec", metavar="SPEC", default=None,
               help="offline (default; approximate, no network) or openai:MODEL (any OpenAI-compatible server).")
 @click.option("--base-url", default=None, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1.")
-@click.option("--decomposer", type=click.Choice(["rules", "llm"]), default="rules", show_default=True,
-              help="How answers are split into claims.")
+@click.option("--decomposer", type=click.Choice(["rules", "llm", "fused"]), default="rules", show_default=True,
+              help="How answers are split into claims; fused: one LLM call decomposes and judges together.")
 @click.option("--cascade/--no-cascade", default=True, show_default=True,
               help="Settle claims the offline checks are certain about without an LLM call.")
 @click.option("--cache/--no-cache", default=True, show_default=True, help="Reuse cached LLM verdicts.")
@@ -98,7 +98,7 @@ def _ratio(figure: dict[str, float | int | None]) -> str:
 @click.option("--resume/--no-resume", default=True, show_default=True,
               help="Continue an interrupted run on the same inputs, policy and judge.")
 def audit_command(traces: tuple[Path, ...], format_: str | None, policy_name: str | None, judge_spec: str | None,
-                  base_url: str | None, decomposer: Literal["rules", "llm"], cascade: bool, cache: bool,
+                  base_url: str | None, decomposer: Literal["rules", "llm", "fused"], cascade: bool, cache: bool,
                   concurrency: int, trace_id: str | None, labels_path: Path | None, json_path: Path | None,
                   report_path: Path | None, db_url: str | None, store: bool, resume: bool) -> None:
     """Split every answer in TRACES into claims and judge each against admitted evidence.
