@@ -7,7 +7,6 @@ store, the metrics summary, token usage, and progress reports for a caller to di
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -90,13 +89,10 @@ async def audit_async(paths: Sequence[Path], *, policy: Policy | None = None, ju
 
         try:
             audits = await audit_all(todo, policy, setup.extractor, setup.judge, concurrency, on_done, setup.fused)
-        except (asyncio.CancelledError, KeyboardInterrupt):
+        except BaseException:
+            # Ctrl-C (a cancelled task) or a crash: what finished is saved; the next run resumes it.
             if db is not None:
                 db.mark_interrupted(run_id)
-            raise
-        except BaseException:
-            if db is not None:
-                db.finish_run(run_id, {}, _usage(setup), status="failed")
             raise
         finally:
             await setup.aclose()
