@@ -10,8 +10,8 @@ An entry point names an object (or a zero-argument factory returning one) that s
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import BinaryIO, Protocol, runtime_checkable

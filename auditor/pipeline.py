@@ -10,11 +10,11 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from functools import partial
-from typing import Protocol
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
+from typing import Protocol
 
 from auditor.claims_model import ClaimExtractor, Decomposition
 from auditor.evidence import reconstruct

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from auditor.evidence_model import Evidence
 from auditor.errors import LLMConnectionError, LLMStatusError, LLMTimeoutError
+from auditor.evidence_model import Evidence
 from auditor.llm.client import Completion, LLMClient
 from auditor.llm.prompts import JUDGE_LABELS, EvidenceIn, VerdictOut, parse_json
 from auditor.verdicts import Citation, ClaimVerdict, Label, UnjudgedReason, verify_quotes
