@@ -14,6 +14,7 @@ from auditor import __version__
 from auditor.cli.audit import audit_command
 from auditor.cli.db import db_group
 from auditor.cli.evidence import adapters_command, evidence_command
+from auditor.cli.gate import gate_command
 from auditor.cli.policy import policy_group
 from auditor.cli.runs import report_command, runs_command
 from auditor.errors import AuditorError
@@ -46,6 +47,7 @@ cli.add_command(adapters_command)
 cli.add_command(evidence_command)
 cli.add_command(policy_group)
 cli.add_command(audit_command)
+cli.add_command(gate_command)
 cli.add_command(db_group)
 cli.add_command(runs_command)
 cli.add_command(report_command)

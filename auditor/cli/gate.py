@@ -1,0 +1,109 @@
+"""``auditor gate``: the release gate over a golden run, for CI.
+
+Exit status: 0 the gate passed, 1 it failed, 2 it could not run (unreadable input, a bad policy or
+labels file, a usage error). The command handles its own errors so that no exit path shows a
+traceback, whichever group it is registered in.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.markup import escape
+
+from auditor.errors import AuditorError
+from auditor.gate import GateDecision, GateRun, describe_rate, run_gate
+from auditor.labels import load_labels
+from auditor.policy import load_policy
+from auditor.settings import setting
+
+EXIT_PASSED = 0
+EXIT_FAILED = 1
+EXIT_COULD_NOT_RUN = 2
+
+
+def print_decision(run: GateRun, console: Console) -> None:
+    """The short verdict: every figure with its denominator and intervals, and the failing answers."""
+    decision: GateDecision = run.decision
+    result = run.result
+    policy = result.run.policy
+    judge = result.run.judge
+    verdict = "[bold green]GATE PASSED[/]" if decision.passed else "[bold red]GATE FAILED[/]"
+    judge_name = f"{judge.kind}{':' + judge.model if judge.model else ''}" if judge else "-"
+    console.print(f"{verdict}  policy {escape(policy.name if policy else '-')} "
+                  f"({policy.sha256[:12] if policy else ''}), judge {escape(judge_name)}"
+                  + (" (approximate)" if judge and judge.approximate else ""))
+    for check in decision.checks:
+        mark = "[green]pass[/]" if check.passed else "[red]FAIL[/]"
+        console.print(f"  {mark}  {escape(check.detail)}")
+    s = decision.summary
+    console.print(f"  groundedness rate {describe_rate(s.groundedness_rate, 'judged claims')}; "
+                  f"answers with an unsupported claim {describe_rate(s.answers_with_unsupported_claim, 'answers')}")
+    console.print(f"  answers {s.answers}, refusals {s.refusals}, screened-out sentences {s.screened}, "
+                  f"unjudged claims {s.unjudged}")
+    failed = [c for c in decision.answers if c.status == "failed"]
+    for case in failed[:20]:
+        console.print(f"  [red]x[/] {case.answer_id}: {escape('; '.join(case.reasons))}")
+        for text in case.contradicted:
+            console.print(f"      contradicted: {escape(text)}")
+        for text in case.unsupported:
+            console.print(f"      unsupported: {escape(text)}")
+    if len(failed) > 20:
+        console.print(f"  ... and {len(failed) - 20} more failed answers (see --junit / --report)")
+
+
+@click.command("gate")
+@click.argument("traces", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--policy", "policy_name", metavar="FILE|NAME", default=None,
+              help="Admissible-source policy with the gate's thresholds: a TOML file or a shipped name.")
+@click.option("--labels", "labels_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Golden labels (JSONL): adds refusal accuracy and over-refusal checks.")
+@click.option("--junit", "junit_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write JUnit XML here (one test case per answer).")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the HTML report here.")
+@click.option("--judge", "judge_spec", metavar="SPEC", default=None,
+              help="offline (default; approximate) or openai:MODEL.")
+@click.option("--base-url", default=None, help="OpenAI-compatible endpoint for openai: judges.")
+@click.option("--db", "db_url", default=None, help="Store the gate's audit in this database (SQLAlchemy URL).")
+@click.option("--format", "format_", metavar="NAME", default=None, help="Force a trace adapter.")
+def gate_command(traces: tuple[Path, ...], policy_name: str | None, labels_path: Path | None,
+                 junit_path: Path | None, report_path: Path | None, judge_spec: str | None,
+                 base_url: str | None, db_url: str | None, format_: str | None) -> None:
+    """Audit a golden run in TRACES and apply the policy's release thresholds.
+
+    Fails on any contradicted claim whatever the ratio; an answer with an unjudged claim cannot pass.
+    Exit status: 0 passed, 1 failed, 2 could not run.
+    """
+    err = Console(stderr=True)
+    try:
+        for path in traces:
+            if not path.is_file():
+                raise AuditorError(f"{path}: no such file.")
+        policy = load_policy(setting("policy", policy_name))
+        labels = load_labels(labels_path) if labels_path is not None else None
+        run = run_gate(list(traces), policy, judge=setting("judge", judge_spec) or "offline",
+                       base_url=setting("base_url", base_url), labels=labels, db_url=db_url, format=format_)
+        print_decision(run, Console(highlight=False, soft_wrap=True))
+        if junit_path is not None:
+            from auditor.junit import write_junit
+
+            write_junit(run.decision, run.result, junit_path)
+            err.print(f"Wrote {junit_path}")
+        if report_path is not None:
+            from auditor.report import write_report
+
+            write_report(run.result, report_path)
+            err.print(f"Wrote {report_path}")
+        if run.run_id is not None:
+            err.print(f"Stored run {run.run_id}")
+    except (AuditorError, OSError) as exc:
+        err.print(f"[red]auditor gate could not run:[/] {escape(str(exc))}")
+        sys.exit(EXIT_COULD_NOT_RUN)
+    except Exception as exc:  # the contract: exit 2 with a message, never a traceback
+        err.print(f"[red]auditor gate could not run ({type(exc).__name__}):[/] {escape(str(exc))}")
+        sys.exit(EXIT_COULD_NOT_RUN)
+    sys.exit(EXIT_PASSED if run.decision.passed else EXIT_FAILED)
