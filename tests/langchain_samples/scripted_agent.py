@@ -17,15 +17,13 @@ from __future__ import annotations
 
 import json
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from uuid import UUID
 
+from auditor_langchain.live import LangSmithChatRuns
 from langchain_core.callbacks import CallbackManagerForLLMRun, CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.load import dumpd
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.retrievers import BaseRetriever
@@ -130,39 +128,8 @@ class PlainRunCollector(BaseTracer):
         return out
 
 
-class ChatRunCollector(PlainRunCollector):
+class ChatRunCollector(LangSmithChatRuns, PlainRunCollector):
     """Records chat models with ``inputs.messages``, as ``LangChainTracer.on_chat_model_start`` does."""
-
-    def on_chat_model_start(
-        self,
-        serialized: dict[str, Any],
-        messages: list[list[BaseMessage]],
-        *,
-        run_id: UUID,
-        tags: list[str] | None = None,
-        parent_run_id: UUID | None = None,
-        metadata: dict[str, Any] | None = None,
-        name: str | None = None,
-        **kwargs: Any,
-    ) -> Run:
-        start_time = datetime.now(UTC)
-        if metadata:
-            kwargs.update({"metadata": metadata})
-        chat_model_run = Run(
-            id=run_id,
-            parent_run_id=parent_run_id,
-            serialized=serialized,
-            inputs={"messages": [[dumpd(msg) for msg in batch] for batch in messages]},
-            **self._get_run_kwargs(parent_run_id, kwargs),
-            events=[{"name": "start", "time": start_time}],
-            start_time=start_time,
-            run_type="llm",
-            tags=tags,
-            name=name,  # type: ignore[arg-type]  # as in LangChainTracer
-        )
-        self._start_trace(chat_model_run)
-        self._on_chat_model_start(chat_model_run)
-        return chat_model_run
 
 
 def build_graph(model: ScriptedChatModel) -> Any:

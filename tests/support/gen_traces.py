@@ -34,10 +34,8 @@ import time
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from uuid import UUID
 
 # --------------------------------------------------------------------------------------------
 # In-memory data (the only source of truth for tool results and retrieved documents)
@@ -741,12 +739,10 @@ def _make_tools(retriever: Any) -> dict[str, Any]:
 
 
 def _make_run_collector() -> Any:
-    from langchain_core.load import dumpd
-    from langchain_core.tracers.base import BaseTracer
-    from langchain_core.tracers.langchain import _get_usage_metadata_from_generations
+    from auditor_langchain.live import LangSmithChatRuns
     from langchain_core.tracers.schemas import Run
 
-    class LangSmithStyleRunCollector(BaseTracer):
+    class LangSmithStyleRunCollector(LangSmithChatRuns):
         """Records every run as LangSmith's LangChainTracer would post it (flat, no child_runs)."""
 
         name: str = "langsmith_style_run_collector"
@@ -761,45 +757,6 @@ def _make_run_collector() -> Any:
         def _start_trace(self, run: Run) -> None:
             super()._start_trace(run)
             self.runs.append(run)
-
-        # Copied from langchain_core.tracers.langchain.LangChainTracer.on_chat_model_start.
-        def on_chat_model_start(
-            self,
-            serialized: dict[str, Any],
-            messages: list[list[Any]],
-            *,
-            run_id: UUID,
-            tags: list[str] | None = None,
-            parent_run_id: UUID | None = None,
-            metadata: dict[str, Any] | None = None,
-            name: str | None = None,
-            **kwargs: Any,
-        ) -> Run:
-            start_time = datetime.now(UTC)
-            if metadata:
-                kwargs.update({"metadata": metadata})
-            chat_model_run = Run(
-                id=run_id,
-                parent_run_id=parent_run_id,
-                serialized=serialized,
-                inputs={"messages": [[dumpd(msg) for msg in batch] for batch in messages]},
-                extra=kwargs,
-                events=[{"name": "start", "time": start_time}],
-                start_time=start_time,
-                run_type="llm",
-                tags=tags,
-                name=name,  # type: ignore[arg-type]
-            )
-            self._start_trace(chat_model_run)
-            self._on_chat_model_start(chat_model_run)
-            return chat_model_run
-
-        # Copied from LangChainTracer._on_llm_end: usage goes into extra.metadata.
-        def _on_llm_end(self, run: Run) -> None:
-            if run.outputs and "generations" in run.outputs:
-                usage = _get_usage_metadata_from_generations(run.outputs["generations"])
-                if usage is not None:
-                    run.extra.setdefault("metadata", {})["usage_metadata"] = usage
 
         def dump(self) -> list[dict[str, Any]]:
             from langsmith._internal._serde import dumps_json

@@ -72,22 +72,14 @@ def runs_to_trace(runs: list[dict[str, Any]], source: str = LIVE_SOURCE) -> tupl
     return traces, problems
 
 
-class RunRecorder(BaseTracer):
-    """Keeps the run tree like ``LangChainTracer`` and calls ``on_trace(runs)`` when a top-level run ends.
+class LangSmithChatRuns(BaseTracer):
+    """A ``BaseTracer`` that records chat models as LangSmith's ``LangChainTracer`` does.
 
-    ``on_trace`` receives the trace's runs as exported JSON (see :func:`export_runs`); it runs in the
-    thread that delivered the top-level run's end event, and what it raises propagates to LangChain
-    (which re-raises only for handlers with ``raise_error``).
+    ``BaseTracer`` itself falls back to ``on_llm_start`` with flattened prompt strings; LangSmith's
+    tracer keeps the messages (``inputs={"messages": [[dumpd(msg), ...]]}``, run type ``llm``) and
+    puts token usage in ``extra.metadata``. Every run recorder here (and the fixture generator in
+    the tests) subclasses this, so there is one copy of that behaviour.
     """
-
-    name: str = "auditor_run_recorder"
-
-    def __init__(self, on_trace: Callable[[Run, list[dict[str, Any]]], None], **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._on_trace = on_trace
-
-    def _persist_run(self, run: Run) -> None:
-        self._on_trace(run, export_runs(run))
 
     # As LangChainTracer.on_chat_model_start: run_type "llm", messages serialised with dumpd.
     def on_chat_model_start(
@@ -127,6 +119,24 @@ class RunRecorder(BaseTracer):
             usage = _usage(run.outputs["generations"])
             if usage is not None:
                 run.extra.setdefault("metadata", {})["usage_metadata"] = usage
+
+
+class RunRecorder(LangSmithChatRuns):
+    """Keeps the run tree like ``LangChainTracer`` and calls ``on_trace(runs)`` when a top-level run ends.
+
+    ``on_trace`` receives the trace's runs as exported JSON (see :func:`export_runs`); it runs in the
+    thread that delivered the top-level run's end event, and what it raises propagates to LangChain
+    (which re-raises only for handlers with ``raise_error``).
+    """
+
+    name: str = "auditor_run_recorder"
+
+    def __init__(self, on_trace: Callable[[Run, list[dict[str, Any]]], None], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._on_trace = on_trace
+
+    def _persist_run(self, run: Run) -> None:
+        self._on_trace(run, export_runs(run))
 
 
 def _usage(generations: Any) -> Any:
