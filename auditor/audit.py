@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from auditor.correction import corrected_share
 from auditor.judging import Decomposer, JudgeSetup, build_judge
 from auditor.labels import Labels
 from auditor.llm.client import run_sync
@@ -102,11 +103,27 @@ async def audit_async(paths: Sequence[Path], *, policy: Policy | None = None, ju
         result = finish_result(AuditResult(run=info.model_copy(update={"id": run_id}), answers=ordered),
                                policy, labels, _usage(setup))
         if db is not None:
+            result = with_correction(result, db)
             db.finish_run(run_id, result.summary, result.run.usage)
         return result, audits
     finally:
         if db is not None:
             db.close()
+
+
+def with_correction(result: AuditResult, db: Store) -> AuditResult:
+    """Add the calibration-corrected share of unsupported answers when the judge has a calibration.
+
+    The raw figure stays; the corrected one sits beside it and names the calibration used.
+    """
+    if result.run.judge is None:
+        return result
+    calibration = db.latest_calibration(result.run.judge)
+    if calibration is None:
+        return result
+    corrected = corrected_share(result.summary, calibration)
+    return result.model_copy(update={"summary": {**result.summary,
+                                                 "corrected_unsupported": corrected.model_dump(mode="json")}})
 
 
 def _open_run(db: Store | None, info: Any, policy: Policy, resume: bool, traces: Sequence[Any]) -> tuple[str, set[str]]:

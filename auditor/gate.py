@@ -188,7 +188,7 @@ def run_gate(paths: Sequence[Path], policy: Policy, *, judge: str = "offline", b
     from auditor.audit import audit  # the audit edge pulls in the judges; import only when gating
 
     result = audit(list(paths), policy=policy, judge=judge, base_url=base_url, labels=labels, format=format,
-                   concurrency=concurrency)
+                   concurrency=concurrency, db_url=db_url)
     empty = [i.path for i in result.run.inputs if i.traces == 0]
     if empty:
         reasons = [p.reason for p in result.run.problems if p.file in empty][:3]
@@ -196,10 +196,4 @@ def run_gate(paths: Sequence[Path], policy: Policy, *, judge: str = "offline", b
                          "the gate will not judge a partial golden set.")
     summary = Summary.model_validate(result.summary)
     decision = decide(summary, result.answers, policy.thresholds, labels)
-    run_id = None
-    if db_url is not None:
-        from auditor.store import Store
-
-        with Store(db_url) as store:
-            run_id = store.save_result(result, policy.source_text, result.run.usage)
-    return GateRun(result=result, decision=decision, run_id=run_id)
+    return GateRun(result=result, decision=decision, run_id=result.run.id)

@@ -60,6 +60,34 @@ class CitationFigures(_Model):
     support: Rate  # markers whose cited source supports the claim / markers
 
 
+class CorrectedRate(_Model):
+    """The raw share next to its corrected value; never replaces the raw figure."""
+
+    status: Literal["corrected"] = "corrected"
+    raw: Rate
+    value: float  # clipped to [0, 1]
+    unclipped: float
+    low: float
+    high: float
+    confidence: float = 0.95
+    method: str = "Rogan-Gladen; Monte Carlo over Jeffreys Beta posteriors of Se, Sp, p_obs"
+    sensitivity: Rate
+    specificity: Rate
+    undefined_draws: int = 0
+    calibration_id: str | None = None
+    calibration: str | None = None  # how to name it: id, judge, date, labelled answers
+
+
+class CannotCorrect(_Model):
+    """Why no corrected figure can be given."""
+
+    status: Literal["cannot_correct"] = "cannot_correct"
+    raw: Rate
+    reason: str
+    calibration_id: str | None = None
+    calibration: str | None = None
+
+
 class Summary(_Model):
     answers: int
     refusals: int
@@ -81,3 +109,5 @@ class Summary(_Model):
     by_question_type: list[Segment] = Field(default_factory=list)
     refusal: RefusalFigures | None = None
     citations: CitationFigures | None = None
+    # Set when a calibration of the run's judge exists: never replaces the raw figure above.
+    corrected_unsupported: CorrectedRate | CannotCorrect | None = Field(default=None, discriminator="status")

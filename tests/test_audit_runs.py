@@ -14,7 +14,7 @@ from auditor.cli import cli
 from auditor.llm.client import run_sync
 from auditor.policy import load_policy
 from auditor.store import Store
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, ROOT
 
 INPUTS = sorted(FIXTURES.glob("*/openinference.otlp.jsonl"))
 
@@ -89,3 +89,22 @@ def test_unknown_run_is_a_usage_error(tmp_path: Path) -> None:
     out = CliRunner().invoke(cli, ["report", "--run", "nope", "-o", str(tmp_path / "x.html"),
                                    "--db", f"sqlite:///{tmp_path / 'r.db'}"])
     assert out.exit_code == 2 and "no run" in out.output
+
+
+def test_audit_shows_the_corrected_share_beside_the_raw_one_once_the_judge_is_calibrated(tmp_path: Path) -> None:
+    from auditor.calibration_run import calibrate
+
+    dev = ROOT.parent / "shared" / "data" / "labelled" / "dev.jsonl"
+    if not dev.exists():
+        pytest.skip("the labelled dev set is not beside the project")
+    labelled = tmp_path / "labelled.jsonl"
+    labelled.write_text("".join(dev.read_text(encoding="utf-8").splitlines(keepends=True)[:80]), encoding="utf-8")
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    before = audit(INPUTS, db_url=db)
+    assert "corrected_unsupported" not in before.summary or before.summary["corrected_unsupported"] is None
+    calibration = calibrate(labelled, judge="offline", db_url=db)
+    after = audit(INPUTS, db_url=db, resume=False)
+    corrected = after.summary["corrected_unsupported"]
+    assert corrected["calibration_id"] == calibration.id
+    assert corrected["raw"] == after.summary["answers_with_unsupported_claim"]  # the raw figure stays
+    assert corrected["status"] in ("corrected", "cannot_correct")

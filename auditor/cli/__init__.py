@@ -12,6 +12,7 @@ import click
 
 from auditor import __version__
 from auditor.cli.audit import audit_command
+from auditor.cli.calibrate import calibrate_command
 from auditor.cli.db import db_group
 from auditor.cli.evidence import adapters_command, evidence_command
 from auditor.cli.gate import gate_command
@@ -48,6 +49,7 @@ cli.add_command(evidence_command)
 cli.add_command(policy_group)
 cli.add_command(audit_command)
 cli.add_command(gate_command)
+cli.add_command(calibrate_command)
 cli.add_command(db_group)
 cli.add_command(runs_command)
 cli.add_command(report_command)

@@ -14,7 +14,9 @@ from auditor.audit import audit
 from auditor.cli.evidence import format_option, policy_option, print_problems, traces_argument
 from auditor.cli.progress import progress_reporter
 from auditor.cli.store_options import db_option
+from auditor.correction import describe
 from auditor.labels import load_labels
+from auditor.metrics_model import Summary
 from auditor.policy import load_policy
 from auditor.report import write_report
 from auditor.results import AuditResult
@@ -65,6 +67,9 @@ def print_audit(result: AuditResult, console: Console) -> None:
     console.print(f"groundedness rate: {_ratio(rate)} supported / judged claims "
                   f"(screened out: {s['screened']}, unjudged: {s['unjudged']})")
     console.print(f"answers with an unsupported claim: {_ratio(share)}; refusals: {s['refusals']} of {s['answers']}")
+    corrected = Summary.model_validate(s).corrected_unsupported
+    if corrected is not None:
+        console.print(escape(describe(corrected)))
 
 
 def _ratio(figure: dict[str, float | int | None]) -> str:

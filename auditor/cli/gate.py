@@ -14,6 +14,7 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
+from auditor.correction import describe as describe_correction
 from auditor.errors import AuditorError
 from auditor.gate import GateDecision, GateRun, describe_rate, run_gate
 from auditor.labels import load_labels
@@ -44,6 +45,8 @@ def print_decision(run: GateRun, console: Console) -> None:
                   f"answers with an unsupported claim {describe_rate(s.answers_with_unsupported_claim, 'answers')}")
     console.print(f"  answers {s.answers}, refusals {s.refusals}, screened-out sentences {s.screened}, "
                   f"unjudged claims {s.unjudged}")
+    if s.corrected_unsupported is not None:
+        console.print(f"  {escape(describe_correction(s.corrected_unsupported))}")
     failed = [c for c in decision.answers if c.status == "failed"]
     for case in failed[:20]:
         console.print(f"  [red]x[/] {case.answer_id}: {escape('; '.join(case.reasons))}")

@@ -266,3 +266,26 @@ class CachedVerdictRecord(Base):
     judge_model: Mapped[str | None] = mapped_column(SafeText)
     judge_prompt_version: Mapped[str | None] = mapped_column(SafeText)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class CalibrationRecord(Base):
+    """A judge measured against human labels (``auditor calibrate``), found again by judge identity."""
+
+    __tablename__ = "calibrations"
+    __table_args__ = (
+        Index("ix_calibrations_judge", "judge_kind", "judge_model", "judge_prompt_version"),
+    )
+
+    id: Mapped[str] = mapped_column(SafeText, primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
+    auditor_version: Mapped[str] = mapped_column(SafeText)
+    judge_kind: Mapped[str] = mapped_column(SafeText)
+    judge_model: Mapped[str | None] = mapped_column(SafeText)
+    judge_prompt_version: Mapped[str | None] = mapped_column(SafeText)
+    judge_approximate: Mapped[bool] = mapped_column(Boolean)
+    policy_name: Mapped[str | None] = mapped_column(SafeText)
+    policy_sha256: Mapped[str | None] = mapped_column(SafeText)
+    labelled_path: Mapped[str] = mapped_column(SafeText)
+    labelled_sha256: Mapped[str] = mapped_column(SafeText)
+    records: Mapped[int] = mapped_column(Integer)
+    body: Mapped[dict[str, Any]] = mapped_column(_json())  # the whole :class:`auditor.calibration.Calibration`

@@ -33,6 +33,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from auditor import __version__
+from auditor.calibration import Calibration
 from auditor.errors import AuditorError
 from auditor.results import AnswerOut, AuditResult, InputRef, JudgeRef, PolicyRef, RunInfo
 from auditor.settings import app_dir
@@ -41,6 +42,7 @@ from auditor.store.migrate import current_revision, head_revision, make_engine, 
 from auditor.store.schema import (
     RUN_STATUSES,
     AnswerRecord,
+    CalibrationRecord,
     ClaimRecord,
     RunRecord,
     RunTraceRecord,
@@ -364,6 +366,36 @@ class Store:
         ).order_by(RunRecord.started_at.desc(), RunRecord.id.desc()).limit(1)
         with self._session() as session:
             return session.scalar(query)
+
+    # -- calibrations -----------------------------------------------------------------------------
+
+    def save_calibration(self, calibration: Calibration) -> str:
+        """Store a calibration (``auditor calibrate``) under its judge identity; return its id."""
+        judge = calibration.judge
+        with self._session() as session:
+            session.add(CalibrationRecord(
+                id=calibration.id, created_at=calibration.created_at, auditor_version=calibration.auditor_version,
+                judge_kind=judge.kind, judge_model=judge.model, judge_prompt_version=judge.prompt_version,
+                judge_approximate=judge.approximate,
+                policy_name=calibration.policy.name if calibration.policy else None,
+                policy_sha256=calibration.policy.sha256 if calibration.policy else None,
+                labelled_path=calibration.labelled_path, labelled_sha256=calibration.labelled_sha256,
+                records=calibration.records, body=calibration.model_dump(mode="json"),
+            ))
+        return calibration.id
+
+    def latest_calibration(self, judge: JudgeLike) -> Calibration | None:
+        """The newest calibration of this judge (same kind, model and prompt version), or None."""
+        query = select(CalibrationRecord.body).where(
+            CalibrationRecord.judge_kind == judge.kind,
+            CalibrationRecord.judge_model.is_(None) if judge.model is None
+            else CalibrationRecord.judge_model == judge.model,
+            CalibrationRecord.judge_prompt_version.is_(None) if judge.prompt_version is None
+            else CalibrationRecord.judge_prompt_version == judge.prompt_version,
+        ).order_by(CalibrationRecord.created_at.desc(), CalibrationRecord.id.desc()).limit(1)
+        with self._session() as session:
+            body = session.scalar(query)
+        return None if body is None else Calibration.model_validate(body)
 
 
 def upgrade(url: str | None = None) -> str:

@@ -1,0 +1,123 @@
+"""The LLM pipeline against the local fake OpenAI-compatible server: throughput, calls, tokens, cache.
+
+The benchmark starts ``tests.support.fake_openai.FakeOpenAI`` in-process (verdicts from the offline
+judge, a fixed ``latency`` per request, token usage estimated as characters / 4) and audits a
+generated records file of ``answers`` small RAG answers (two sources, three sentences: one copied
+from a source, one paraphrased, one with a changed figure) through ``auditor.audit.audit_async``
+with concurrency ``C``. Each mode runs in a fresh app directory (a cold verdict cache).
+
+- throughput: rules decomposer, no cascade, no cache (one judge call per answer): answers/s as a
+  ratio to the ideal ``C / latency``;
+- calls and prompt tokens per answer in each mode: ``separate`` (``--decomposer llm --no-cascade``),
+  ``fused`` (one decompose-and-judge call per answer), ``cascade`` (rules decomposer, the offline
+  judge settles what it is certain of);
+- a second audit of the same file with the verdict cache on: its LLM calls (must be 0).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, get_args
+
+from auditor.audit import audit_async
+from auditor.judging import Decomposer
+from auditor.records import FORMAT
+from tests.support.fake_openai import FakeOpenAI
+
+_CITIES = ["Lyon", "Porto", "Turin", "Ghent", "Leeds", "Graz", "Brno", "Cork"]
+
+
+def write_records(path: Path, answers: int) -> None:
+    """``answers`` distinct records: a verbatim sentence, a paraphrase and a changed figure each."""
+    with path.open("w", encoding="utf-8") as out:
+        for i in range(answers):
+            city = _CITIES[i % len(_CITIES)]
+            days, fee = 10 + i, 5 + i % 7
+            policy = (f"Store {i} in {city} accepts returns within {days} days of delivery. "
+                      f"A restocking fee of ${fee}.00 applies to opened items. Refunds go to the original card.")
+            hours = f"Store {i} opens at 9 am and closes at 6 pm on weekdays. It is closed on public holidays."
+            answer = (f"Store {i} in {city} accepts returns within {days} days of delivery. "
+                      f"Refunds for store {i} are paid back to the card used for the purchase. "
+                      f"Opened items at store {i} carry a restocking fee of ${fee + 3}.00.")
+            record = {"id": f"bench-{i}", "question": f"What is the return policy of store {i}?",
+                      "sources": [{"id": "policy", "text": policy}, {"id": "hours", "text": hours}],
+                      "answer": answer}
+            out.write(json.dumps(record) + "\n")
+
+
+@contextmanager
+def _fresh_home() -> Iterator[Path]:
+    previous = os.environ.get("AUDITOR_HOME")
+    with tempfile.TemporaryDirectory(prefix="bench-home-") as home:
+        os.environ["AUDITOR_HOME"] = home
+        try:
+            yield Path(home)
+        finally:
+            if previous is None:
+                os.environ.pop("AUDITOR_HOME", None)
+            else:
+                os.environ["AUDITOR_HOME"] = previous
+
+
+async def _audit(path: Path, server: FakeOpenAI, *, decomposer: str, cascade: bool, cache: bool,
+                 concurrency: int) -> dict[str, Any]:
+    options: dict[str, Any] = {"store": False} if "store" in inspect.signature(audit_async).parameters else {}
+    before = server.requests
+    started = time.perf_counter()
+    result, _ = await audit_async([path], judge="openai:bench-model", base_url=server.base_url, cascade=cascade,
+                                  cache=cache, decomposer=decomposer, format=FORMAT,  # type: ignore[arg-type]
+                                  concurrency=concurrency, **options)
+    seconds = time.perf_counter() - started
+    usage = (result.run.usage or {}).get("llm", {})
+    n = len(result.answers)
+    calls = int(usage.get("calls", 0))
+    return {"answers": n, "seconds": seconds, "answers_per_second": n / seconds, "llm_calls": calls,
+            "http_requests": server.requests - before, "calls_per_answer": calls / n if n else None,
+            "prompt_tokens_per_answer": usage.get("prompt_tokens", 0) / n if n else None,
+            "completion_tokens_per_answer": usage.get("completion_tokens", 0) / n if n else None,
+            "by_kind": usage.get("by_kind", {}), "unjudged": result.summary.get("unjudged"),
+            "cascade": (result.run.usage or {}).get("cascade"), "cache": (result.run.usage or {}).get("cache")}
+
+
+async def run(workdir: Path, *, answers: int = 48, concurrency: int = 8, latency: float = 0.2) -> dict[str, Any]:
+    path = workdir / "bench-records.jsonl"
+    write_records(path, answers)
+    results: dict[str, Any] = {"answers": answers, "concurrency": concurrency, "latency_seconds": latency,
+                               "ideal_answers_per_second": concurrency / latency, "modes": {}}
+    modes: list[tuple[str, str, bool]] = [("throughput (rules, no cascade)", "rules", False),
+                                          ("separate (llm decomposer, no cascade)", "llm", False)]
+    if "fused" in get_args(Decomposer):
+        modes.append(("fused", "fused", False))
+    else:
+        results["fused_note"] = "the pipeline has no fused mode in this version"
+    modes.append(("cascade (rules decomposer)", "rules", True))
+    with FakeOpenAI(port=0, latency=latency, offline_judge=True) as server:
+        warm = workdir / "warm-up.jsonl"
+        write_records(warm, concurrency)
+        with _fresh_home():  # first-use costs (imports, connection set-up) stay out of the figures
+            await _audit(warm, server, decomposer="rules", cascade=False, cache=False, concurrency=concurrency)
+        for name, decomposer, cascade in modes:
+            with _fresh_home():
+                row = await _audit(path, server, decomposer=decomposer, cascade=cascade, cache=False,
+                                   concurrency=concurrency)
+            row["ratio_to_ideal"] = row["answers_per_second"] / results["ideal_answers_per_second"]
+            results["modes"][name] = row
+        second: dict[str, Any] = {}
+        for name, decomposer, cascade in (("cascade (rules decomposer)", "rules", True),
+                                          ("separate (llm decomposer, no cascade)", "llm", False)):
+            with _fresh_home():
+                first = await _audit(path, server, decomposer=decomposer, cascade=cascade, cache=True,
+                                     concurrency=concurrency)
+                again = await _audit(path, server, decomposer=decomposer, cascade=cascade, cache=True,
+                                     concurrency=concurrency)
+            second[name] = {"first_calls": first["llm_calls"], "second_calls": again["llm_calls"],
+                            "second_http_requests": again["http_requests"], "second_by_kind": again["by_kind"]}
+        results["second_audit"] = second
+    return results

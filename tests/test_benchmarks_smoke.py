@@ -1,0 +1,63 @@
+"""A tiny run of every benchmark code path (not a timed test: no figure is asserted against a clock)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from benchmarks import ingest, judge, llm
+from benchmarks.__main__ import machine, render
+
+
+def write_dev(path: Path) -> None:
+    text = "Refunds are accepted within 30 days of purchase. Shipping takes 5 days."
+    rows = [
+        {"id": "ds:1", "dataset": "ds", "task_type": "QA", "unit": "answer", "question": "Refunds?",
+         "sources": [{"id": "p", "text": text}], "answer": "Refunds are accepted within 30 days of purchase.",
+         "labels": [], "verdict": "supported", "answer_label": "grounded"},
+        {"id": "ds:2", "dataset": "ds", "task_type": "QA", "unit": "answer", "question": "Shipping?",
+         "sources": [{"id": "p", "text": text}], "answer": "Shipping takes 9 days.",
+         "labels": [{"start": 15, "end": 21, "verdict": "contradicted"}], "verdict": "contradicted",
+         "answer_label": "hallucinated"},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+def test_every_benchmark_path_on_small_inputs(tmp_path: Path) -> None:
+    results: dict[str, object] = {"machine": machine()}
+    otlp, chain = tmp_path / "o.jsonl", tmp_path / "l.jsonl"
+    assert ingest.generate(otlp, "otlp-json", 0.2) >= 200_000
+    ingest.generate(chain, "langchain", 0.2)
+    speed = [ingest.throughput(otlp, "otlp-json"), ingest.throughput(chain, "langchain")]
+    assert all(r["spans"] > 0 and r["ratio_to_json"] > 0 for r in speed)
+    # each copy gets fresh ids, so no trace repeats across copies
+    for fmt, template in (("otlp-json", ingest.otlp_template()), ("langchain", ingest.langchain_template())):
+        first, second = (b"".join(ingest._copy(template[:3], fmt, k)) for k in (1, 2))
+        assert first != second and len(first) == len(second)
+    probe = ingest.peak_memory(otlp, "otlp-json")
+    assert probe["spans"] == speed[0]["spans"] and probe["peak_rss_mb"] > 0
+    base = ingest.peak_memory(None, "otlp-json")
+    assert base["spans"] == 0
+    results["ingest"] = {"throughput": speed, "memory": [{**probe, "format": "otlp-json", "megabytes": 0.2,
+                                                          "baseline_rss_mb": base["peak_rss_mb"],
+                                                          "growth_mb": probe["peak_rss_mb"] - base["peak_rss_mb"]}]}
+
+    dev = tmp_path / "dev.jsonl"
+    write_dev(dev)
+    offline = asyncio.run(judge.run(dev))
+    assert offline["records"] == 2 and offline["claims_judged"] == 2
+    everything = offline["segments"]["ALL"]
+    assert everything["answer"]["n"] == 2 and everything["answer"]["tp"] == 1
+    assert set(offline["segments"]) == {"ds/QA", "ALL"}
+    results["offline_judge"] = offline
+
+    pipeline = asyncio.run(llm.run(tmp_path, answers=4, concurrency=2, latency=0.01))
+    cascade = pipeline["modes"]["cascade (rules decomposer)"]
+    assert cascade["answers"] == 4 and cascade["unjudged"] == 0
+    assert pipeline["modes"]["separate (llm decomposer, no cascade)"]["calls_per_answer"] == 2.0
+    assert pipeline["second_audit"]["cascade (rules decomposer)"]["second_calls"] == 0
+    results["llm"] = pipeline
+
+    table = render(results)
+    assert "Ingest throughput" in table and "ds/QA" in table and "Second audit" in table

@@ -1,0 +1,123 @@
+"""The records adapter: RAG evaluation records (dev-set shape and RAGAS columns) as traces."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from auditor.cli import cli
+from auditor.pipeline import collect_evidence
+from auditor.problems import Problem
+from auditor.records import RecordsAdapter, sniff_records
+from auditor.trace import SpanKind, Trace
+
+DEV = {"id": "RAGTruth:11", "dataset": "ragtruth", "task_type": "QA", "unit": "answer",
+       "question": "How long is the refund window?",
+       "sources": [{"id": "p1", "text": "Refunds are accepted within 30 days of purchase.", "metadata": {"url": "https://x.test/r"}},
+                   {"id": "p2", "text": "Shipping takes 5 days.", "metadata": {}}],
+       "answer": "Refunds are accepted within 30 days of purchase.", "labels": [], "answer_label": "grounded"}
+RAGAS = {"user_input": "What ships?", "retrieved_contexts": ["Shipping takes 5 days.", "Returns are free."],
+         "response": "Shipping takes 5 days."}
+OLD_RAGAS = {"question": "Q?", "contexts": ["C one."], "answer": "C one."}
+
+
+def parse(lines: list[bytes]) -> list[Trace | Problem]:
+    return list(RecordsAdapter().parse(io.BytesIO(b"".join(lines)), "in.jsonl"))
+
+
+def line(obj: object) -> bytes:
+    return json.dumps(obj).encode() + b"\n"
+
+
+def test_dev_shape_becomes_retriever_then_llm() -> None:
+    [trace] = parse([line(DEV)])
+    assert isinstance(trace, Trace)
+    assert trace.trace_id == "ragtruth:11"
+    kinds = [s.kind for s in trace.spans]
+    assert kinds == [SpanKind.CHAIN, SpanKind.RETRIEVER, SpanKind.LLM]
+    retriever, llm = trace.spans[1], trace.spans[2]
+    assert [d.id for d in retriever.documents] == ["p1", "p2"]
+    assert retriever.documents[0].metadata == {"url": "https://x.test/r"}
+    assert retriever.end <= llm.start
+    assert llm.input_messages[0].content == DEV["question"]
+    assert llm.output_messages[0].content == DEV["answer"]
+    assert llm.attributes["record.id"] == "RAGTruth:11"
+    assert llm.attributes["record.task_type"] == "QA"
+
+
+def test_ragas_columns_both_generations() -> None:
+    first, second = parse([line(RAGAS), line(OLD_RAGAS)])
+    assert isinstance(first, Trace) and isinstance(second, Trace)
+    assert [d.text for d in first.spans[1].documents] == RAGAS["retrieved_contexts"]
+    assert [d.id for d in first.spans[1].documents] == ["context_1", "context_2"]
+    assert first.spans[2].output_messages[0].content == "Shipping takes 5 days."
+    assert second.spans[2].input_messages[0].content == "Q?"
+
+
+def test_ids_without_record_id_are_stable_and_distinct() -> None:
+    a = parse([line(RAGAS), line(OLD_RAGAS)])
+    b = parse([line(RAGAS), line(OLD_RAGAS)])
+    ids = [t.trace_id for t in a if isinstance(t, Trace)]
+    assert ids == [t.trace_id for t in b if isinstance(t, Trace)]
+    assert ids[0].startswith("line-1-") and ids[1].startswith("line-2-")
+
+
+def test_bad_lines_are_problems_with_file_and_line() -> None:
+    items = parse([line(DEV), b"{not json\n", b"\n", line([1, 2]), line({"question": "q", "sources": []}),
+                   line(DEV), line(RAGAS)])
+    problems = [i for i in items if isinstance(i, Problem)]
+    traces = [i for i in items if isinstance(i, Trace)]
+    assert len(traces) == 2
+    assert [(p.file, p.line) for p in problems] == [("in.jsonl", 2), ("in.jsonl", 4), ("in.jsonl", 5), ("in.jsonl", 6)]
+    assert "not valid JSON" in problems[0].reason
+    assert "JSON object" in problems[1].reason
+    assert "no answer" in problems[2].reason
+    assert "repeats line 1" in problems[3].reason
+
+
+def test_missing_sources_is_a_warning_and_the_record_is_kept() -> None:
+    problem, trace = parse([line({"id": "x", "answer": "A."})])
+    assert isinstance(problem, Problem) and problem.severity.value == "warning"
+    assert isinstance(trace, Trace) and trace.spans[1].documents == ()
+
+
+def test_sniff_accepts_records_even_when_the_first_line_is_cut_off() -> None:
+    long = dict(DEV, sources=[{"id": "p", "text": "word " * 2000}])
+    head = line(long)[:4096]
+    assert sniff_records(head)
+    assert sniff_records(line(RAGAS))
+    assert not sniff_records(line({"resourceSpans": []}))
+    assert not sniff_records(line({"id": "r", "run_type": "llm", "inputs": {}, "outputs": {"answer": "x"}}))
+    assert not sniff_records(line({"answer": "no sources here"}))
+    assert not sniff_records(b"\x00\x01binary")
+
+
+def test_default_policy_admits_the_sources(tmp_path: Path) -> None:
+    path = tmp_path / "rag.jsonl"
+    path.write_bytes(line(DEV) + line(RAGAS))
+    result = collect_evidence([path])
+    assert [i.format for i in result.run.inputs] == ["records"]
+    first = result.answers[0]
+    assert first.question == DEV["question"]
+    docs = [e for e in first.evidence if e.kind == "retrieved_document"]
+    assert [e.document_id for e in docs] == ["p1", "p2"]
+    assert all(e.admitted for e in docs)
+    assert docs[0].url == "https://x.test/r"
+    assert not any(e.admitted for e in first.evidence if e.kind == "user_message")
+
+
+def test_the_cli_reads_records_for_evidence_and_audit(tmp_path: Path) -> None:
+    path = tmp_path / "rag.jsonl"
+    path.write_bytes(line(DEV) + line(RAGAS))
+    runner = CliRunner()
+    shown = runner.invoke(cli, ["evidence", str(path)])
+    assert shown.exit_code == 0, shown.output
+    assert "Refunds are accepted" in shown.output
+    audited = runner.invoke(cli, ["audit", str(path), "--format", "records", "--json", "-"])
+    assert audited.exit_code == 0, audited.output
+    result = json.loads(audited.stdout)
+    verdicts = [c["verdict"] for a in result["answers"] for c in a["claims"] if not c["screened"]]
+    assert verdicts == ["supported", "supported"]
