@@ -1,6 +1,6 @@
 """The offline components on the labelled dev set: speed and accuracy (development figures).
 
-The dev set is read where it lives (``/work/shared/data/labelled/dev.jsonl`` or ``--dev PATH``); it is
+The dev set is read where it lives (``../shared/data/labelled/dev.jsonl`` beside the checkout, or ``--dev PATH``); it is
 never copied. The records are audited through the normal pipeline (records adapter, default policy,
 rule-based decomposer, offline judge) and compared with the labels by the calibration code
 (:mod:`auditor.calibration_map`: a claim overlapping a labelled span is unsupported in the human
@@ -34,7 +34,7 @@ from auditor.judges.offline import OfflineJudge
 from auditor.pipeline import AnswerAudit
 from auditor.records import FORMAT
 
-DEV = Path("/work/shared/data/labelled/dev.jsonl")
+DEV = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "labelled" / "dev.jsonl"  # ../shared beside the checkout
 
 
 def _prf(report: LevelReport) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """Property checks of the rule-based decomposition over every answer of the labelled dev set.
 
-The dev set lives outside the repository (``/work/shared/data``); the tests skip without it.
+The dev set lives outside the repository (``../shared/data`` beside the checkout); the tests skip without it.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 
 from auditor.claims import decompose_text
 
-DEV = Path("/work/shared/data/labelled/dev.jsonl")
+DEV = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "labelled" / "dev.jsonl"  # ../shared beside the checkout
 
 
 def _records() -> list[dict[str, Any]]:
