@@ -2,10 +2,38 @@
 
 The pipeline, one module per stage: ``trace -> evidence -> policy -> claims -> verdicts ->
 metrics -> results -> store | report``. See ``README.md`` for the commands and the JSON contract.
+
+The names below are the public API; they are imported on first use, so ``import auditor`` stays
+cheap (no model client, database or statistics library is loaded until asked for).
 """
 
 from __future__ import annotations
 
+from importlib import import_module
+from typing import Any
+
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+_EXPORTS = {
+    "audit": "auditor.audit",
+    "collect_evidence": "auditor.pipeline",
+    "read_traces": "auditor.ingest",
+    "reconstruct": "auditor.evidence",
+    "load_policy": "auditor.policy",
+    "Policy": "auditor.policy",
+    "AuditResult": "auditor.results",
+    "render_report": "auditor.report",
+    "write_report": "auditor.report",
+    "Store": "auditor.store",
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'auditor' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
