@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from auditor.cache import CachingFused
 from auditor.correction import corrected_share
 from auditor.judging import Decomposer, JudgeSetup, build_judge
 from auditor.labels import Labels
@@ -21,7 +22,7 @@ from auditor.metrics import summarise
 from auditor.pipeline import AnswerAudit, audit_all, audit_out, find_answers, run_info
 from auditor.policy import Policy, load_policy
 from auditor.results import AnswerOut, AuditResult, judge_ref
-from auditor.store import SqlVerdictCache, Store
+from auditor.store import SqlDecompositionCache, SqlFusedCache, SqlVerdictCache, Store
 from auditor.store.store import trace_digest
 
 
@@ -45,6 +46,11 @@ def _usage(setup: JudgeSetup) -> dict[str, Any] | None:
         usage["cascade"] = asdict(setup.cascade.stats)
     if setup.cache is not None:
         usage["cache"] = {"hits": setup.cache.hits, "misses": setup.cache.misses}
+    if setup.decomposition_cache is not None:
+        usage["decomposition_cache"] = {"hits": setup.decomposition_cache.hits,
+                                        "misses": setup.decomposition_cache.misses}
+    if isinstance(setup.fused, CachingFused):
+        usage["fused_cache"] = {"hits": setup.fused.hits, "misses": setup.fused.misses}
     return usage
 
 
@@ -71,7 +77,9 @@ async def audit_async(paths: Sequence[Path], *, policy: Policy | None = None, ju
     try:
         setup = build_judge(judge, base_url=base_url, cascade=cascade, use_cache=cache, decomposer=decomposer,
                             concurrency=concurrency,
-                            cache_backend=SqlVerdictCache(db) if db is not None else None)
+                            cache_backend=SqlVerdictCache(db) if db is not None else None,
+                            decomposition_backend=SqlDecompositionCache(db) if db is not None else None,
+                            fused_backend=SqlFusedCache(db) if db is not None else None)
         info = run_info(ingested, started, policy).model_copy(update={"judge": judge_ref(setup.judge.identity)})
         run_id, done = _open_run(db, info, policy, resume, ingested.traces)
         todo = [a for a in answers if a.answer_id not in done]
@@ -155,7 +163,7 @@ def audit(paths: Sequence[Path], *, policy: Policy | None = None, judge: str = "
         cascade: settle claims the offline checks are certain about without an LLM call.
         cache: reuse cached verdicts (LLM judges; kept in the store).
         decomposer: ``rules`` or ``llm`` claim decomposition, or ``fused``: one LLM call per answer
-            that decomposes and judges together (no cascade, no cache).
+            that decomposes and judges together (no cascade; cached per answer and evidence).
         format: force an adapter instead of sniffing.
         trace_id: keep only answers of this trace (a prefix is enough).
         concurrency: answers audited at once (and requests in flight).

@@ -2,8 +2,9 @@
 
 ``offline`` is the embedded default: the rule-based extractor and the offline judge, no network.
 ``openai:MODEL`` uses any OpenAI-compatible endpoint (``base_url``); by default through the
-cascade (claims the offline checks settle with certainty need no call) and the verdict cache in
-the app directory (a re-audit of the same traces makes no calls).
+cascade (claims the offline checks settle with certainty need no call) and the caches (verdicts,
+LLM decompositions, fused results: in the store during a run, else in the app directory), so a
+re-audit of the same traces makes no calls in any mode.
 """
 
 from __future__ import annotations
@@ -12,7 +13,17 @@ import os
 from dataclasses import dataclass, field
 from typing import Literal
 
-from auditor.cache import CachingJudge, JsonlVerdictCache, VerdictCache
+from auditor.cache import (
+    CachingExtractor,
+    CachingFused,
+    CachingJudge,
+    DecompositionCache,
+    FusedCache,
+    JsonlDecompositionCache,
+    JsonlFusedCache,
+    JsonlVerdictCache,
+    VerdictCache,
+)
 from auditor.claims import RuleExtractor
 from auditor.claims_model import ClaimExtractor
 from auditor.errors import UsageError
@@ -36,7 +47,8 @@ class JudgeSetup:
     client: LLMClient | None = None
     cascade: CascadeJudge | None = None
     cache: CachingJudge | None = None
-    fused: FusedAuditor | None = None  # decomposes and judges in one call instead of extractor + judge
+    fused: FusedAuditor | CachingFused | None = None  # decomposes and judges in one call instead of extractor + judge
+    decomposition_cache: CachingExtractor | None = None  # the extractor, when LLM decompositions are cached
     notes: list[str] = field(default_factory=list)
 
     async def aclose(self) -> None:
@@ -46,11 +58,15 @@ class JudgeSetup:
 
 def build_judge(spec: str, *, base_url: str | None = None, cascade: bool = True, use_cache: bool = True,
                 decomposer: Decomposer = "rules", concurrency: int = 8,
-                cache_backend: VerdictCache | None = None) -> JudgeSetup:
+                cache_backend: VerdictCache | None = None, decomposition_backend: DecompositionCache | None = None,
+                fused_backend: FusedCache | None = None) -> JudgeSetup:
     """The judge setup for ``spec`` (``offline`` or ``openai:MODEL``).
 
-    ``cache_backend`` is where cached verdicts live (the store's table in a run); without one, a
-    JSON-lines file in the app directory.
+    With ``use_cache``, verdicts, LLM decompositions (``decomposer="llm"``) and fused results
+    (``decomposer="fused"``) are cached. ``cache_backend``, ``decomposition_backend`` and
+    ``fused_backend`` are where they live (the store's tables in a run); without one, a JSON-lines
+    file in the app directory (``verdict-cache.jsonl``, ``decomposition-cache.jsonl``,
+    ``fused-cache.jsonl``).
 
     Raises:
         UsageError: an unknown spec, or ``openai:`` with no key and no ``base_url``.
@@ -70,8 +86,16 @@ def build_judge(spec: str, *, base_url: str | None = None, cascade: bool = True,
     setup = JudgeSetup(extractor=RuleExtractor() if decomposer == "rules" else LLMDecomposer(client),
                        judge=LLMJudge(client), client=client)
     if decomposer == "fused":
-        setup.fused = FusedAuditor(client)  # claims are unknown before the call: no cascade, no cache
+        # Claims are unknown before the call: no cascade, and the cache holds whole answers.
+        fused = FusedAuditor(client)
+        setup.fused = fused
+        if use_cache:
+            setup.fused = CachingFused(fused, fused_backend or JsonlFusedCache(app_dir() / "fused-cache.jsonl"))
         return setup
+    if use_cache and isinstance(setup.extractor, LLMDecomposer):
+        decompositions = decomposition_backend or JsonlDecompositionCache(app_dir() / "decomposition-cache.jsonl")
+        setup.decomposition_cache = CachingExtractor(setup.extractor, decompositions)
+        setup.extractor = setup.decomposition_cache
     if cascade:
         setup.cascade = CascadeJudge(setup.judge)
         setup.judge = setup.cascade

@@ -21,9 +21,11 @@ from click.testing import CliRunner
 from sqlalchemy import create_engine, func, inspect, make_url, select, text
 
 from auditor.audit import audit
-from auditor.cache import cache_key
+from auditor.cache import cache_key, decomposition_key, fused_key
+from auditor.claims_model import Claim, Decomposition, ScreenReason
 from auditor.cli.db import db_group
-from auditor.evidence_model import EvidenceKind
+from auditor.evidence_model import Answer, EvidenceKind
+from auditor.llm.fused import FusedResult
 from auditor.results import (
     AnswerOut,
     AuditResult,
@@ -36,7 +38,14 @@ from auditor.results import (
     ProblemOut,
     RunInfo,
 )
-from auditor.store import SqlVerdictCache, Store, StoreError, trace_digest
+from auditor.store import (
+    SqlDecompositionCache,
+    SqlFusedCache,
+    SqlVerdictCache,
+    Store,
+    StoreError,
+    trace_digest,
+)
 from auditor.store.migrate import head_revision
 from auditor.store.schema import AnswerRecord, Base, ClaimRecord, EvidenceRecord, TraceRecord, VerdictRecord
 from auditor.verdicts import Citation, ClaimVerdict, JudgeIdentity, Label
@@ -397,6 +406,67 @@ def test_verdict_cache_round_trip_keyed_by_judge_identity(store: Store) -> None:
     with store.engine.connect() as conn:
         rows = conn.execute(text("select judge_model, label from verdict_cache")).all()
     assert [tuple(r) for r in rows] == [("gpt-4o-mini", "contradicted")]
+
+
+# -- decomposition cache -------------------------------------------------------------------------
+
+
+def cached_answer(text_: str = "Le remboursement a été approuvé ✅. Autre chose ?") -> Answer:
+    return Answer(answer_id="a1", trace_id="t1", span_id="s1", text=text_, question="Où en est-il ?",
+                  generated_at=T0)
+
+
+def decomposition_of(answer: Answer, errors: tuple[str, ...] = ()) -> Decomposition:
+    first = answer.text.index(".") + 1
+    return Decomposition(answer_id=answer.answer_id, extractor="llm:gpt-4o-mini", errors=errors, claims=(
+        Claim(claim_id="a1:c0", answer_id="a1", text=answer.text[:first], start=0, end=first),
+        Claim(claim_id="a1:c1", answer_id="a1", text=answer.text[first + 1:], start=first + 1, end=len(answer.text),
+              screened=True, screen_reason=ScreenReason.OFFER_TO_HELP)))
+
+
+def test_decomposition_cache_round_trip(store: Store) -> None:
+    mini = JudgeIdentity(kind="openai", model="gpt-4o-mini", prompt_version="tva-judge-1")
+    cache = SqlDecompositionCache(store)
+    answer = cached_answer()
+    key = decomposition_key(answer, mini)
+    assert cache.get(key) is None
+    original = decomposition_of(answer, errors=("claim re-located from 1-2 to 0-1: 'x'",))
+    cache.put(key, original)
+    assert cache.get(key) == original
+    assert SqlDecompositionCache(store).get(key) == original  # shared by every user of the store
+    assert cache.get(decomposition_key(answer, mini.model_copy(update={"model": "gpt-4o"}))) is None
+    refusal = Decomposition(answer_id="a1", claims=(), refusal=True, extractor="llm:gpt-4o-mini")
+    cache.put(key, refusal)
+    assert cache.get(key) == refusal
+    failed = answer.model_copy(update={"text": "Autre réponse."})
+    failed_key = decomposition_key(failed, mini)
+    cache.put(failed_key, Decomposition(answer_id="a1", claims=(), extractor="llm:gpt-4o-mini", errors=(
+        "decomposition failed (timeout): no answer; whole answer kept as one claim",)))
+    assert cache.get(failed_key) is None  # a failed call is never cached
+    with store.engine.connect() as conn:
+        rows = conn.execute(text("select kind, extractor, verdicts from decomposition_cache")).all()
+    assert [tuple(r) for r in rows] == [("decompose", "llm:gpt-4o-mini", None)]
+
+
+def test_fused_cache_round_trip_beside_decompositions(store: Store, db_url: str) -> None:
+    identity = JudgeIdentity(kind="openai", model="gpt-4o-mini", prompt_version="tva-judge-1")
+    answer = cached_answer("Refund R-77 was approved\x00. Anything else?")
+    decomposition = decomposition_of(answer)
+    verdict = ClaimVerdict(claim_id="a1:c0", label=Label.SUPPORTED, settled_by="llm",
+                           citations=(Citation(evidence_id="ev0", quote="approuvé ✅"),), inadmissible_support=("ev1",))
+    result = FusedResult(decomposition, [verdict], ["claim re-located from 1-2 to 0-1: 'x'"])
+    fused = SqlFusedCache(store)
+    key = fused_key(answer, "d" * 64, identity, allow_common_knowledge=True)
+    assert key != fused_key(answer, "d" * 64, identity)
+    fused.put(key, result)
+    assert fused.get(key) == result  # JSON keeps NUL characters on both databases
+    assert SqlDecompositionCache(store).get(key) is None  # kinds never cross
+    fused.put("unjudged", FusedResult(decomposition, [verdict.model_copy(update={"label": Label.UNJUDGED})]))
+    fused.put("failed", FusedResult(decomposition, [], failed=True))
+    assert fused.get("unjudged") is None and fused.get("failed") is None
+    with store.engine.connect() as conn:
+        rows = conn.execute(text("select key, kind from decomposition_cache")).all()
+    assert [tuple(r) for r in rows] == [(key, "fused")]
 
 
 def test_nul_characters_in_trace_content_do_not_fail_a_run(store: Store, db_url: str) -> None:

@@ -89,7 +89,7 @@ def _ratio(figure: dict[str, float | int | None]) -> str:
               help="How answers are split into claims; fused: one LLM call decomposes and judges together.")
 @click.option("--cascade/--no-cascade", default=True, show_default=True,
               help="Settle claims the offline checks are certain about without an LLM call.")
-@click.option("--cache/--no-cache", default=True, show_default=True, help="Reuse cached LLM verdicts.")
+@click.option("--cache/--no-cache", default=True, show_default=True, help="Reuse cached LLM decompositions and verdicts from the store.")
 @click.option("--concurrency", type=click.IntRange(1, 256), default=8, show_default=True)
 @click.option("--trace-id", default=None, help="Only answers from this trace (a unique prefix is enough).")
 @click.option("--labels", "labels_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,

@@ -22,9 +22,25 @@ from auditor.claims_model import Claim, Decomposition, ScreenReason
 from auditor.evidence_model import Answer
 from auditor.llm.client import LLMClient
 from auditor.llm.parse import CallFailed, ask_json
-from auditor.llm.prompts import ClaimOut, DecomposeInput, DecomposeOutput, decompose_schema, render_decompose
+from auditor.llm.prompts import (
+    PROMPT_VERSION,
+    ClaimOut,
+    DecomposeInput,
+    DecomposeOutput,
+    decompose_schema,
+    render_decompose,
+)
+from auditor.verdicts import JudgeIdentity
 
 C = TypeVar("C", bound=ClaimOut)
+
+#: How the error of a failed decomposition ends (the call failed; the whole answer is one claim).
+WHOLE_ANSWER_KEPT = "whole answer kept as one claim"
+
+
+def call_failed(decomposition: Decomposition) -> bool:
+    """True for a decomposition whose call failed (its claim is the whole answer): never cache it."""
+    return any(e.endswith("; " + WHOLE_ANSWER_KEPT) for e in decomposition.errors)
 
 
 def _overlaps(span: tuple[int, int], taken: Sequence[tuple[int, int]]) -> bool:
@@ -101,13 +117,17 @@ class LLMDecomposer:
         max_output_tokens: ceiling on ``max_tokens``.
 
     :attr:`errors` maps an answer id to what was wrong with the model's output for it (re-located
-    or dropped claims, a failed call) in the latest :meth:`decompose`.
+    or dropped claims, a failed call) in the latest :meth:`decompose`. :attr:`identity` (model and
+    prompt version) is what :class:`~auditor.cache.CachingExtractor` keys on; a failed call's
+    decomposition is recognised by :func:`call_failed`.
     """
 
     def __init__(self, client: LLMClient, *, tokens_base: int = 200, tokens_per_char: float = 0.6,
                  max_output_tokens: int = 8_192) -> None:
         self.client = client
         self.name = f"llm:{client.model}"
+        # What decides the output, for the decomposition cache: the model and the prompt version.
+        self.identity = JudgeIdentity(kind="openai", model=client.model, prompt_version=PROMPT_VERSION)
         self.tokens_base = tokens_base
         self.tokens_per_char = tokens_per_char
         self.max_output_tokens = max_output_tokens
@@ -129,12 +149,12 @@ class LLMDecomposer:
                                  max_tokens=self.max_tokens_for(answer), kind="decompose")
             output = DecomposeOutput.model_validate(raw)
         except CallFailed as failed:
-            errors.append(f"decomposition failed ({failed.reason.value}): {failed.message}; whole answer kept as one claim")
+            errors.append(f"decomposition failed ({failed.reason.value}): {failed.message}; {WHOLE_ANSWER_KEPT}")
             return Decomposition(answer_id=answer.answer_id, claims=whole_answer(answer), extractor=self.name,
                                  errors=tuple(errors))
         except ValidationError as err:
             errors.append(f"decomposition output does not match the schema ({err.error_count()} errors); "
-                          "whole answer kept as one claim")
+                          f"{WHOLE_ANSWER_KEPT}")
             return Decomposition(answer_id=answer.answer_id, claims=whole_answer(answer), extractor=self.name,
                                  errors=tuple(errors))
         if output.refusal:

@@ -3,7 +3,8 @@
 It saves the second call and sends the evidence once; the price is a longer, harder prompt. The
 output goes through the same checks as the separate modes: offsets validated and re-located as in
 :mod:`auditor.llm.decompose`, verdicts converted and quote-verified as in :mod:`auditor.judges.llm`.
-A failed call leaves the whole answer as one claim, ``unjudged`` with the reason.
+A failed call leaves the whole answer as one claim, ``unjudged`` with the reason
+(``FusedResult.failed``). :class:`auditor.cache.CachingFused` caches results per answer.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ class FusedResult:
     decomposition: Decomposition
     verdicts: list[ClaimVerdict]  # one per judgeable claim, in claim order
     errors: list[str] = field(default_factory=list)  # re-located or dropped claims
+    failed: bool = False  # the call failed: the whole answer is one claim, unjudged (never cached)
 
 
 class FusedAuditor:
@@ -78,7 +80,7 @@ class FusedAuditor:
                                (UnjudgedReason.PARSE_FAILURE, f"output does not match the schema: {err.error_count()} errors"))
             claims = whole_answer(answer)
             return FusedResult(Decomposition(answer_id=answer.answer_id, claims=claims, extractor=self.name),
-                               [unjudged(c.claim_id, reason, message) for c in claims], [message])
+                               [unjudged(c.claim_id, reason, message) for c in claims], [message], failed=True)
         if output.refusal:
             return FusedResult(Decomposition(answer_id=answer.answer_id, claims=(), refusal=True,
                                              extractor=self.name), [])

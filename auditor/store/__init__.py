@@ -1,4 +1,4 @@
-"""The SQL store: audit runs, answers, evidence, claims, verdicts, and the verdict cache.
+"""The SQL store: audit runs, answers, evidence, claims, verdicts, and the verdict and decomposition caches.
 
 SQLite by default (a file in the app directory), PostgreSQL by URL; SQLAlchemy 2 ORM, schema
 managed by the Alembic migrations in :mod:`auditor.migrations`. See ``docs/store.md``.
@@ -6,7 +6,7 @@ managed by the Alembic migrations in :mod:`auditor.migrations`. See ``docs/store
 
 from __future__ import annotations
 
-from auditor.store.cache import SqlVerdictCache
+from auditor.store.cache import SqlDecompositionCache, SqlFusedCache, SqlVerdictCache
 from auditor.store.store import (
     DB_URL_VARIABLE,
     RunRow,
@@ -20,6 +20,8 @@ from auditor.store.store import (
 __all__ = [
     "DB_URL_VARIABLE",
     "RunRow",
+    "SqlDecompositionCache",
+    "SqlFusedCache",
     "SqlVerdictCache",
     "Store",
     "StoreError",

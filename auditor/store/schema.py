@@ -6,8 +6,9 @@ datetime (:class:`UTCDateTime`), since SQLite keeps no time zone.
 
 Ownership: a run owns its answers, an answer its evidence items and claims, a claim its verdict
 (deleting a parent deletes its children). Traces are shared between runs: the same trace
-(``trace_id`` and content digest) is stored once however often it is audited. The verdict cache
-stands apart, keyed by :func:`auditor.cache.cache_key`.
+(``trace_id`` and content digest) is stored once however often it is audited. The caches stand
+apart: verdicts keyed by :func:`auditor.cache.cache_key`; decompositions and fused results keyed by
+:func:`auditor.cache.decomposition_key` and :func:`auditor.cache.fused_key`.
 
 The Alembic migrations in :mod:`auditor.migrations` must match these models; a test compares them.
 """
@@ -265,6 +266,21 @@ class CachedVerdictRecord(Base):
     judge_kind: Mapped[str | None] = mapped_column(SafeText)
     judge_model: Mapped[str | None] = mapped_column(SafeText)
     judge_prompt_version: Mapped[str | None] = mapped_column(SafeText)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class CachedDecompositionRecord(Base):
+    """The decomposition cache: an LLM decomposition (``kind="decompose"``), or a fused result
+    (``kind="fused"``: the decomposition and its verdicts), by key. ``extractor`` names the model."""
+
+    __tablename__ = "decomposition_cache"
+
+    key: Mapped[str] = mapped_column(SafeText, primary_key=True)
+    kind: Mapped[str] = mapped_column(SafeText)
+    extractor: Mapped[str] = mapped_column(SafeText)
+    decomposition: Mapped[dict[str, Any]] = mapped_column(_json())
+    verdicts: Mapped[list[dict[str, Any]] | None] = mapped_column(_json())  # fused only
+    errors: Mapped[list[str]] = mapped_column(_json())  # fused only: re-located or dropped claims
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
