@@ -8,8 +8,12 @@ usually before parents). Leniencies, each noted as a warning where it repairs so
 hex ids in any case, base64 ids, enum names, int64 as numbers, snake_case keys, an empty
 ``parentSpanId`` meaning "no parent", invalid UTF-8 (decoded with replacement).
 
-JSON Lines are read one line at a time; only a single multi-line (pretty-printed) document is
-read whole. Bad lines are skipped with a :class:`~auditor.problems.Problem` naming the line.
+JSON Lines are streamed one line at a time: after each line, the traces that are complete (root
+span present, every parent present; see :mod:`auditor_otel.collect` for the rule, late spans and
+the buffer cap) are yielded and freed, so memory does not grow with the file. Only a multi-line
+(pretty-printed) document is read whole (it is one request, or a few concatenated ones); its
+traces are yielded after each top-level object. Bad lines are skipped with a
+:class:`~auditor.problems.Problem` naming the line.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from auditor.trace import Trace
 
 from . import ids
 from .anyvalue import as_int, decode_json_attributes
-from .collect import TraceCollector
+from .collect import MAX_OPEN_SPANS, QUIET_BATCHES, TraceCollector
 from .spans import RawEvent, RawSpan
 
 FORMAT = "otlp-json"
@@ -171,8 +175,14 @@ class OtlpJsonAdapter:
         except Exception:
             return False
 
+    #: Streaming limits (see :mod:`auditor_otel.collect`); instance attributes may be changed.
+    quiet_batches = QUIET_BATCHES
+    max_open_spans = MAX_OPEN_SPANS
+
     def parse(self, stream: BinaryIO, source: str) -> Iterator[Trace | Problem]:
-        collector = TraceCollector(source, FORMAT)
+        collector = TraceCollector(
+            source, FORMAT, quiet_batches=self.quiet_batches, max_open_spans=self.max_open_spans
+        )
         lines: Iterator[tuple[int, bytes]] = enumerate(stream, start=1)
         first = next(((n, d) for n, d in lines if d.strip()), None)
         if first is None:
@@ -192,7 +202,7 @@ class OtlpJsonAdapter:
 
     def _lines(
         self, lines: Iterator[tuple[int, bytes]], source: str, collector: TraceCollector
-    ) -> Iterator[Problem]:
+    ) -> Iterator[Trace | Problem]:
         for number, data in lines:
             if not data.strip():
                 continue
@@ -206,10 +216,11 @@ class OtlpJsonAdapter:
                 yield Problem(file=source, line=number, reason=f"line is not valid JSON: {exc}{cut}; skipped")
                 continue
             yield from self._request(request, number, source, collector)
+            yield from collector.complete()
 
     def _document(
         self, data: bytes, first_line: int, source: str, collector: TraceCollector
-    ) -> Generator[Problem, None, bool]:
+    ) -> Generator[Trace | Problem, None, bool]:
         """Read one (or several concatenated) multi-line documents; False if the first one is not JSON."""
         text, problem = _decode(data, source, None)
         if problem is not None:
@@ -240,6 +251,7 @@ class OtlpJsonAdapter:
                 )
                 return True
             yield from self._request(request, first_line + text.count("\n", 0, pos), source, collector)
+            yield from collector.complete()
             pos = end
 
     def _request(

@@ -9,6 +9,11 @@ A file that does not decode whole (truncated, or a string field with invalid UTF
 protobuf runtime rejects) is walked by hand, field 1 (``ResourceSpans``) by field 1, then
 ``ScopeSpans`` and ``Span`` within a bad one, so every span that does decode is kept and the rest
 are reported. Problems carry no line number (a binary file has none).
+
+A single request is parsed whole by protobuf (the file is one message; fine for an export request).
+The length-prefixed stream is read record by record, and after each record the traces that are
+complete are yielded and freed (:mod:`auditor_otel.collect` has the rule), so memory does not grow
+with the file.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from auditor.trace import Trace
 
 from . import ids
 from .anyvalue import decode_proto_attributes
-from .collect import TraceCollector
+from .collect import MAX_OPEN_SPANS, QUIET_BATCHES, TraceCollector
 from .spans import RawEvent, RawSpan
 
 FORMAT = "otlp-proto"
@@ -146,13 +151,22 @@ class OtlpProtoAdapter:
         except Exception:
             return False
 
+    #: Streaming limits (see :mod:`auditor_otel.collect`); instance attributes may be changed.
+    quiet_batches = QUIET_BATCHES
+    max_open_spans = MAX_OPEN_SPANS
+
     def parse(self, stream: BinaryIO, source: str) -> Iterator[Trace | Problem]:
-        collector = TraceCollector(source, FORMAT)
-        data = stream.read()
-        if not looks_like_request(data[:64]) and looks_length_prefixed(data[:64]):
-            yield from self._length_prefixed(data, source, collector)
+        collector = TraceCollector(
+            source, FORMAT, quiet_batches=self.quiet_batches, max_open_spans=self.max_open_spans
+        )
+        head = stream.read(64)
+        if not looks_like_request(head) and looks_length_prefixed(head):
+            yield from self._length_prefixed(head, stream, source, collector)
             yield from collector.finish()
             return
+        # One ExportTraceServiceRequest: protobuf parses a message whole, so the file is read
+        # whole (it is one export request, typically a few MB at most).
+        data = head + stream.read()
         request = trace_service_pb2.ExportTraceServiceRequest()
         try:
             request.ParseFromString(data)
@@ -164,20 +178,34 @@ class OtlpProtoAdapter:
             )
             yield from self._salvage(data, source, collector)
         else:
+            del data
             for resource in request.resource_spans:
                 yield from self._resource(resource, source, collector)
         yield from collector.finish()
 
-    def _length_prefixed(self, data: bytes, source: str, collector: TraceCollector) -> Iterator[Problem]:
-        pos = record = 0
-        while pos < len(data):
+    def _length_prefixed(
+        self, head: bytes, stream: BinaryIO, source: str, collector: TraceCollector
+    ) -> Iterator[Trace | Problem]:
+        """Stream the records one at a time; complete traces are yielded after each record."""
+        pending = head
+        record = 0
+        while True:
+            if len(pending) < 4:
+                pending += stream.read(4 - len(pending))
+            if not pending:
+                return
             record += 1
-            size = int.from_bytes(data[pos : pos + 4], "big")
-            body = data[pos + 4 : pos + 4 + size]
-            if pos + 4 > len(data) or len(body) < size:
+            if len(pending) < 4:
                 yield Problem(file=source, reason=f"record {record} is truncated; skipped")
                 return
-            pos += 4 + size
+            size = int.from_bytes(pending[:4], "big")
+            body = pending[4 : 4 + size]
+            pending = pending[4 + size :]
+            if len(body) < size:
+                body += stream.read(size - len(body))
+            if len(body) < size:
+                yield Problem(file=source, reason=f"record {record} is truncated; skipped")
+                return
             request = trace_service_pb2.ExportTraceServiceRequest()
             try:
                 request.ParseFromString(body)
@@ -186,9 +214,11 @@ class OtlpProtoAdapter:
                     file=source, reason=f"record {record} does not decode ({exc}); reading it field by field"
                 )
                 yield from self._salvage(body, source, collector)
-                continue
-            for resource in request.resource_spans:
-                yield from self._resource(resource, source, collector)
+            else:
+                for resource in request.resource_spans:
+                    yield from self._resource(resource, source, collector)
+            del request, body
+            yield from collector.complete()
 
     def _resource(self, resource: Any, source: str, collector: TraceCollector) -> Iterator[Problem]:
         for scope_spans in resource.scope_spans:
