@@ -22,8 +22,12 @@ def _problem(span: Span, reason: str, source: str, severity: Severity = Severity
     file = span.source.file if span.source else source
     line = span.source.line if span.source else None
     return Problem(
-        file=file, line=line, reason=reason, severity=severity,
-        trace_id=span.trace_id, span_id=span.span_id,
+        file=file,
+        line=line,
+        reason=reason,
+        severity=severity,
+        trace_id=span.trace_id,
+        span_id=span.span_id,
     )
 
 
@@ -41,7 +45,9 @@ def _break_cycles(spans: dict[str, Span], source: str) -> Iterator[Problem]:
             current = spans[current].parent_id
 
 
-def assemble_trace(trace_id: str, spans: Iterable[Span], source: str, **fields: str | None) -> tuple[Trace, list[Problem]]:
+def assemble_trace(
+    trace_id: str, spans: Iterable[Span], source: str, **fields: str | None
+) -> tuple[Trace, list[Problem]]:
     """Check and order the spans of one trace.
 
     Args:
@@ -54,14 +60,20 @@ def assemble_trace(trace_id: str, spans: Iterable[Span], source: str, **fields: 
     by_id: dict[str, Span] = {}
     for span in spans:
         if span.span_id in by_id:
-            problems.append(_problem(span, "duplicate span id; the first span with this id is kept", source, Severity.ERROR))
+            problems.append(
+                _problem(
+                    span, "duplicate span id; the first span with this id is kept", source, Severity.ERROR
+                )
+            )
             continue
         if span.end < span.start:
             problems.append(_problem(span, "span ends before it starts", source))
         by_id[span.span_id] = span
     for span_id, span in list(by_id.items()):
         if span.parent_id is not None and span.parent_id not in by_id:
-            problems.append(_problem(span, f"parent span {span.parent_id} is not in the trace; treated as a root", source))
+            problems.append(
+                _problem(span, f"parent span {span.parent_id} is not in the trace; treated as a root", source)
+            )
             by_id[span_id] = span.model_copy(update={"parent_id": None})
         elif span.parent_id == span_id:
             problems.append(_problem(span, "span is its own parent; treated as a root", source))

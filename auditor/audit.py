@@ -47,15 +47,18 @@ def _usage(setup: JudgeSetup) -> dict[str, Any] | None:
     if setup.cache is not None:
         usage["cache"] = {"hits": setup.cache.hits, "misses": setup.cache.misses}
     if setup.decomposition_cache is not None:
-        usage["decomposition_cache"] = {"hits": setup.decomposition_cache.hits,
-                                        "misses": setup.decomposition_cache.misses}
+        usage["decomposition_cache"] = {
+            "hits": setup.decomposition_cache.hits,
+            "misses": setup.decomposition_cache.misses,
+        }
     if isinstance(setup.fused, CachingFused):
         usage["fused_cache"] = {"hits": setup.fused.hits, "misses": setup.fused.misses}
     return usage
 
 
-def finish_result(result: AuditResult, policy: Policy, labels: Labels | None,
-                  usage: dict[str, Any] | None) -> AuditResult:
+def finish_result(
+    result: AuditResult, policy: Policy, labels: Labels | None, usage: dict[str, Any] | None
+) -> AuditResult:
     """Add the metrics summary and the usage tally to a result."""
     markers = {c.claim_id: c.markers for a in result.answers for c in a.claims or []}
     summary = summarise(result.answers, labels, thresholds=policy.thresholds, markers=markers)
@@ -63,24 +66,44 @@ def finish_result(result: AuditResult, policy: Policy, labels: Labels | None,
     return result.model_copy(update={"summary": summary.model_dump(mode="json"), "run": run})
 
 
-async def audit_async(paths: Sequence[Path], *, policy: Policy | None = None, judge: str = "offline",
-                      base_url: str | None = None, cascade: bool = True, cache: bool = True,
-                      decomposer: Decomposer = "rules", format: str | None = None, trace_id: str | None = None,
-                      concurrency: int = 8, labels: Labels | None = None, db_url: str | None = None,
-                      store: bool = True, resume: bool = True,
-                      on_progress: Callable[[Progress], None] | None = None) -> tuple[AuditResult, list[AnswerAudit]]:
+async def audit_async(
+    paths: Sequence[Path],
+    *,
+    policy: Policy | None = None,
+    judge: str = "offline",
+    base_url: str | None = None,
+    cascade: bool = True,
+    cache: bool = True,
+    decomposer: Decomposer = "rules",
+    format: str | None = None,
+    trace_id: str | None = None,
+    concurrency: int = 8,
+    labels: Labels | None = None,
+    db_url: str | None = None,
+    store: bool = True,
+    resume: bool = True,
+    on_progress: Callable[[Progress], None] | None = None,
+) -> tuple[AuditResult, list[AnswerAudit]]:
     """Audit every answer in ``paths``; see :func:`audit`. Returns the result and the audits made now."""
     policy = policy or load_policy()
     started = datetime.now(UTC)
     ingested, answers = find_answers(paths, format, policy, trace_id)
     db = Store(db_url) if store else None
     try:
-        setup = build_judge(judge, base_url=base_url, cascade=cascade, use_cache=cache, decomposer=decomposer,
-                            concurrency=concurrency,
-                            cache_backend=SqlVerdictCache(db) if db is not None else None,
-                            decomposition_backend=SqlDecompositionCache(db) if db is not None else None,
-                            fused_backend=SqlFusedCache(db) if db is not None else None)
-        info = run_info(ingested, started, policy).model_copy(update={"judge": judge_ref(setup.judge.identity)})
+        setup = build_judge(
+            judge,
+            base_url=base_url,
+            cascade=cascade,
+            use_cache=cache,
+            decomposer=decomposer,
+            concurrency=concurrency,
+            cache_backend=SqlVerdictCache(db) if db is not None else None,
+            decomposition_backend=SqlDecompositionCache(db) if db is not None else None,
+            fused_backend=SqlFusedCache(db) if db is not None else None,
+        )
+        info = run_info(ingested, started, policy).model_copy(
+            update={"judge": judge_ref(setup.judge.identity)}
+        )
         run_id, done = _open_run(db, info, policy, resume, ingested.traces)
         todo = [a for a in answers if a.answer_id not in done]
         digests = {t.trace_id: trace_digest(t) for t in ingested.traces}
@@ -93,11 +116,21 @@ async def audit_async(paths: Sequence[Path], *, policy: Policy | None = None, ju
             counts["claims"] += audit.figures.judged + audit.figures.unjudged
             if on_progress is not None:
                 calls = setup.client.usage.calls if setup.client is not None else 0
-                on_progress(Progress(len(ingested.traces), len(answers), len(done) + counts["done"], len(done),
-                                     counts["claims"], calls))
+                on_progress(
+                    Progress(
+                        len(ingested.traces),
+                        len(answers),
+                        len(done) + counts["done"],
+                        len(done),
+                        counts["claims"],
+                        calls,
+                    )
+                )
 
         try:
-            audits = await audit_all(todo, policy, setup.extractor, setup.judge, concurrency, on_done, setup.fused)
+            audits = await audit_all(
+                todo, policy, setup.extractor, setup.judge, concurrency, on_done, setup.fused
+            )
         except BaseException:
             # Ctrl-C (a cancelled task) or a crash: what finished is saved; the next run resumes it.
             if db is not None:
@@ -108,8 +141,12 @@ async def audit_async(paths: Sequence[Path], *, policy: Policy | None = None, ju
         fresh = {a.answer.answer_id: audit_out(a) for a in audits}
         earlier = {a.answer_id: a for a in db.load_run(run_id).answers} if db is not None and done else {}
         ordered: list[AnswerOut] = [fresh.get(a.answer_id) or earlier[a.answer_id] for a in answers]
-        result = finish_result(AuditResult(run=info.model_copy(update={"id": run_id}), answers=ordered),
-                               policy, labels, _usage(setup))
+        result = finish_result(
+            AuditResult(run=info.model_copy(update={"id": run_id}), answers=ordered),
+            policy,
+            labels,
+            _usage(setup),
+        )
         if db is not None:
             result = with_correction(result, db)
             db.finish_run(run_id, result.summary, result.run.usage)
@@ -130,11 +167,14 @@ def with_correction(result: AuditResult, db: Store) -> AuditResult:
     if calibration is None:
         return result
     corrected = corrected_share(result.summary, calibration)
-    return result.model_copy(update={"summary": {**result.summary,
-                                                 "corrected_unsupported": corrected.model_dump(mode="json")}})
+    return result.model_copy(
+        update={"summary": {**result.summary, "corrected_unsupported": corrected.model_dump(mode="json")}}
+    )
 
 
-def _open_run(db: Store | None, info: Any, policy: Policy, resume: bool, traces: Sequence[Any]) -> tuple[str, set[str]]:
+def _open_run(
+    db: Store | None, info: Any, policy: Policy, resume: bool, traces: Sequence[Any]
+) -> tuple[str, set[str]]:
     """The run to write into: an interrupted one on the same inputs, policy and judge, or a new one."""
     if db is None:
         return info.id, set()
@@ -148,11 +188,24 @@ def _open_run(db: Store | None, info: Any, policy: Policy, resume: bool, traces:
     return run_id, set()
 
 
-def audit(paths: Sequence[Path], *, policy: Policy | None = None, judge: str = "offline",
-          base_url: str | None = None, cascade: bool = True, cache: bool = True,
-          decomposer: Decomposer = "rules", format: str | None = None, trace_id: str | None = None,
-          concurrency: int = 8, labels: Labels | None = None, db_url: str | None = None, store: bool = True,
-          resume: bool = True, on_progress: Callable[[Progress], None] | None = None) -> AuditResult:
+def audit(
+    paths: Sequence[Path],
+    *,
+    policy: Policy | None = None,
+    judge: str = "offline",
+    base_url: str | None = None,
+    cascade: bool = True,
+    cache: bool = True,
+    decomposer: Decomposer = "rules",
+    format: str | None = None,
+    trace_id: str | None = None,
+    concurrency: int = 8,
+    labels: Labels | None = None,
+    db_url: str | None = None,
+    store: bool = True,
+    resume: bool = True,
+    on_progress: Callable[[Progress], None] | None = None,
+) -> AuditResult:
     """Audit every answer in ``paths``, store the run, and return the public JSON result.
 
     Args:
@@ -174,8 +227,23 @@ def audit(paths: Sequence[Path], *, policy: Policy | None = None, judge: str = "
             answers it finished.
         on_progress: called after each answer with a :class:`Progress`.
     """
-    result, _ = run_sync(lambda: audit_async(
-        paths, policy=policy, judge=judge, base_url=base_url, cascade=cascade, cache=cache, decomposer=decomposer,
-        format=format, trace_id=trace_id, concurrency=concurrency, labels=labels, db_url=db_url, store=store,
-        resume=resume, on_progress=on_progress))
+    result, _ = run_sync(
+        lambda: audit_async(
+            paths,
+            policy=policy,
+            judge=judge,
+            base_url=base_url,
+            cascade=cascade,
+            cache=cache,
+            decomposer=decomposer,
+            format=format,
+            trace_id=trace_id,
+            concurrency=concurrency,
+            labels=labels,
+            db_url=db_url,
+            store=store,
+            resume=resume,
+            on_progress=on_progress,
+        )
+    )
     return result

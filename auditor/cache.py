@@ -46,15 +46,25 @@ class VerdictCache(Protocol):
 
 def evidence_digest(admitted: Sequence[Evidence], excluded: Sequence[Evidence]) -> str:
     """Order-independent digest of the admitted and excluded items (ids and full texts)."""
+
     def part(items: Sequence[Evidence]) -> str:
         return short_digest(*sorted(short_digest(e.evidence_id, e.text, length=64) for e in items), length=64)
 
     return short_digest("admitted", part(admitted), "excluded", part(excluded), length=64)
 
 
-def cache_key(claim_text: str, digest: str, identity: JudgeIdentity, allow_common_knowledge: bool = False) -> str:
-    return short_digest(claim_text, digest, identity.kind, identity.model or "", identity.prompt_version or "",
-                        "ck" if allow_common_knowledge else "", length=64)
+def cache_key(
+    claim_text: str, digest: str, identity: JudgeIdentity, allow_common_knowledge: bool = False
+) -> str:
+    return short_digest(
+        claim_text,
+        digest,
+        identity.kind,
+        identity.model or "",
+        identity.prompt_version or "",
+        "ck" if allow_common_knowledge else "",
+        length=64,
+    )
 
 
 class MemoryVerdictCache:
@@ -109,8 +119,14 @@ class CachingJudge:
         self.hits = 0
         self.misses = 0
 
-    async def judge(self, answer: Answer, claims: Sequence[Claim], admitted: Sequence[Evidence],
-                    excluded: Sequence[Evidence], allow_common_knowledge: bool = False) -> list[ClaimVerdict]:
+    async def judge(
+        self,
+        answer: Answer,
+        claims: Sequence[Claim],
+        admitted: Sequence[Evidence],
+        excluded: Sequence[Evidence],
+        allow_common_knowledge: bool = False,
+    ) -> list[ClaimVerdict]:
         digest = evidence_digest(admitted, excluded)
         keys = {c.claim_id: cache_key(c.text, digest, self.identity, allow_common_knowledge) for c in claims}
         found: dict[str, ClaimVerdict] = {}
@@ -120,11 +136,15 @@ class CachingJudge:
             if hit is None:
                 missing.append(claim)
             else:
-                found[claim.claim_id] = hit.model_copy(update={"claim_id": claim.claim_id, "settled_by": "cache"})
+                found[claim.claim_id] = hit.model_copy(
+                    update={"claim_id": claim.claim_id, "settled_by": "cache"}
+                )
         self.hits += len(found)
         self.misses += len(missing)
         if missing:
-            for verdict in await self.inner.judge(answer, missing, admitted, excluded, allow_common_knowledge):
+            for verdict in await self.inner.judge(
+                answer, missing, admitted, excluded, allow_common_knowledge
+            ):
                 found[verdict.claim_id] = verdict
                 if verdict.label != Label.UNJUDGED and verdict.claim_id in keys:
                     self.cache.put(keys[verdict.claim_id], verdict)
@@ -158,25 +178,41 @@ def _identity_parts(identity: JudgeIdentity) -> tuple[str, str, str]:
 
 def decomposition_key(answer: Answer, identity: JudgeIdentity) -> str:
     """Key of an answer's decomposition: its text, its question, the extractor (kind, model, prompt version)."""
-    return short_digest("decompose", answer.text, answer.question or "", *_identity_parts(identity), length=64)
+    return short_digest(
+        "decompose", answer.text, answer.question or "", *_identity_parts(identity), length=64
+    )
 
 
-def fused_key(answer: Answer, digest: str, identity: JudgeIdentity, allow_common_knowledge: bool = False) -> str:
+def fused_key(
+    answer: Answer, digest: str, identity: JudgeIdentity, allow_common_knowledge: bool = False
+) -> str:
     """Key of a fused result: answer text, question, :func:`evidence_digest`, identity, common knowledge."""
-    return short_digest("fused", answer.text, answer.question or "", digest, *_identity_parts(identity),
-                        "ck" if allow_common_knowledge else "", length=64)
+    return short_digest(
+        "fused",
+        answer.text,
+        answer.question or "",
+        digest,
+        *_identity_parts(identity),
+        "ck" if allow_common_knowledge else "",
+        length=64,
+    )
 
 
 def fused_to_json(result: FusedResult) -> dict[str, Any]:
-    return {"decomposition": result.decomposition.model_dump(mode="json"),
-            "verdicts": [v.model_dump(mode="json") for v in result.verdicts], "errors": list(result.errors)}
+    return {
+        "decomposition": result.decomposition.model_dump(mode="json"),
+        "verdicts": [v.model_dump(mode="json") for v in result.verdicts],
+        "errors": list(result.errors),
+    }
 
 
 def fused_from_json(data: Any) -> FusedResult:
     """The inverse of :func:`fused_to_json`; raises ValueError, KeyError, TypeError or ValidationError."""
-    return FusedResult(Decomposition.model_validate(data["decomposition"]),
-                       [ClaimVerdict.model_validate(v) for v in data["verdicts"]],
-                       [str(e) for e in data.get("errors", [])])
+    return FusedResult(
+        Decomposition.model_validate(data["decomposition"]),
+        [ClaimVerdict.model_validate(v) for v in data["verdicts"]],
+        [str(e) for e in data.get("errors", [])],
+    )
 
 
 def cacheable_fused(result: FusedResult) -> bool:
@@ -254,7 +290,7 @@ def rebase(decomposition: Decomposition, answer_id: str) -> tuple[Decomposition,
     ids: dict[str, str] = {}
     claims = []
     for n, claim in enumerate(decomposition.claims):
-        suffix = claim.claim_id[len(old):] if claim.claim_id.startswith(old + ":") else f":c{n}"
+        suffix = claim.claim_id[len(old) :] if claim.claim_id.startswith(old + ":") else f":c{n}"
         ids[claim.claim_id] = answer_id + suffix
         claims.append(claim.model_copy(update={"claim_id": ids[claim.claim_id], "answer_id": answer_id}))
     return decomposition.model_copy(update={"answer_id": answer_id, "claims": tuple(claims)}), ids
@@ -312,8 +348,11 @@ class CachingExtractor:
         result = []
         for answer, key in zip(answers, keys, strict=True):
             decomposition = found[key]
-            result.append(decomposition if decomposition.answer_id == answer.answer_id
-                          else rebase(decomposition, answer.answer_id)[0])
+            result.append(
+                decomposition
+                if decomposition.answer_id == answer.answer_id
+                else rebase(decomposition, answer.answer_id)[0]
+            )
         return result
 
 
@@ -322,8 +361,13 @@ class IdentifiedFused(Protocol):
 
     identity: JudgeIdentity
 
-    async def audit(self, answer: Answer, admitted: Sequence[Evidence], excluded: Sequence[Evidence],
-                    allow_common_knowledge: bool = False) -> FusedResult: ...
+    async def audit(
+        self,
+        answer: Answer,
+        admitted: Sequence[Evidence],
+        excluded: Sequence[Evidence],
+        allow_common_knowledge: bool = False,
+    ) -> FusedResult: ...
 
 
 class CachingFused:
@@ -345,8 +389,13 @@ class CachingFused:
         self.hits = 0
         self.misses = 0
 
-    async def audit(self, answer: Answer, admitted: Sequence[Evidence], excluded: Sequence[Evidence],
-                    allow_common_knowledge: bool = False) -> FusedResult:
+    async def audit(
+        self,
+        answer: Answer,
+        admitted: Sequence[Evidence],
+        excluded: Sequence[Evidence],
+        allow_common_knowledge: bool = False,
+    ) -> FusedResult:
         key = fused_key(answer, evidence_digest(admitted, excluded), self.identity, allow_common_knowledge)
         hit = self.cache.get(key)
         if hit is None:
@@ -357,6 +406,8 @@ class CachingFused:
             return result
         self.hits += 1
         decomposition, ids = rebase(hit.decomposition, answer.answer_id)
-        verdicts = [v.model_copy(update={"claim_id": ids.get(v.claim_id, v.claim_id), "settled_by": "cache"})
-                    for v in hit.verdicts]
+        verdicts = [
+            v.model_copy(update={"claim_id": ids.get(v.claim_id, v.claim_id), "settled_by": "cache"})
+            for v in hit.verdicts
+        ]
         return FusedResult(decomposition, verdicts, list(hit.errors))

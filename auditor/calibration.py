@@ -130,7 +130,9 @@ def is_unsupported(verdict: str) -> bool:
     return verdict != "supported"
 
 
-def confusion(pairs: Sequence[Pair], labels: Sequence[str] = VERDICTS, *, binary: bool = False) -> ConfusionMatrix:
+def confusion(
+    pairs: Sequence[Pair], labels: Sequence[str] = VERDICTS, *, binary: bool = False
+) -> ConfusionMatrix:
     """The confusion matrix of ``pairs`` (rows human, columns judge); ``binary`` folds into unsupported/supported."""
     names = tuple(BINARY if binary else labels)
     index = {name: i for i, name in enumerate(names)}
@@ -169,8 +171,9 @@ def _kappas(stacked: np.ndarray) -> np.ndarray:
     return np.asarray(values)
 
 
-def bootstrap_kappa(per_record: Sequence[ConfusionMatrix], *, resamples: int = BOOTSTRAP_RESAMPLES,
-                    seed: int = BOOTSTRAP_SEED) -> Kappa:
+def bootstrap_kappa(
+    per_record: Sequence[ConfusionMatrix], *, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED
+) -> Kappa:
     """Kappa of the summed matrices with a cluster-bootstrap percentile interval (records resampled).
 
     Args:
@@ -185,7 +188,9 @@ def bootstrap_kappa(per_record: Sequence[ConfusionMatrix], *, resamples: int = B
     if value is None:
         return Kappa(value=None)
     rng = np.random.default_rng(seed)
-    weights = rng.multinomial(len(per_record), np.full(len(per_record), 1.0 / len(per_record)), size=resamples)
+    weights = rng.multinomial(
+        len(per_record), np.full(len(per_record), 1.0 / len(per_record)), size=resamples
+    )
     stacked = np.einsum("br,rij->bij", weights, cube)
     draws = _kappas(stacked)
     draws = draws[~np.isnan(draws)]
@@ -196,8 +201,13 @@ def bootstrap_kappa(per_record: Sequence[ConfusionMatrix], *, resamples: int = B
     return Kappa(value=value, low=float(low), high=float(high))
 
 
-def level_report(level: Literal["claim", "answer"], pairs_by_record: dict[str, list[Pair]],
-                 unmapped: Unmapped | None = None, *, resamples: int = BOOTSTRAP_RESAMPLES) -> LevelReport:
+def level_report(
+    level: Literal["claim", "answer"],
+    pairs_by_record: dict[str, list[Pair]],
+    unmapped: Unmapped | None = None,
+    *,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+) -> LevelReport:
     """Every agreement figure at one level from the compared items, grouped by record."""
     groups = [pairs for pairs in pairs_by_record.values() if pairs]
     pairs = [p for group in groups for p in group]
@@ -207,7 +217,11 @@ def level_report(level: Literal["claim", "answer"], pairs_by_record: dict[str, l
     fp, tn = binary.cell("supported", "unsupported"), binary.cell("supported", "supported")
     agree3 = sum(three.counts[i][i] for i in range(len(VERDICTS)))
     return LevelReport(
-        level=level, items=len(pairs), records=len(groups), three_way=three, binary=binary,
+        level=level,
+        items=len(pairs),
+        records=len(groups),
+        three_way=three,
+        binary=binary,
         agreement=rate(agree3, len(pairs), intervals=True),
         agreement_binary=rate(tp + tn, len(pairs), intervals=True),
         kappa=bootstrap_kappa([confusion(g) for g in groups], resamples=resamples),

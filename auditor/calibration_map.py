@@ -73,7 +73,9 @@ class LabelledRecord(_Model):
                 raise ValueError("a claim-unit record needs a verdict (supported, contradicted or absent)")
             derived: Verdict3 = "supported"
             if self.labels:
-                derived = "contradicted" if any(s.verdict == "contradicted" for s in self.labels) else "absent"
+                derived = (
+                    "contradicted" if any(s.verdict == "contradicted" for s in self.labels) else "absent"
+                )
             object.__setattr__(self, "verdict", derived)
         return self
 
@@ -145,11 +147,14 @@ def judged_claims(answer: AnswerOut, record_answer: str) -> list[JudgedClaim] | 
         return "answer text differs from the record"
     return [
         JudgedClaim(start=c.start + shift, end=c.end + shift, verdict=c.verdict or "unjudged")
-        for c in answer.claims or [] if not c.screened
+        for c in answer.claims or []
+        if not c.screened
     ]
 
 
-def claim_pairs(record: LabelledRecord, claims: Sequence[JudgedClaim]) -> tuple[list[Pair], Counter[str], int]:
+def claim_pairs(
+    record: LabelledRecord, claims: Sequence[JudgedClaim]
+) -> tuple[list[Pair], Counter[str], int]:
     """Claim-level items of one record, the judge claims left out by reason, and the unmapped spans."""
     rid = record.trace_id
     dropped: Counter[str] = Counter()
@@ -160,8 +165,12 @@ def claim_pairs(record: LabelledRecord, claims: Sequence[JudgedClaim]) -> tuple[
         if not judged or len(judged) != len(claims):
             return [], dropped, 0
         return [Pair(record_id=rid, human=record.human, judge=worst([c.verdict for c in judged]))], dropped, 0
-    pairs = [Pair(record_id=rid, human=human_claim_verdict(c.start, c.end, record.labels),
-                  judge=worst([c.verdict])) for c in judged]
+    pairs = [
+        Pair(
+            record_id=rid, human=human_claim_verdict(c.start, c.end, record.labels), judge=worst([c.verdict])
+        )
+        for c in judged
+    ]
     lost = sum(not any(s.start < c.end and c.start < s.end for c in judged) for s in record.labels)
     return pairs, dropped, lost
 
@@ -173,8 +182,9 @@ def answer_pair(record: LabelledRecord, claims: Sequence[JudgedClaim]) -> Pair |
     return Pair(record_id=record.trace_id, human=record.human, judge=worst([c.verdict for c in claims]))
 
 
-def compare(records: Sequence[LabelledRecord], answers: Mapping[str, AnswerOut]
-            ) -> tuple[dict[str, list[Pair]], Unmapped, dict[str, list[Pair]], Unmapped]:
+def compare(
+    records: Sequence[LabelledRecord], answers: Mapping[str, AnswerOut]
+) -> tuple[dict[str, list[Pair]], Unmapped, dict[str, list[Pair]], Unmapped]:
     """Claim-level and answer-level items (by record) with what could not be mapped at each level.
 
     Args:
@@ -211,5 +221,9 @@ def compare(records: Sequence[LabelledRecord], answers: Mapping[str, AnswerOut]
             answer_records["no judged claim"] += 1
         else:
             answer_items[record.trace_id] = [pair]
-    return (claim_items, Unmapped(records=dict(claim_records), claims=dict(dropped), labelled_spans=lost_spans),
-            answer_items, Unmapped(records=dict(answer_records)))
+    return (
+        claim_items,
+        Unmapped(records=dict(claim_records), claims=dict(dropped), labelled_spans=lost_spans),
+        answer_items,
+        Unmapped(records=dict(answer_records)),
+    )

@@ -29,8 +29,15 @@ from auditor.results import AuditResult, JudgeRef
 from auditor.verdicts import JudgeIdentity
 
 
-def calibration_from(records: list[LabelledRecord], result: AuditResult, *, labelled_path: str,
-                     labelled_sha256: str, decomposer: str = "rules", segments: bool = True) -> Calibration:
+def calibration_from(
+    records: list[LabelledRecord],
+    result: AuditResult,
+    *,
+    labelled_path: str,
+    labelled_sha256: str,
+    decomposer: str = "rules",
+    segments: bool = True,
+) -> Calibration:
     """The calibration of the judge that produced ``result`` against ``records`` (pure).
 
     Args:
@@ -56,34 +63,67 @@ def calibration_from(records: list[LabelledRecord], result: AuditResult, *, labe
     if judge.approximate:
         notes.append("offline judge: approximate (surface cues, not a model)")
     return Calibration(
-        id=uuid.uuid4().hex, created_at=datetime.now(UTC), auditor_version=__version__,
-        judge=JudgeIdentity(kind=judge.kind, model=judge.model, prompt_version=judge.prompt_version,
-                            approximate=judge.approximate),
-        policy=result.run.policy, decomposer=decomposer, labelled_path=labelled_path,
-        labelled_sha256=labelled_sha256, records=len(records),
+        id=uuid.uuid4().hex,
+        created_at=datetime.now(UTC),
+        auditor_version=__version__,
+        judge=JudgeIdentity(
+            kind=judge.kind,
+            model=judge.model,
+            prompt_version=judge.prompt_version,
+            approximate=judge.approximate,
+        ),
+        policy=result.run.policy,
+        decomposer=decomposer,
+        labelled_path=labelled_path,
+        labelled_sha256=labelled_sha256,
+        records=len(records),
         claim=level_report("claim", claim_items, claim_unmapped),
         answer=level_report("answer", answer_items, answer_unmapped),
-        by_segment=by_segment, notes=notes,
+        by_segment=by_segment,
+        notes=notes,
     )
 
 
-async def calibrate_async(path: Path, *, judge: str = "offline", policy: Policy | None = None,
-                          base_url: str | None = None, cascade: bool = True, cache: bool = True,
-                          decomposer: Decomposer = "rules", concurrency: int = 8, db_url: str | None = None,
-                          store: bool = True) -> Calibration:
+async def calibrate_async(
+    path: Path,
+    *,
+    judge: str = "offline",
+    policy: Policy | None = None,
+    base_url: str | None = None,
+    cascade: bool = True,
+    cache: bool = True,
+    decomposer: Decomposer = "rules",
+    concurrency: int = 8,
+    db_url: str | None = None,
+    store: bool = True,
+) -> Calibration:
     """See :func:`calibrate`."""
     records = load_labelled(path)
     policy = policy or load_policy()
     options: dict[str, Any] = {}
     if "store" in inspect.signature(audit_async).parameters:
-        options["store"] = False  # the calibration is stored below; the audit behind it is not a run of its own
-    result, _ = await audit_async([path], policy=policy, judge=judge, base_url=base_url, cascade=cascade,
-                                  cache=cache, decomposer=decomposer, format=FORMAT, concurrency=concurrency,
-                                  **options)
+        options["store"] = (
+            False  # the calibration is stored below; the audit behind it is not a run of its own
+        )
+    result, _ = await audit_async(
+        [path],
+        policy=policy,
+        judge=judge,
+        base_url=base_url,
+        cascade=cascade,
+        cache=cache,
+        decomposer=decomposer,
+        format=FORMAT,
+        concurrency=concurrency,
+        **options,
+    )
     if result.run.policy is None:
-        result = result.model_copy(update={"run": result.run.model_copy(update={"policy": policy_ref(policy)})})
-    calibration = calibration_from(records, result, labelled_path=str(path), labelled_sha256=file_digest(path),
-                                   decomposer=decomposer)
+        result = result.model_copy(
+            update={"run": result.run.model_copy(update={"policy": policy_ref(policy)})}
+        )
+    calibration = calibration_from(
+        records, result, labelled_path=str(path), labelled_sha256=file_digest(path), decomposer=decomposer
+    )
     if store:
         from auditor.store import Store  # the store is optional for library callers
 
@@ -92,9 +132,19 @@ async def calibrate_async(path: Path, *, judge: str = "offline", policy: Policy 
     return calibration
 
 
-def calibrate(path: Path, *, judge: str = "offline", policy: Policy | None = None, base_url: str | None = None,
-              cascade: bool = True, cache: bool = True, decomposer: Decomposer = "rules", concurrency: int = 8,
-              db_url: str | None = None, store: bool = True) -> Calibration:
+def calibrate(
+    path: Path,
+    *,
+    judge: str = "offline",
+    policy: Policy | None = None,
+    base_url: str | None = None,
+    cascade: bool = True,
+    cache: bool = True,
+    decomposer: Decomposer = "rules",
+    concurrency: int = 8,
+    db_url: str | None = None,
+    store: bool = True,
+) -> Calibration:
     """Measure a judge against a labelled file and store the calibration under the judge's identity.
 
     Args:
@@ -108,9 +158,20 @@ def calibrate(path: Path, *, judge: str = "offline", policy: Policy | None = Non
     Raises:
         UsageError: the labelled file cannot be read or has a bad line (file and line named).
     """
-    return run_sync(lambda: calibrate_async(path, judge=judge, policy=policy, base_url=base_url, cascade=cascade,
-                                            cache=cache, decomposer=decomposer, concurrency=concurrency,
-                                            db_url=db_url, store=store))
+    return run_sync(
+        lambda: calibrate_async(
+            path,
+            judge=judge,
+            policy=policy,
+            base_url=base_url,
+            cascade=cascade,
+            cache=cache,
+            decomposer=decomposer,
+            concurrency=concurrency,
+            db_url=db_url,
+            store=store,
+        )
+    )
 
 
 __all__ = ["Pair", "Unmapped", "calibrate", "calibrate_async", "calibration_from"]

@@ -31,7 +31,9 @@ def decompose_text(answer_id: str, text: str, question: str | None = None) -> De
     """Split ``text`` into claims; ids are ``f"{answer_id}:c{index}"`` in text order."""
     claims: list[Claim] = []
     for piece in split_answer(text):
-        start, end, reason = screen(text, piece.start, piece.end, question, first=piece.first, heading=piece.heading)
+        start, end, reason = screen(
+            text, piece.start, piece.end, question, first=piece.first, heading=piece.heading
+        )
         start, end = trim(text, start, end)
         if end <= start:
             continue

@@ -105,7 +105,9 @@ def is_finite(word: str) -> bool:
     """True for a verb form that can head a clause with its own subject ("was", "offers", "said")."""
     if word in AUX or word in IRREGULAR:
         return True
-    return (word in VERB_FORMS and word.endswith("s")) or (word.endswith("ed") and len(word) > 4 and word not in NOT_VERB_ED)
+    return (word in VERB_FORMS and word.endswith("s")) or (
+        word.endswith("ed") and len(word) > 4 and word not in NOT_VERB_ED
+    )
 
 
 def has_verb(text: str) -> bool:

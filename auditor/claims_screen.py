@@ -101,7 +101,9 @@ def _restates(piece: str, question: str | None) -> bool:
         return False
     asked = {stem(w) for w in content_words(question)}
     own = [stem(w) for w in content_words(piece) if w not in _FRAME]
-    return (bool(own) and all(w in asked for w in own)) or (not own and bool(asked & set(map(stem, words(piece)))))
+    return (bool(own) and all(w in asked for w in own)) or (
+        not own and bool(asked & set(map(stem, words(piece))))
+    )
 
 
 def _checkable(piece: str) -> list[str]:
@@ -119,16 +121,22 @@ def screen(
     if first:  # lead-ins only open a sentence
         start = _strip_lead(text, start, end, _LEAD_IN)
     piece = text[start:end]
-    if _OFFER.match(piece) and not (re.search(r"contact|call|email|reach", piece, re.I) and _CONTACT.search(piece)):
+    if _OFFER.match(piece) and not (
+        re.search(r"contact|call|email|reach", piece, re.I) and _CONTACT.search(piece)
+    ):
         return start, end, ScreenReason.OFFER_TO_HELP
     pleasantry = _PLEASANTRY.match(piece)
-    if pleasantry is not None and not re.search(r"\d", piece) and len(content_words(piece[pleasantry.end():])) <= 3:
+    if (
+        pleasantry is not None
+        and not re.search(r"\d", piece)
+        and len(content_words(piece[pleasantry.end() :])) <= 3
+    ):
         return start, end, ScreenReason.PLEASANTRY
     if _restates(piece, question):
         return start, end, ScreenReason.QUESTION_RESTATEMENT
     hedge = _HEDGE_LEAD.match(piece)
     if hedge is not None:
-        if not _checkable(piece[hedge.end():]):
+        if not _checkable(piece[hedge.end() :]):
             return start, end, ScreenReason.HEDGE
         if first:
             start += hedge.end()

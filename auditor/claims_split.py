@@ -239,7 +239,7 @@ def clause_cuts(text: str, start: int, end: int) -> list[tuple[int, int]]:
         if c_start < cur:
             continue
         nxt = cands[i + 1][0] if i + 1 < len(cands) else end
-        left, right = text[cur:c_start], text[c_end:max(nxt, c_end)]
+        left, right = text[cur:c_start], text[c_end : max(nxt, c_end)]
         if kind == "semi":
             ok = bool(content_words(left)) and bool(content_words(right))
         elif kind == "bare":
@@ -272,9 +272,11 @@ def split_answer(text: str) -> list[Piece]:
         terminal = [m.start() >= spans[-1][1] and _only_markers(text, m.end(), s_end) for m in markers]
         inline = not all(terminal)  # a sentence whose markers all sit at its end shares them
         for m, is_terminal in zip(markers, terminal, strict=True):
-            owners = range(len(spans)) if is_terminal and not inline else [
-                max((k for k, (a, _) in enumerate(spans) if a <= m.start()), default=0)
-            ]
+            owners = (
+                range(len(spans))
+                if is_terminal and not inline
+                else [max((k for k, (a, _) in enumerate(spans) if a <= m.start()), default=0)]
+            )
             for k in owners:
                 if m.group() not in cites[k]:
                     cites[k].append(m.group())

@@ -52,8 +52,17 @@ def _beta(rng: np.random.Generator, k: int, n: int, size: int) -> np.ndarray:
     return rng.beta(k + 0.5, n - k + 0.5, size=size)
 
 
-def correct(positives: int, total: int, true_pos: int, false_neg: int, true_neg: int, false_pos: int, *,
-            draws: int = DRAWS, seed: int = SEED) -> CorrectedRate | CannotCorrect:
+def correct(
+    positives: int,
+    total: int,
+    true_pos: int,
+    false_neg: int,
+    true_neg: int,
+    false_pos: int,
+    *,
+    draws: int = DRAWS,
+    seed: int = SEED,
+) -> CorrectedRate | CannotCorrect:
     """Correct ``positives / total`` for a judge measured at ``true_pos, false_neg, true_neg, false_pos``.
 
     Args:
@@ -68,15 +77,20 @@ def correct(positives: int, total: int, true_pos: int, false_neg: int, true_neg:
     if total == 0:
         return CannotCorrect(raw=raw, reason="no audited answer with a judged claim: nothing to correct")
     if sens.value is None:
-        return CannotCorrect(raw=raw, reason="the calibration has no answer humans call unsupported: "
-                                             "sensitivity is unknown")
+        return CannotCorrect(
+            raw=raw, reason="the calibration has no answer humans call unsupported: sensitivity is unknown"
+        )
     if spec.value is None:
-        return CannotCorrect(raw=raw, reason="the calibration has no answer humans call supported: "
-                                             "specificity is unknown")
+        return CannotCorrect(
+            raw=raw, reason="the calibration has no answer humans call supported: specificity is unknown"
+        )
     point = rogan_gladen(positives / total, sens.value, spec.value)
     if point is None:
-        return CannotCorrect(raw=raw, reason=f"sensitivity + specificity = {sens.value + spec.value:.3f} <= 1: "
-                                             "the judge does no better than chance, the correction is undefined")
+        return CannotCorrect(
+            raw=raw,
+            reason=f"sensitivity + specificity = {sens.value + spec.value:.3f} <= 1: "
+            "the judge does no better than chance, the correction is undefined",
+        )
     rng = np.random.default_rng(seed)
     se = _beta(rng, true_pos, true_pos + false_neg, draws)
     sp = _beta(rng, true_neg, true_neg + false_pos, draws)
@@ -85,16 +99,24 @@ def correct(positives: int, total: int, true_pos: int, false_neg: int, true_neg:
     ok = youden > 0
     values = np.clip((p[ok] + sp[ok] - 1.0) / youden[ok], 0.0, 1.0)
     tail = (1.0 - CONFIDENCE) / 2 * 100
-    low, high = (np.percentile(values, [tail, 100 - tail]) if values.size else (0.0, 1.0))
-    return CorrectedRate(raw=raw, value=min(max(point, 0.0), 1.0), unclipped=point, low=float(low),
-                         high=float(high), sensitivity=sens, specificity=spec,
-                         undefined_draws=int(draws - int(ok.sum())), confidence=CONFIDENCE,
-                         method=f"Rogan-Gladen; Monte Carlo over Jeffreys Beta posteriors of Se, Sp, p_obs "
-                                f"({draws} draws)")
+    low, high = np.percentile(values, [tail, 100 - tail]) if values.size else (0.0, 1.0)
+    return CorrectedRate(
+        raw=raw,
+        value=min(max(point, 0.0), 1.0),
+        unclipped=point,
+        low=float(low),
+        high=float(high),
+        sensitivity=sens,
+        specificity=spec,
+        undefined_draws=int(draws - int(ok.sum())),
+        confidence=CONFIDENCE,
+        method=f"Rogan-Gladen; Monte Carlo over Jeffreys Beta posteriors of Se, Sp, p_obs ({draws} draws)",
+    )
 
 
-def delta_interval(positives: int, total: int, true_pos: int, false_neg: int, true_neg: int,
-                   false_pos: int) -> tuple[float, float, float] | None:
+def delta_interval(
+    positives: int, total: int, true_pos: int, false_neg: int, true_neg: int, false_pos: int
+) -> tuple[float, float, float] | None:
     """Point estimate and 95% delta-method interval (clipped), or None when undefined."""
     n_pos, n_neg = true_pos + false_neg, true_neg + false_pos
     if total == 0 or n_pos == 0 or n_neg == 0:
@@ -104,8 +126,9 @@ def delta_interval(positives: int, total: int, true_pos: int, false_neg: int, tr
     if point is None:
         return None
     youden = se + sp - 1.0
-    variance = (p * (1 - p) / total + point**2 * se * (1 - se) / n_pos
-                + (1 - point) ** 2 * sp * (1 - sp) / n_neg) / youden**2
+    variance = (
+        p * (1 - p) / total + point**2 * se * (1 - se) / n_pos + (1 - point) ** 2 * sp * (1 - sp) / n_neg
+    ) / youden**2
     half = 1.959963984540054 * math.sqrt(variance)
     return _clip(point), _clip(point - half), _clip(point + half)
 
@@ -114,21 +137,29 @@ def _clip(value: float) -> float:
     return min(max(value, 0.0), 1.0)
 
 
-def corrected_share(summary: Summary | Mapping[str, Any], calibration: Calibration) -> CorrectedRate | CannotCorrect:
+def corrected_share(
+    summary: Summary | Mapping[str, Any], calibration: Calibration
+) -> CorrectedRate | CannotCorrect:
     """The corrected "answers with an unsupported claim" of a run, naming the calibration used.
 
     Args:
         summary: the run's :class:`~auditor.metrics_model.Summary` (or its JSON form, ``result.summary``).
         calibration: a calibration of the judge that produced the run (``Store.latest_calibration``).
     """
-    figure = (summary.answers_with_unsupported_claim.model_dump() if isinstance(summary, Summary)
-              else dict(summary["answers_with_unsupported_claim"]))
+    figure = (
+        summary.answers_with_unsupported_claim.model_dump()
+        if isinstance(summary, Summary)
+        else dict(summary["answers_with_unsupported_claim"])
+    )
     matrix = calibration.answer.binary
-    result = correct(int(figure["numerator"]), int(figure["denominator"]),
-                     true_pos=matrix.cell("unsupported", "unsupported"),
-                     false_neg=matrix.cell("unsupported", "supported"),
-                     true_neg=matrix.cell("supported", "supported"),
-                     false_pos=matrix.cell("supported", "unsupported"))
+    result = correct(
+        int(figure["numerator"]),
+        int(figure["denominator"]),
+        true_pos=matrix.cell("unsupported", "unsupported"),
+        false_neg=matrix.cell("unsupported", "supported"),
+        true_neg=matrix.cell("supported", "supported"),
+        false_pos=matrix.cell("supported", "unsupported"),
+    )
     return result.model_copy(update={"calibration_id": calibration.id, "calibration": calibration.label})
 
 
@@ -141,6 +172,8 @@ def describe(corrected: CorrectedRate | CannotCorrect) -> str:
         text += f" [95% CI {raw.wilson.low:.1%}-{raw.wilson.high:.1%}]"
     if isinstance(corrected, CannotCorrect):
         return f"{text}; corrected: cannot correct ({corrected.reason}; {corrected.calibration or 'no calibration'})"
-    return (f"{text}; corrected {corrected.value:.1%} [95% {corrected.low:.1%}-{corrected.high:.1%}] "
-            f"(Rogan-Gladen, Se {corrected.sensitivity.value:.2f}, Sp {corrected.specificity.value:.2f}; "
-            f"{corrected.calibration or 'calibration not named'})")
+    return (
+        f"{text}; corrected {corrected.value:.1%} [95% {corrected.low:.1%}-{corrected.high:.1%}] "
+        f"(Rogan-Gladen, Se {corrected.sensitivity.value:.2f}, Sp {corrected.specificity.value:.2f}; "
+        f"{corrected.calibration or 'calibration not named'})"
+    )

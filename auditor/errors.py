@@ -42,8 +42,7 @@ class UnrecognisedFormatError(UsageError):
     def __init__(self, source: str, available: list[str]) -> None:
         listed = ", ".join(available) if available else "none"
         super().__init__(
-            f"{source}: no installed adapter recognises this file. "
-            f"Pass --format with one of: {listed}."
+            f"{source}: no installed adapter recognises this file. Pass --format with one of: {listed}."
         )
         self.source = source
 

@@ -153,13 +153,19 @@ def _hops(conv: _Conversation) -> tuple[list[ToolHop], dict[str, ToolHop]]:
         if span.kind is not SpanKind.TOOL or span.tool is None:
             continue
         enclosing = tuple(
-            f"{item.trace.trace_id}:{a.span_id}" for a in reversed(conv.ancestors(item)) if a.kind is SpanKind.TOOL
+            f"{item.trace.trace_id}:{a.span_id}"
+            for a in reversed(conv.ancestors(item))
+            if a.kind is SpanKind.TOOL
         )
         hops.append(
             ToolHop(
-                key=f"{item.trace.trace_id}:{span.span_id}", name=span.tool.name,
-                arguments=span.tool.arguments, result=span.tool.result or "",
-                started=span.start, ended=span.end, enclosing=enclosing,
+                key=f"{item.trace.trace_id}:{span.span_id}",
+                name=span.tool.name,
+                arguments=span.tool.arguments,
+                result=span.tool.result or "",
+                started=span.start,
+                ended=span.end,
+                enclosing=enclosing,
             )
         )
     spanned_ids = {i.span.tool.call_id for i in conv.spans if i.span.tool and i.span.tool.call_id}
@@ -179,10 +185,16 @@ def _hops(conv: _Conversation) -> tuple[list[ToolHop], dict[str, ToolHop]]:
             if message.role == "tool" and message.tool_call_id and message.tool_call_id not in spanned_ids:
                 if message.tool_call_id in by_call or normalise(message.content) in spanned_texts:
                     continue
-                name, args, requested = calls.get(message.tool_call_id, (message.name or "tool", None, item.span.start))
+                name, args, requested = calls.get(
+                    message.tool_call_id, (message.name or "tool", None, item.span.start)
+                )
                 hop = ToolHop(
-                    key=f"call:{message.tool_call_id}", name=message.name or name, arguments=args,
-                    result=message.content, started=min(requested, item.span.start), ended=item.span.start,
+                    key=f"call:{message.tool_call_id}",
+                    name=message.name or name,
+                    arguments=args,
+                    result=message.content,
+                    started=min(requested, item.span.start),
+                    ended=item.span.start,
                 )
                 hops.append(hop)
                 by_call[message.tool_call_id] = hop
@@ -212,8 +224,12 @@ def _collect_spans(c: _Collector, paths: dict[str, tuple[str, ...]]) -> None:
                 Evidence(
                     evidence_id="ev_" + short_digest(trace.trace_id, span.span_id, "tool"),
                     kind=EvidenceKind.MODEL_OUTPUT if sub_agent else EvidenceKind.TOOL_RESULT,
-                    name=span.tool.name, text=text, metadata=metadata,
-                    trace_id=trace.trace_id, span_id=span.span_id, available_at=span.end,
+                    name=span.tool.name,
+                    text=text,
+                    metadata=metadata,
+                    trace_id=trace.trace_id,
+                    span_id=span.span_id,
+                    available_at=span.end,
                     hop_path=paths.get(f"{trace.trace_id}:{span.span_id}", (span.tool.name,)),
                     error=span.status is SpanStatus.ERROR,
                 ),
@@ -229,16 +245,31 @@ def _collect_spans(c: _Collector, paths: dict[str, tuple[str, ...]]) -> None:
                     ("doc", f"{trace.trace_id}:{span.span_id}:{index}"),
                     Evidence(
                         evidence_id="ev_" + short_digest(trace.trace_id, span.span_id, "doc", str(index)),
-                        kind=EvidenceKind.RETRIEVED_DOCUMENT, name=retriever, text=doc.text,
-                        metadata=dict(doc.metadata), document_id=doc.id, url=_url(doc.metadata),
-                        trace_id=trace.trace_id, span_id=span.span_id, available_at=span.end,
-                        hop_path=(*base, retriever), error=span.status is SpanStatus.ERROR,
+                        kind=EvidenceKind.RETRIEVED_DOCUMENT,
+                        name=retriever,
+                        text=doc.text,
+                        metadata=dict(doc.metadata),
+                        document_id=doc.id,
+                        url=_url(doc.metadata),
+                        trace_id=trace.trace_id,
+                        span_id=span.span_id,
+                        available_at=span.end,
+                        hop_path=(*base, retriever),
+                        error=span.status is SpanStatus.ERROR,
                     ),
                 )
 
 
-def _message_item(c: _Collector, kind: EvidenceKind, message: Message, span: Span, trace: Trace,
-                  when: datetime, name: str | None = None, **extra: Any) -> None:
+def _message_item(
+    c: _Collector,
+    kind: EvidenceKind,
+    message: Message,
+    span: Span,
+    trace: Trace,
+    when: datetime,
+    name: str | None = None,
+    **extra: Any,
+) -> None:
     text = message.content.strip()
     if not text:
         return
@@ -247,13 +278,20 @@ def _message_item(c: _Collector, kind: EvidenceKind, message: Message, span: Spa
         (kind.value, key),
         Evidence(
             evidence_id="ev_" + short_digest(conversation_key(trace), kind.value, key),
-            kind=kind, name=name, text=message.content,
-            trace_id=trace.trace_id, span_id=span.span_id, available_at=when, **extra,
+            kind=kind,
+            name=name,
+            text=message.content,
+            trace_id=trace.trace_id,
+            span_id=span.span_id,
+            available_at=when,
+            **extra,
         ),
     )
 
 
-def _collect_messages(c: _Collector, message_hops: dict[str, ToolHop], paths: dict[str, tuple[str, ...]]) -> None:
+def _collect_messages(
+    c: _Collector, message_hops: dict[str, ToolHop], paths: dict[str, tuple[str, ...]]
+) -> None:
     question = _question(c.answer.span)
     llm_spans = sorted((x for x in c.conv.spans if x.span.kind is SpanKind.LLM), key=lambda x: x.span.start)
     for item in llm_spans:
@@ -262,25 +300,54 @@ def _collect_messages(c: _Collector, message_hops: dict[str, ToolHop], paths: di
         if c.started_by(span):
             for message in span.input_messages:
                 if message.role == "system":
-                    _message_item(c, EvidenceKind.SYSTEM_PROMPT, message, span, trace, span.start,
-                                  metadata={"sub_agent": True} if nested else {})
+                    _message_item(
+                        c,
+                        EvidenceKind.SYSTEM_PROMPT,
+                        message,
+                        span,
+                        trace,
+                        span.start,
+                        metadata={"sub_agent": True} if nested else {},
+                    )
                 elif message.role == "user" and not nested:
-                    _message_item(c, EvidenceKind.USER_MESSAGE, message, span, trace, span.start,
-                                  current_question=message.content == question)
+                    _message_item(
+                        c,
+                        EvidenceKind.USER_MESSAGE,
+                        message,
+                        span,
+                        trace,
+                        span.start,
+                        current_question=message.content == question,
+                    )
                 elif message.role == "tool" and message.tool_call_id not in c._tool_call_ids:
                     hop = message_hops.get(message.tool_call_id or "")
                     if hop is None:
                         continue  # answered by a tool span, collected there
-                    _message_item(c, EvidenceKind.TOOL_RESULT, message, span, trace, span.start, name=hop.name,
-                                  metadata={"arguments": hop.arguments, "tool_call_id": message.tool_call_id},
-                                  hop_path=paths.get(hop.key, (hop.name,)))
+                    _message_item(
+                        c,
+                        EvidenceKind.TOOL_RESULT,
+                        message,
+                        span,
+                        trace,
+                        span.start,
+                        name=hop.name,
+                        metadata={"arguments": hop.arguments, "tool_call_id": message.tool_call_id},
+                        hop_path=paths.get(hop.key, (hop.name,)),
+                    )
                 elif message.role == "assistant" and not message.tool_calls:
                     _message_item(c, EvidenceKind.MODEL_OUTPUT, message, span, trace, span.start)
         if c.ended_before(span):
             for message in span.output_messages:
                 if not message.tool_calls:
-                    _message_item(c, EvidenceKind.MODEL_OUTPUT, message, span, trace, span.end,
-                                  metadata={"sub_agent": True} if nested else {})
+                    _message_item(
+                        c,
+                        EvidenceKind.MODEL_OUTPUT,
+                        message,
+                        span,
+                        trace,
+                        span.end,
+                        metadata={"sub_agent": True} if nested else {},
+                    )
 
 
 def _answers_of(conv: _Conversation, selection: AnswerSelection) -> Iterable[Answer]:
@@ -296,8 +363,11 @@ def _answers_of(conv: _Conversation, selection: AnswerSelection) -> Iterable[Ans
         )
         yield Answer(
             answer_id="ans_" + short_digest(item.trace.trace_id, item.span.span_id),
-            trace_id=item.trace.trace_id, span_id=item.span.span_id,
-            conversation_id=item.trace.conversation_id, question=_question(item.span), text=text,
+            trace_id=item.trace.trace_id,
+            span_id=item.span.span_id,
+            conversation_id=item.trace.conversation_id,
+            question=_question(item.span),
+            text=text,
             generated_at=item.span.start,
             question_type=_question_type(item, conv, selection.question_type_attribute),
             evidence=tuple(ordered),

@@ -95,30 +95,47 @@ def answer_case(answer: AnswerOut, answerable: bool | None = None) -> AnswerCase
     unjudged = tuple(c.text for c in claims if c.verdict == "unjudged" or c.verdict is None)
     if answer.refusal:
         reasons = ("refused a question labelled answerable",) if answerable is True else ()
-        return AnswerCase(answer_id=answer.answer_id, trace_id=answer.trace_id, question=answer.question,
-                          status="failed" if reasons else "refusal", reasons=reasons)
+        return AnswerCase(
+            answer_id=answer.answer_id,
+            trace_id=answer.trace_id,
+            question=answer.question,
+            status="failed" if reasons else "refusal",
+            reasons=reasons,
+        )
     reasons_list: list[str] = []
     if contradicted:
         reasons_list.append(f"{len(contradicted)} contradicted claim(s)")
     if unjudged:
-        reasons_list.append(f"{len(unjudged)} unjudged claim(s): an answer with an unjudged claim cannot pass")
+        reasons_list.append(
+            f"{len(unjudged)} unjudged claim(s): an answer with an unjudged claim cannot pass"
+        )
     if unsupported and answer.grounded is not True:
-        reasons_list.append(f"{len(unsupported)} unsupported claim(s); groundedness {_pct(answer.groundedness)}")
+        reasons_list.append(
+            f"{len(unsupported)} unsupported claim(s); groundedness {_pct(answer.groundedness)}"
+        )
     if answer.grounded is not True and not reasons_list:
-        reasons_list.append("no judged claim" if answer.groundedness is None else
-                            f"groundedness {_pct(answer.groundedness)} below the policy's claim_support")
+        reasons_list.append(
+            "no judged claim"
+            if answer.groundedness is None
+            else f"groundedness {_pct(answer.groundedness)} below the policy's claim_support"
+        )
     if answerable is False:
         reasons_list.append("answered a question labelled unanswerable")
     return AnswerCase(
-        answer_id=answer.answer_id, trace_id=answer.trace_id, question=answer.question,
+        answer_id=answer.answer_id,
+        trace_id=answer.trace_id,
+        question=answer.question,
         status="passed" if answer.grounded is True and answerable is not False else "failed",
-        contradicted=contradicted, unsupported=unsupported, unjudged=unjudged,
+        contradicted=contradicted,
+        unsupported=unsupported,
+        unjudged=unjudged,
         reasons=tuple(reasons_list) if answer.grounded is not True or answerable is False else (),
     )
 
 
-def decide(summary: Summary, answers: Sequence[AnswerOut], thresholds: Thresholds,
-           labels: Labels | None = None) -> GateDecision:
+def decide(
+    summary: Summary, answers: Sequence[AnswerOut], thresholds: Thresholds, labels: Labels | None = None
+) -> GateDecision:
     """Apply the gate's rules (module docstring) to an audited run.
 
     Args:
@@ -130,40 +147,67 @@ def decide(summary: Summary, answers: Sequence[AnswerOut], thresholds: Threshold
     """
     checks: list[GateCheck] = []
     rate = summary.answer_pass_rate
-    checks.append(GateCheck(
-        name="answer_pass_rate", comparison=">=", threshold=thresholds.release_pass_rate, observed=rate,
-        passed=rate.value is not None and rate.value >= thresholds.release_pass_rate,
-        detail=f"grounded answers {describe_rate(rate, 'non-refusal answers')}, "
-               f"required >= {thresholds.release_pass_rate:.1%}"
-               + ("" if rate.denominator else "; no non-refusal answer to gate"),
-    ))
+    checks.append(
+        GateCheck(
+            name="answer_pass_rate",
+            comparison=">=",
+            threshold=thresholds.release_pass_rate,
+            observed=rate,
+            passed=rate.value is not None and rate.value >= thresholds.release_pass_rate,
+            detail=f"grounded answers {describe_rate(rate, 'non-refusal answers')}, "
+            f"required >= {thresholds.release_pass_rate:.1%}"
+            + ("" if rate.denominator else "; no non-refusal answer to gate"),
+        )
+    )
     contradicted_answers = sum(1 for a in answers if (a.contradicted or 0) > 0)
-    checks.append(GateCheck(
-        name="contradictions", comparison="==", threshold=0, observed=summary.contradiction_rate,
-        passed=summary.contradicted == 0,
-        detail=f"contradicted claims {summary.contradicted} (of {summary.judged_claims} judged claims, "
-               f"in {contradicted_answers} answer(s)), required 0 at any ratio",
-    ))
+    checks.append(
+        GateCheck(
+            name="contradictions",
+            comparison="==",
+            threshold=0,
+            observed=summary.contradiction_rate,
+            passed=summary.contradicted == 0,
+            detail=f"contradicted claims {summary.contradicted} (of {summary.judged_claims} judged claims, "
+            f"in {contradicted_answers} answer(s)), required 0 at any ratio",
+        )
+    )
     refusal = summary.refusal
-    for name, comparison, limit in (("refusal_accuracy", ">=", thresholds.refusal_accuracy),
-                                    ("over_refusal", "<=", thresholds.over_refusal)):
+    refusal_checks: tuple[
+        tuple[Literal["refusal_accuracy", "over_refusal"], Literal[">=", "<="], float | None], ...
+    ] = (
+        ("refusal_accuracy", ">=", thresholds.refusal_accuracy),
+        ("over_refusal", "<=", thresholds.over_refusal),
+    )
+    for name, comparison, limit in refusal_checks:
         if limit is None or refusal is None:
             continue
         observed = refusal.refusal_accuracy if name == "refusal_accuracy" else refusal.over_refusal
         unit = "unanswerable questions" if name == "refusal_accuracy" else "answerable questions"
         ok = observed.value is not None and (
-            observed.value >= limit if comparison == ">=" else observed.value <= limit)
-        detail = f"{name.replace('_', ' ')} {describe_rate(observed, unit)}, required {comparison} {limit:.1%}"
+            observed.value >= limit if comparison == ">=" else observed.value <= limit
+        )
+        detail = (
+            f"{name.replace('_', ' ')} {describe_rate(observed, unit)}, required {comparison} {limit:.1%}"
+        )
         if observed.denominator == 0:
             detail += f"; no labelled {unit} to measure it on"
-        checks.append(GateCheck(name=name, comparison=comparison, threshold=limit,  # type: ignore[arg-type]
-                                observed=observed, passed=ok, detail=detail))
+        checks.append(
+            GateCheck(
+                name=name,
+                comparison=comparison,
+                threshold=limit,
+                observed=observed,
+                passed=ok,
+                detail=detail,
+            )
+        )
     answerable: dict[int, bool] = {}
     if labels is not None:
         answerable = {i: label.answerable for i, label in match_labels(answers, labels).by_answer.items()}
     cases = tuple(answer_case(a, answerable.get(i)) for i, a in enumerate(answers))
-    return GateDecision(passed=all(c.passed for c in checks), checks=tuple(checks), answers=cases,
-                        summary=summary)
+    return GateDecision(
+        passed=all(c.passed for c in checks), checks=tuple(checks), answers=cases, summary=summary
+    )
 
 
 @dataclass(frozen=True)
@@ -175,9 +219,17 @@ class GateRun:
     run_id: str | None = None  # the stored run, when a store was given
 
 
-def run_gate(paths: Sequence[Path], policy: Policy, *, judge: str = "offline", base_url: str | None = None,
-             labels: Labels | None = None, db_url: str | None = None, format: str | None = None,
-             concurrency: int = 8) -> GateRun:
+def run_gate(
+    paths: Sequence[Path],
+    policy: Policy,
+    *,
+    judge: str = "offline",
+    base_url: str | None = None,
+    labels: Labels | None = None,
+    db_url: str | None = None,
+    format: str | None = None,
+    concurrency: int = 8,
+) -> GateRun:
     """Audit ``paths`` and decide the gate.
 
     Raises:
@@ -187,13 +239,23 @@ def run_gate(paths: Sequence[Path], policy: Policy, *, judge: str = "offline", b
     """
     from auditor.audit import audit  # the audit edge pulls in the judges; import only when gating
 
-    result = audit(list(paths), policy=policy, judge=judge, base_url=base_url, labels=labels, format=format,
-                   concurrency=concurrency, db_url=db_url)
+    result = audit(
+        list(paths),
+        policy=policy,
+        judge=judge,
+        base_url=base_url,
+        labels=labels,
+        format=format,
+        concurrency=concurrency,
+        db_url=db_url,
+    )
     empty = [i.path for i in result.run.inputs if i.traces == 0]
     if empty:
         reasons = [p.reason for p in result.run.problems if p.file in empty][:3]
-        raise UsageError(f"{', '.join(empty)}: no trace could be read ({'; '.join(reasons) or 'no spans'}); "
-                         "the gate will not judge a partial golden set.")
+        raise UsageError(
+            f"{', '.join(empty)}: no trace could be read ({'; '.join(reasons) or 'no spans'}); "
+            "the gate will not judge a partial golden set."
+        )
     summary = Summary.model_validate(result.summary)
     decision = decide(summary, result.answers, policy.thresholds, labels)
     return GateRun(result=result, decision=decision, run_id=result.run.id)

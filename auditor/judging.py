@@ -47,7 +47,9 @@ class JudgeSetup:
     client: LLMClient | None = None
     cascade: CascadeJudge | None = None
     cache: CachingJudge | None = None
-    fused: FusedAuditor | CachingFused | None = None  # decomposes and judges in one call instead of extractor + judge
+    fused: FusedAuditor | CachingFused | None = (
+        None  # decomposes and judges in one call instead of extractor + judge
+    )
     decomposition_cache: CachingExtractor | None = None  # the extractor, when LLM decompositions are cached
     notes: list[str] = field(default_factory=list)
 
@@ -56,10 +58,18 @@ class JudgeSetup:
             await self.client.aclose()
 
 
-def build_judge(spec: str, *, base_url: str | None = None, cascade: bool = True, use_cache: bool = True,
-                decomposer: Decomposer = "rules", concurrency: int = 8,
-                cache_backend: VerdictCache | None = None, decomposition_backend: DecompositionCache | None = None,
-                fused_backend: FusedCache | None = None) -> JudgeSetup:
+def build_judge(
+    spec: str,
+    *,
+    base_url: str | None = None,
+    cascade: bool = True,
+    use_cache: bool = True,
+    decomposer: Decomposer = "rules",
+    concurrency: int = 8,
+    cache_backend: VerdictCache | None = None,
+    decomposition_backend: DecompositionCache | None = None,
+    fused_backend: FusedCache | None = None,
+) -> JudgeSetup:
     """The judge setup for ``spec`` (``offline`` or ``openai:MODEL``).
 
     With ``use_cache``, verdicts, LLM decompositions (``decomposer="llm"``) and fused results
@@ -77,23 +87,34 @@ def build_judge(spec: str, *, base_url: str | None = None, cascade: bool = True,
         return JudgeSetup(extractor=RuleExtractor(), judge=OfflineJudge())
     kind, _, model = spec.partition(":")
     if kind != "openai" or not model:
-        raise UsageError(f"Unknown judge {spec!r}: use 'offline' or 'openai:MODEL' (e.g. openai:gpt-4.1-mini).")
+        raise UsageError(
+            f"Unknown judge {spec!r}: use 'offline' or 'openai:MODEL' (e.g. openai:gpt-4.1-mini)."
+        )
     key = os.environ.get("OPENAI_API_KEY")
     if not key and not base_url:
-        raise UsageError("No key found: set OPENAI_API_KEY, pass --base-url for a local server, or use --judge offline.")
+        raise UsageError(
+            "No key found: set OPENAI_API_KEY, pass --base-url for a local server, or use --judge offline."
+        )
     # Local OpenAI-compatible servers (vLLM, Ollama) accept any key; the client insists on one.
     client = LLMClient(model, base_url=base_url, api_key=key or "unused", concurrency=concurrency)
-    setup = JudgeSetup(extractor=RuleExtractor() if decomposer == "rules" else LLMDecomposer(client),
-                       judge=LLMJudge(client), client=client)
+    setup = JudgeSetup(
+        extractor=RuleExtractor() if decomposer == "rules" else LLMDecomposer(client),
+        judge=LLMJudge(client),
+        client=client,
+    )
     if decomposer == "fused":
         # Claims are unknown before the call: no cascade, and the cache holds whole answers.
         fused = FusedAuditor(client)
         setup.fused = fused
         if use_cache:
-            setup.fused = CachingFused(fused, fused_backend or JsonlFusedCache(app_dir() / "fused-cache.jsonl"))
+            setup.fused = CachingFused(
+                fused, fused_backend or JsonlFusedCache(app_dir() / "fused-cache.jsonl")
+            )
         return setup
     if use_cache and isinstance(setup.extractor, LLMDecomposer):
-        decompositions = decomposition_backend or JsonlDecompositionCache(app_dir() / "decomposition-cache.jsonl")
+        decompositions = decomposition_backend or JsonlDecompositionCache(
+            app_dir() / "decomposition-cache.jsonl"
+        )
         setup.decomposition_cache = CachingExtractor(setup.extractor, decompositions)
         setup.extractor = setup.decomposition_cache
     if cascade:

@@ -44,8 +44,11 @@ def _case_name(case: AnswerCase) -> str:
 
 def _failure_text(case: AnswerCase) -> str:
     lines = [f"answer {case.answer_id} (trace {case.trace_id})", f"question: {case.question or '-'}"]
-    for title, claims in (("contradicted", case.contradicted), ("unsupported (absent)", case.unsupported),
-                          ("unjudged", case.unjudged)):
+    for title, claims in (
+        ("contradicted", case.contradicted),
+        ("unsupported (absent)", case.unsupported),
+        ("unjudged", case.unjudged),
+    ):
         for claim in claims:
             lines.append(f"{title}: {claim}")
     return _clean("\n".join(lines))
@@ -54,16 +57,26 @@ def _failure_text(case: AnswerCase) -> str:
 def _answers_suite(decision: GateDecision, timestamp: str) -> ET.Element:
     cases = decision.answers
     failures = sum(c.status == "failed" for c in cases)
-    suite = ET.Element("testsuite", {
-        "name": "auditor.gate.answers", "tests": str(len(cases)), "failures": str(failures), "errors": "0",
-        "skipped": "0", "time": "0", "timestamp": timestamp,
-    })
+    suite = ET.Element(
+        "testsuite",
+        {
+            "name": "auditor.gate.answers",
+            "tests": str(len(cases)),
+            "failures": str(failures),
+            "errors": "0",
+            "skipped": "0",
+            "time": "0",
+            "timestamp": timestamp,
+        },
+    )
     for case in cases:
-        element = ET.SubElement(suite, "testcase", {"name": _case_name(case), "classname": "auditor.gate.answers",
-                                                    "time": "0"})
+        element = ET.SubElement(
+            suite, "testcase", {"name": _case_name(case), "classname": "auditor.gate.answers", "time": "0"}
+        )
         if case.status == "failed":
-            failure = ET.SubElement(element, "failure", {"message": _clean("; ".join(case.reasons)),
-                                                         "type": "ungrounded"})
+            failure = ET.SubElement(
+                element, "failure", {"message": _clean("; ".join(case.reasons)), "type": "ungrounded"}
+            )
             failure.text = _failure_text(case)
         elif case.status == "refusal":
             ET.SubElement(element, "system-out").text = "refusal: the answer makes no claim to judge"
@@ -72,11 +85,18 @@ def _answers_suite(decision: GateDecision, timestamp: str) -> ET.Element:
 
 def _checks_suite(decision: GateDecision, result: AuditResult, timestamp: str) -> ET.Element:
     checks = decision.checks
-    suite = ET.Element("testsuite", {
-        "name": "auditor.gate.thresholds", "tests": str(len(checks)),
-        "failures": str(sum(not c.passed for c in checks)), "errors": "0", "skipped": "0", "time": "0",
-        "timestamp": timestamp,
-    })
+    suite = ET.Element(
+        "testsuite",
+        {
+            "name": "auditor.gate.thresholds",
+            "tests": str(len(checks)),
+            "failures": str(sum(not c.passed for c in checks)),
+            "errors": "0",
+            "skipped": "0",
+            "time": "0",
+            "timestamp": timestamp,
+        },
+    )
     properties = ET.SubElement(suite, "properties")
     run = result.run
     values = {
@@ -90,11 +110,13 @@ def _checks_suite(decision: GateDecision, result: AuditResult, timestamp: str) -
     for name, value in values.items():
         ET.SubElement(properties, "property", {"name": name, "value": value})
     for check in checks:
-        element = ET.SubElement(suite, "testcase", {"name": check.name, "classname": "auditor.gate.thresholds",
-                                                    "time": "0"})
+        element = ET.SubElement(
+            suite, "testcase", {"name": check.name, "classname": "auditor.gate.thresholds", "time": "0"}
+        )
         if not check.passed:
-            ET.SubElement(element, "failure", {"message": _clean(check.detail), "type": "threshold"}).text = (
-                _clean(check.detail))
+            ET.SubElement(
+                element, "failure", {"message": _clean(check.detail), "type": "threshold"}
+            ).text = _clean(check.detail)
         else:
             ET.SubElement(element, "system-out").text = _clean(check.detail)
     return suite
@@ -107,8 +129,10 @@ def junit_xml(decision: GateDecision, result: AuditResult) -> bytes:
     checks = _checks_suite(decision, result, timestamp)
     tests = len(decision.answers) + len(decision.checks)
     failures = int(answers.get("failures", "0")) + int(checks.get("failures", "0"))
-    root = ET.Element("testsuites", {"name": "auditor gate", "tests": str(tests), "failures": str(failures),
-                                     "errors": "0", "time": "0"})
+    root = ET.Element(
+        "testsuites",
+        {"name": "auditor gate", "tests": str(tests), "failures": str(failures), "errors": "0", "time": "0"},
+    )
     root.extend([answers, checks])
     ET.indent(root)
     return cast(bytes, ET.tostring(root, encoding="utf-8", xml_declaration=True))

@@ -38,8 +38,12 @@ class AnswerFigures(BaseModel):
     grounded: bool | None
 
 
-def answer_figures(decomposition: Decomposition, verdicts: Sequence[ClaimVerdict],
-                   claim_support: float, contradictions_allowed: int) -> AnswerFigures:
+def answer_figures(
+    decomposition: Decomposition,
+    verdicts: Sequence[ClaimVerdict],
+    claim_support: float,
+    contradictions_allowed: int,
+) -> AnswerFigures:
     """The figures of one answer from its claims and their verdicts."""
     counted = [v for v in verdicts if not v.common_knowledge]
     supported = sum(v.label is Label.SUPPORTED for v in counted)
@@ -55,12 +59,21 @@ def answer_figures(decomposition: Decomposition, verdicts: Sequence[ClaimVerdict
         grounded = None
     else:
         grounded = (
-            ratio is not None and ratio >= claim_support
-            and contradicted <= contradictions_allowed and unjudged == 0
+            ratio is not None
+            and ratio >= claim_support
+            and contradicted <= contradictions_allowed
+            and unjudged == 0
         )
     return AnswerFigures(
-        claims=len(decomposition.claims), screened=screened, judged=judged, supported=supported,
-        contradicted=contradicted, absent=absent, unjudged=unjudged,
-        common_knowledge=len(verdicts) - len(counted), refusal=refusal,
-        groundedness=None if refusal else ratio, grounded=grounded,
+        claims=len(decomposition.claims),
+        screened=screened,
+        judged=judged,
+        supported=supported,
+        contradicted=contradicted,
+        absent=absent,
+        unjudged=unjudged,
+        common_knowledge=len(verdicts) - len(counted),
+        refusal=refusal,
+        groundedness=None if refusal else ratio,
+        grounded=grounded,
     )

@@ -43,11 +43,22 @@ def policy_ref(policy: Policy) -> PolicyRef:
 
 def run_info(ingested: IngestResult, started: datetime, policy: Policy | None) -> RunInfo:
     return RunInfo(
-        id=uuid.uuid4().hex, started_at=started, policy=policy_ref(policy) if policy else None, judge=None,
-        inputs=[InputRef(path=i.path, sha256=i.sha256, format=i.format, traces=i.traces) for i in ingested.inputs],
+        id=uuid.uuid4().hex,
+        started_at=started,
+        policy=policy_ref(policy) if policy else None,
+        judge=None,
+        inputs=[
+            InputRef(path=i.path, sha256=i.sha256, format=i.format, traces=i.traces) for i in ingested.inputs
+        ],
         problems=[
-            ProblemOut(file=p.file, line=p.line, severity=p.severity.value, reason=p.reason,
-                       trace_id=p.trace_id, span_id=p.span_id)
+            ProblemOut(
+                file=p.file,
+                line=p.line,
+                severity=p.severity.value,
+                reason=p.reason,
+                trace_id=p.trace_id,
+                span_id=p.span_id,
+            )
             for p in ingested.problems
         ],
     )
@@ -61,16 +72,21 @@ def select_trace(answers: list[Answer], trace_id: str | None) -> list[Answer]:
     return [a for a in answers if a.trace_id.lower().replace("-", "").startswith(wanted)]
 
 
-def find_answers(paths: Sequence[Path], format: str | None, policy: Policy,
-                 trace_id: str | None = None) -> tuple[IngestResult, list[Answer]]:
+def find_answers(
+    paths: Sequence[Path], format: str | None, policy: Policy, trace_id: str | None = None
+) -> tuple[IngestResult, list[Answer]]:
     """Read the traces and reconstruct the answers the policy's ``[answers]`` section selects."""
     ingested = read_traces(paths, format)
     answers = reconstruct(ingested.traces, policy.answer_selection())
     return ingested, select_trace(answers, trace_id)
 
 
-def collect_evidence(paths: Sequence[Path], format: str | None = None, trace_id: str | None = None,
-                     policy: Policy | None = None) -> AuditResult:
+def collect_evidence(
+    paths: Sequence[Path],
+    format: str | None = None,
+    trace_id: str | None = None,
+    policy: Policy | None = None,
+) -> AuditResult:
     """Read ``paths`` and return every answer with the evidence it could draw on, decided by ``policy``.
 
     Args:
@@ -104,8 +120,13 @@ class FusedAuditor(Protocol):
 
     identity: JudgeIdentity
 
-    async def audit(self, answer: Answer, admitted: Sequence[Evidence], excluded: Sequence[Evidence],
-                    allow_common_knowledge: bool = False) -> FusedResult: ...
+    async def audit(
+        self,
+        answer: Answer,
+        admitted: Sequence[Evidence],
+        excluded: Sequence[Evidence],
+        allow_common_knowledge: bool = False,
+    ) -> FusedResult: ...
 
 
 def _admission(answer: Answer, policy: Policy) -> tuple[list[Decision], list[Evidence], list[Evidence]]:
@@ -115,9 +136,16 @@ def _admission(answer: Answer, policy: Policy) -> tuple[list[Decision], list[Evi
     return decisions, admitted, excluded
 
 
-def _conclude(answer: Answer, decisions: list[Decision], decomposition: Decomposition, raw: Sequence[ClaimVerdict],
-              policy: Policy, identity: JudgeIdentity, admitted: Sequence[Evidence],
-              excluded: Sequence[Evidence]) -> AnswerAudit:
+def _conclude(
+    answer: Answer,
+    decisions: list[Decision],
+    decomposition: Decomposition,
+    raw: Sequence[ClaimVerdict],
+    policy: Policy,
+    identity: JudgeIdentity,
+    admitted: Sequence[Evidence],
+    excluded: Sequence[Evidence],
+) -> AnswerAudit:
     # Never trust a judge's quotes or ids: verification applies to every judge alike.
     by_id = {e.evidence_id: e for e in admitted}
     excluded_ids = {e.evidence_id for e in excluded}
@@ -126,12 +154,15 @@ def _conclude(answer: Answer, decisions: list[Decision], decomposition: Decompos
         checked = verify_quotes(verdict, by_id)
         support = tuple(i for i in checked.inadmissible_support if i in excluded_ids)
         verdicts.append(checked.model_copy(update={"inadmissible_support": support}))
-    figures = answer_figures(decomposition, verdicts, policy.thresholds.claim_support,
-                             policy.thresholds.contradictions_allowed)
+    figures = answer_figures(
+        decomposition, verdicts, policy.thresholds.claim_support, policy.thresholds.contradictions_allowed
+    )
     return AnswerAudit(answer, decisions, decomposition, verdicts, figures)
 
 
-async def audit_answer(answer: Answer, decomposition: Decomposition, policy: Policy, judge: Judge) -> AnswerAudit:
+async def audit_answer(
+    answer: Answer, decomposition: Decomposition, policy: Policy, judge: Judge
+) -> AnswerAudit:
     """Judge one decomposed answer against the evidence its policy admits."""
     decisions, admitted, excluded = _admission(answer, policy)
     claims = decomposition.judgeable
@@ -144,8 +175,9 @@ async def audit_answer_fused(answer: Answer, policy: Policy, fused: FusedAuditor
     """Decompose and judge one answer in a single call, then verify as for any judge."""
     decisions, admitted, excluded = _admission(answer, policy)
     outcome = await fused.audit(answer, admitted, excluded, policy.evidence.common_knowledge == "allow")
-    return _conclude(answer, decisions, outcome.decomposition, outcome.verdicts, policy, fused.identity,
-                     admitted, excluded)
+    return _conclude(
+        answer, decisions, outcome.decomposition, outcome.verdicts, policy, fused.identity, admitted, excluded
+    )
 
 
 def audit_out(audit: AnswerAudit) -> AnswerOut:
@@ -155,9 +187,15 @@ def audit_out(audit: AnswerAudit) -> AnswerOut:
     return answer_out(audit.answer, audit.decisions, claims, audit.figures)
 
 
-async def audit_all(answers: Sequence[Answer], policy: Policy, extractor: ClaimExtractor, judge: Judge,
-                    concurrency: int = 8, on_done: Callable[[AnswerAudit], None] | None = None,
-                    fused: FusedAuditor | None = None) -> list[AnswerAudit]:
+async def audit_all(
+    answers: Sequence[Answer],
+    policy: Policy,
+    extractor: ClaimExtractor,
+    judge: Judge,
+    concurrency: int = 8,
+    on_done: Callable[[AnswerAudit], None] | None = None,
+    fused: FusedAuditor | None = None,
+) -> list[AnswerAudit]:
     """Decompose and judge ``answers``, at most ``concurrency`` at a time; results in input order.
 
     ``on_done`` is called as each answer finishes (in completion order), so a caller can store it
@@ -178,20 +216,29 @@ async def audit_all(answers: Sequence[Answer], policy: Policy, extractor: ClaimE
         jobs = [partial(audit_answer_fused, a, policy, fused) for a in answers]
     else:
         decompositions = await extractor.decompose(answers)
-        jobs = [partial(audit_answer, a, d, policy, judge) for a, d in zip(answers, decompositions, strict=True)]
+        jobs = [
+            partial(audit_answer, a, d, policy, judge) for a, d in zip(answers, decompositions, strict=True)
+        ]
     return list(await asyncio.gather(*(limited(job) for job in jobs)))
 
 
-def audit_result(ingested: IngestResult, started: datetime, policy: Policy, judge: Judge,
-                 audits: Sequence[AnswerAudit]) -> AuditResult:
+def audit_result(
+    ingested: IngestResult, started: datetime, policy: Policy, judge: Judge, audits: Sequence[AnswerAudit]
+) -> AuditResult:
     """The public JSON result of an audit (without the summary, which the metrics stage adds)."""
     info = run_info(ingested, started, policy).model_copy(update={"judge": judge_ref(judge.identity)})
     return AuditResult(run=info, answers=[audit_out(a) for a in audits])
 
 
-async def audit_paths(paths: Sequence[Path], policy: Policy, extractor: ClaimExtractor, judge: Judge,
-                      format: str | None = None, trace_id: str | None = None,
-                      concurrency: int = 8) -> tuple[AuditResult, list[AnswerAudit]]:
+async def audit_paths(
+    paths: Sequence[Path],
+    policy: Policy,
+    extractor: ClaimExtractor,
+    judge: Judge,
+    format: str | None = None,
+    trace_id: str | None = None,
+    concurrency: int = 8,
+) -> tuple[AuditResult, list[AnswerAudit]]:
     """Read, reconstruct, decide, decompose and judge: the whole audit of some trace files."""
     started = datetime.now(UTC)
     ingested, answers = find_answers(paths, format, policy, trace_id)

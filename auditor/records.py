@@ -116,8 +116,13 @@ def _documents(value: Any) -> tuple[list[Document], list[str]]:
             continue
         metadata = item.get("metadata")
         raw_id = item.get("id")
-        docs.append(Document(id=str(raw_id) if raw_id is not None else default_id, text=text,
-                             metadata=metadata if isinstance(metadata, dict) else {}))
+        docs.append(
+            Document(
+                id=str(raw_id) if raw_id is not None else default_id,
+                text=text,
+                metadata=metadata if isinstance(metadata, dict) else {},
+            )
+        )
     return docs, issues
 
 
@@ -141,16 +146,44 @@ def record_trace(record: dict[str, Any], trace_id: str, source: str, line: int) 
     ref = SourceRef(file=source, line=line)
     root, retriever, llm = "0000000000000001", "0000000000000002", "0000000000000003"
     spans = (
-        Span(trace_id=trace_id, span_id=root, name="record", kind=SpanKind.CHAIN, start=_BASE_TIME,
-             end=_BASE_TIME + 4 * _TICK, input_text=question, output_text=answer, attributes=attributes,
-             source=ref),
-        Span(trace_id=trace_id, span_id=retriever, parent_id=root, name="sources", kind=SpanKind.RETRIEVER,
-             start=_BASE_TIME + _TICK, end=_BASE_TIME + 2 * _TICK, query=question, documents=tuple(docs),
-             entity_name="sources", source=ref),
-        Span(trace_id=trace_id, span_id=llm, parent_id=root, name="answer", kind=SpanKind.LLM,
-             start=_BASE_TIME + 3 * _TICK, end=_BASE_TIME + 4 * _TICK,
-             input_messages=(Message(role="user", content=question),) if question else (),
-             output_messages=(Message(role="assistant", content=answer),), attributes=attributes, source=ref),
+        Span(
+            trace_id=trace_id,
+            span_id=root,
+            name="record",
+            kind=SpanKind.CHAIN,
+            start=_BASE_TIME,
+            end=_BASE_TIME + 4 * _TICK,
+            input_text=question,
+            output_text=answer,
+            attributes=attributes,
+            source=ref,
+        ),
+        Span(
+            trace_id=trace_id,
+            span_id=retriever,
+            parent_id=root,
+            name="sources",
+            kind=SpanKind.RETRIEVER,
+            start=_BASE_TIME + _TICK,
+            end=_BASE_TIME + 2 * _TICK,
+            query=question,
+            documents=tuple(docs),
+            entity_name="sources",
+            source=ref,
+        ),
+        Span(
+            trace_id=trace_id,
+            span_id=llm,
+            parent_id=root,
+            name="answer",
+            kind=SpanKind.LLM,
+            start=_BASE_TIME + 3 * _TICK,
+            end=_BASE_TIME + 4 * _TICK,
+            input_messages=(Message(role="user", content=question),) if question else (),
+            output_messages=(Message(role="assistant", content=answer),),
+            attributes=attributes,
+            source=ref,
+        ),
     )
     return Trace(trace_id=trace_id, spans=spans, source_format=FORMAT, convention=FORMAT), issues
 
@@ -188,13 +221,20 @@ class RecordsAdapter:
                 yield Problem(file=source, line=number, reason=f"{reason} ({err}); line skipped")
                 continue
             if not isinstance(data, dict):
-                yield Problem(file=source, line=number,
-                              reason=f"expected a JSON object per line, got {type(data).__name__}; line skipped")
+                yield Problem(
+                    file=source,
+                    line=number,
+                    reason=f"expected a JSON object per line, got {type(data).__name__}; line skipped",
+                )
                 continue
             trace_id = record_trace_id(data, number, raw)
             if trace_id in seen:
-                yield Problem(file=source, line=number, trace_id=trace_id,
-                              reason=f"record id {trace_id!r} repeats line {seen[trace_id]}; line skipped")
+                yield Problem(
+                    file=source,
+                    line=number,
+                    trace_id=trace_id,
+                    reason=f"record id {trace_id!r} repeats line {seen[trace_id]}; line skipped",
+                )
                 continue
             try:
                 trace, issues = record_trace(data, trace_id, source, number)
@@ -203,5 +243,7 @@ class RecordsAdapter:
                 continue
             seen[trace_id] = number
             for issue in issues:
-                yield Problem(file=source, line=number, reason=issue, severity=Severity.WARNING, trace_id=trace_id)
+                yield Problem(
+                    file=source, line=number, reason=issue, severity=Severity.WARNING, trace_id=trace_id
+                )
             yield trace

@@ -27,12 +27,21 @@ from auditor.metrics_model import Interval, Rate, Summary
 from auditor.results import AnswerOut, AuditResult, ClaimOut, EvidenceOut
 
 VERDICTS = ("supported", "contradicted", "absent", "unjudged")
-FILTERS = (("all", "All"), ("contradicted", "Has contradicted"), ("absent", "Has absent"),
-           ("unjudged", "Has unjudged"), ("grounded", "Grounded"), ("refusal", "Refusals"))
+FILTERS = (
+    ("all", "All"),
+    ("contradicted", "Has contradicted"),
+    ("absent", "Has absent"),
+    ("unjudged", "Has unjudged"),
+    ("grounded", "Grounded"),
+    ("refusal", "Refusals"),
+)
 _KIND_LABELS = {
-    "tool_result": "tool result", "retrieved_document": "retrieved document",
-    "user_message": "user message", "system_prompt": "system prompt",
-    "model_output": "intermediate model output", "other": "other",
+    "tool_result": "tool result",
+    "retrieved_document": "retrieved document",
+    "user_message": "user message",
+    "system_prompt": "system prompt",
+    "model_output": "intermediate model output",
+    "other": "other",
 }
 
 
@@ -176,8 +185,14 @@ def render_context(context: ReportContext) -> str:
 
 
 def environment() -> Environment:
-    env = Environment(loader=FunctionLoader(_load_template), autoescape=True, undefined=StrictUndefined,
-                      trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env = Environment(
+        loader=FunctionLoader(_load_template),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
     env.filters["pct"] = pct
     env.filters["ci"] = ci
     return env
@@ -206,8 +221,10 @@ def build_context(result: AuditResult, *, policy_rationale: str | None = None) -
     try:
         summary = Summary.model_validate(result.summary)
     except ValueError as err:
-        raise ReportError(f"The result's summary is not a metrics Summary, so the report cannot show its "
-                          f"figures: re-run the audit with this auditor version ({err})") from err
+        raise ReportError(
+            f"The result's summary is not a metrics Summary, so the report cannot show its "
+            f"figures: re-run the audit with this auditor version ({err})"
+        ) from err
     answers = [_answer_view(i, a) for i, a in enumerate(result.answers)]
     judge = result.run.judge
     data: dict[str, Any] = {"claims": {}}
@@ -224,7 +241,9 @@ def build_context(result: AuditResult, *, policy_rationale: str | None = None) -
     claim_counts = {v: getattr(summary, v) for v in VERDICTS} | {"screened": summary.screened}
     return ReportContext(
         title=f"Groundedness audit {result.run.id}",
-        result=result, summary=summary, policy_rationale=policy_rationale,
+        result=result,
+        summary=summary,
+        policy_rationale=policy_rationale,
         approximate_judge=judge is not None and (judge.approximate or judge.kind == "offline"),
         answers=answers,
         filters=[FilterView(key, label, counts[key]) for key, label in FILTERS],
@@ -251,16 +270,27 @@ def _answer_view(index: int, answer: AnswerOut) -> AnswerView:
             span = find_quote(item.text, cite.quote) if item else None
             if span and item:
                 marks.setdefault(item.evidence_id, []).append((span[0], span[1], ckey))
-            citations.append(CitationView(ckey, anchors.get(cite.evidence_id),
-                                          _label(item) if item else cite.evidence_id, cite.quote, span is not None))
+            citations.append(
+                CitationView(
+                    ckey,
+                    anchors.get(cite.evidence_id),
+                    _label(item) if item else cite.evidence_id,
+                    cite.quote,
+                    span is not None,
+                )
+            )
         claims.append(_claim_view(key, claim, citations, by_id, anchors))
     cited_by: dict[str, list[str]] = {}
     for claim_view in claims:
         for c in claim_view.citations:
             if c.evidence_anchor and claim_view.key not in cited_by.setdefault(c.evidence_anchor, []):
                 cited_by[c.evidence_anchor].append(claim_view.key)
-    evidence = [_evidence_view(anchors[e.evidence_id], e, marks.get(e.evidence_id, []),
-                               cited_by.get(anchors[e.evidence_id], [])) for e in answer.evidence]
+    evidence = [
+        _evidence_view(
+            anchors[e.evidence_id], e, marks.get(e.evidence_id, []), cited_by.get(anchors[e.evidence_id], [])
+        )
+        for e in answer.evidence
+    ]
     counts = {v: sum(c.verdict == v for c in claims) for v in VERDICTS}
     counts["screened"] = sum(c.screened for c in claims_out)
     tags = [v for v in ("contradicted", "absent", "unjudged") if counts[v]]
@@ -274,36 +304,70 @@ def _answer_view(index: int, answer: AnswerOut) -> AnswerView:
     else:
         status = "no judged claims"
     return AnswerView(
-        anchor=anchor, answer_id=answer.answer_id, trace_id=answer.trace_id, question=answer.question,
-        question_type=answer.question_type, pieces=_answer_pieces(answer.text, keyed),
+        anchor=anchor,
+        answer_id=answer.answer_id,
+        trace_id=answer.trace_id,
+        question=answer.question,
+        question_type=answer.question_type,
+        pieces=_answer_pieces(answer.text, keyed),
         claims=claims,
         screened=[Piece(c.text, key=k, screen_reason=c.screen_reason) for k, c in keyed if c.screened],
-        evidence=evidence, status=status, tags=tags, counts=counts,
-        groundedness=answer.groundedness, bar=_bar(counts),
+        evidence=evidence,
+        status=status,
+        tags=tags,
+        counts=counts,
+        groundedness=answer.groundedness,
+        bar=_bar(counts),
     )
 
 
-def _claim_view(key: str, claim: ClaimOut, citations: list[CitationView], by_id: dict[str, EvidenceOut],
-                anchors: dict[str, str]) -> ClaimView:
-    excluded = [ExcludedView(anchors.get(eid), _label(by_id[eid]) if eid in by_id else eid,
-                             (by_id[eid].reason or "") if eid in by_id else "") for eid in claim.inadmissible_support]
+def _claim_view(
+    key: str,
+    claim: ClaimOut,
+    citations: list[CitationView],
+    by_id: dict[str, EvidenceOut],
+    anchors: dict[str, str],
+) -> ClaimView:
+    excluded = [
+        ExcludedView(
+            anchors.get(eid),
+            _label(by_id[eid]) if eid in by_id else eid,
+            (by_id[eid].reason or "") if eid in by_id else "",
+        )
+        for eid in claim.inadmissible_support
+    ]
     return ClaimView(
-        key=key, text=claim.text, verdict=claim.verdict or "unjudged", rationale=claim.rationale,
-        citations=citations, excluded_support=excluded,
+        key=key,
+        text=claim.text,
+        verdict=claim.verdict or "unjudged",
+        rationale=claim.rationale,
+        citations=citations,
+        excluded_support=excluded,
         rests_only_on_excluded=bool(excluded) and claim.verdict != "contradicted" and not citations,
-        unjudged_reason=claim.unjudged_reason, judge_errors=list(claim.judge_errors),
+        unjudged_reason=claim.unjudged_reason,
+        judge_errors=list(claim.judge_errors),
         common_knowledge=claim.common_knowledge,
     )
 
 
-def _evidence_view(anchor: str, item: EvidenceOut, spans: list[tuple[int, int, str]],
-                   cited_by: list[str]) -> EvidenceView:
+def _evidence_view(
+    anchor: str, item: EvidenceOut, spans: list[tuple[int, int, str]], cited_by: list[str]
+) -> EvidenceView:
     return EvidenceView(
-        anchor=anchor, evidence_id=item.evidence_id, kind=item.kind,
-        kind_label=_KIND_LABELS.get(item.kind, item.kind), name=item.name, url=item.url,
-        hop_path=list(item.hop_path), source_class=item.source_class, admitted=item.admitted,
-        reason=item.reason, error=item.error, pieces=marked_pieces(item.text, spans),
-        metadata=[(k, _short(v)) for k, v in sorted(item.metadata.items())], cited_by=cited_by,
+        anchor=anchor,
+        evidence_id=item.evidence_id,
+        kind=item.kind,
+        kind_label=_KIND_LABELS.get(item.kind, item.kind),
+        name=item.name,
+        url=item.url,
+        hop_path=list(item.hop_path),
+        source_class=item.source_class,
+        admitted=item.admitted,
+        reason=item.reason,
+        error=item.error,
+        pieces=marked_pieces(item.text, spans),
+        metadata=[(k, _short(v)) for k, v in sorted(item.metadata.items())],
+        cited_by=cited_by,
     )
 
 
@@ -317,7 +381,9 @@ def _label(item: EvidenceOut) -> str:
         return "an intermediate model output"
     title = item.metadata.get("title")
     name = title if isinstance(title, str) and title else item.name
-    return f"{_KIND_LABELS.get(item.kind, item.kind)} {name}" if name else _KIND_LABELS.get(item.kind, item.kind)
+    return (
+        f"{_KIND_LABELS.get(item.kind, item.kind)} {name}" if name else _KIND_LABELS.get(item.kind, item.kind)
+    )
 
 
 def _short(value: Any, limit: int = 160) -> str:
@@ -333,8 +399,8 @@ def _answer_pieces(text: str, keyed: list[tuple[str, ClaimOut]]) -> list[Piece]:
         if claim.start < pos or claim.end > len(text) or claim.end <= claim.start:
             continue
         if claim.start > pos:
-            pieces.append(Piece(text[pos:claim.start]))
-        chunk = text[claim.start:claim.end]
+            pieces.append(Piece(text[pos : claim.start]))
+        chunk = text[claim.start : claim.end]
         if claim.screened:
             pieces.append(Piece(chunk, key=key, screen_reason=claim.screen_reason or "screened"))
         else:
@@ -384,7 +450,9 @@ def marked_pieces(text: str, spans: list[tuple[int, int, str]]) -> list[Piece]:
     pieces = []
     for start, end in pairwise(cuts):
         if end > start:
-            pieces.append(Piece(text[start:end], marks=tuple(k for s, e, k in spans if s <= start and end <= e)))
+            pieces.append(
+                Piece(text[start:end], marks=tuple(k for s, e, k in spans if s <= start and end <= e))
+            )
     return pieces or [Piece(text)]
 
 

@@ -142,10 +142,19 @@ class AuditResult(_Out):
 
 def evidence_out(item: Evidence, decision: Decision | None = None) -> EvidenceOut:
     return EvidenceOut(
-        evidence_id=item.evidence_id, kind=item.kind, name=item.name, text=item.text,
-        metadata=item.metadata, document_id=item.document_id, url=item.url, trace_id=item.trace_id,
-        span_id=item.span_id, available_at=item.available_at, hop_path=list(item.hop_path),
-        error=item.error, current_question=item.current_question,
+        evidence_id=item.evidence_id,
+        kind=item.kind,
+        name=item.name,
+        text=item.text,
+        metadata=item.metadata,
+        document_id=item.document_id,
+        url=item.url,
+        trace_id=item.trace_id,
+        span_id=item.span_id,
+        available_at=item.available_at,
+        hop_path=list(item.hop_path),
+        error=item.error,
+        current_question=item.current_question,
         source_class=decision.source_class if decision else None,
         admitted=decision.admitted if decision else None,
         reason=decision.reason if decision else None,
@@ -154,10 +163,16 @@ def evidence_out(item: Evidence, decision: Decision | None = None) -> EvidenceOu
 
 def claim_out(claim: Claim, verdict: ClaimVerdict | None) -> ClaimOut:
     return ClaimOut(
-        claim_id=claim.claim_id, text=claim.text, start=claim.start, end=claim.end,
-        screened=claim.screened, screen_reason=claim.screen_reason.value if claim.screen_reason else None,
+        claim_id=claim.claim_id,
+        text=claim.text,
+        start=claim.start,
+        end=claim.end,
+        screened=claim.screened,
+        screen_reason=claim.screen_reason.value if claim.screen_reason else None,
         verdict=verdict.label.value if verdict else None,
-        citations=[CitationOut(evidence_id=c.evidence_id, quote=c.quote) for c in verdict.citations] if verdict else [],
+        citations=[CitationOut(evidence_id=c.evidence_id, quote=c.quote) for c in verdict.citations]
+        if verdict
+        else [],
         inadmissible_support=list(verdict.inadmissible_support) if verdict else [],
         rationale=verdict.rationale if verdict else None,
         unjudged_reason=verdict.unjudged_reason.value if verdict and verdict.unjudged_reason else None,
@@ -168,13 +183,22 @@ def claim_out(claim: Claim, verdict: ClaimVerdict | None) -> ClaimOut:
     )
 
 
-def answer_out(answer: Answer, decisions: list[Decision] | None = None, claims: list[ClaimOut] | None = None,
-               figures: AnswerFigures | None = None) -> AnswerOut:
+def answer_out(
+    answer: Answer,
+    decisions: list[Decision] | None = None,
+    claims: list[ClaimOut] | None = None,
+    figures: AnswerFigures | None = None,
+) -> AnswerOut:
     chosen = decisions if decisions is not None else [None] * len(answer.evidence)
     return AnswerOut(
-        answer_id=answer.answer_id, trace_id=answer.trace_id, span_id=answer.span_id,
-        conversation_id=answer.conversation_id, question=answer.question,
-        question_type=answer.question_type, text=answer.text, generated_at=answer.generated_at,
+        answer_id=answer.answer_id,
+        trace_id=answer.trace_id,
+        span_id=answer.span_id,
+        conversation_id=answer.conversation_id,
+        question=answer.question,
+        question_type=answer.question_type,
+        text=answer.text,
+        generated_at=answer.generated_at,
         evidence=[evidence_out(e, d) for e, d in zip(answer.evidence, chosen, strict=True)],
         claims=claims,
         refusal=figures.refusal if figures else None,
@@ -187,5 +211,9 @@ def answer_out(answer: Answer, decisions: list[Decision] | None = None, claims: 
 
 def judge_ref(identity: JudgeIdentity) -> JudgeRef:
     kind: Literal["offline", "openai"] = "openai" if identity.kind == "openai" else "offline"
-    return JudgeRef(kind=kind, model=identity.model, prompt_version=identity.prompt_version,
-                    approximate=identity.approximate)
+    return JudgeRef(
+        kind=kind,
+        model=identity.model,
+        prompt_version=identity.prompt_version,
+        approximate=identity.approximate,
+    )

@@ -88,8 +88,14 @@ class Judge(Protocol):
 
     identity: JudgeIdentity
 
-    async def judge(self, answer: Answer, claims: Sequence[Claim], admitted: Sequence[Evidence],
-                    excluded: Sequence[Evidence], allow_common_knowledge: bool = False) -> list[ClaimVerdict]: ...
+    async def judge(
+        self,
+        answer: Answer,
+        claims: Sequence[Claim],
+        admitted: Sequence[Evidence],
+        excluded: Sequence[Evidence],
+        allow_common_knowledge: bool = False,
+    ) -> list[ClaimVerdict]: ...
 
 
 def quote_in(quote: str, text: str) -> bool:
@@ -118,19 +124,32 @@ def verify_quotes(verdict: ClaimVerdict, evidence: Mapping[str, Evidence]) -> Cl
     label = verdict.label
     rationale = verdict.rationale
     if label in (Label.SUPPORTED, Label.CONTRADICTED) and not kept:
-        rationale = f"demoted from {label.value}: no verified quote" + (f" ({rationale})" if rationale else "")
+        rationale = f"demoted from {label.value}: no verified quote" + (
+            f" ({rationale})" if rationale else ""
+        )
         label = Label.ABSENT
     return verdict.model_copy(
-        update={"label": label, "citations": tuple(kept), "judge_errors": tuple(errors), "rationale": rationale}
+        update={
+            "label": label,
+            "citations": tuple(kept),
+            "judge_errors": tuple(errors),
+            "rationale": rationale,
+        }
     )
 
 
-def check_complete(claims: Sequence[Claim], verdicts: Sequence[ClaimVerdict], settled_by: str) -> list[ClaimVerdict]:
+def check_complete(
+    claims: Sequence[Claim], verdicts: Sequence[ClaimVerdict], settled_by: str
+) -> list[ClaimVerdict]:
     """One verdict per claim, in claim order; a claim the judge skipped is ``unjudged: missing``."""
     by_id = {v.claim_id: v for v in verdicts}
     return [
         by_id.get(c.claim_id)
-        or ClaimVerdict(claim_id=c.claim_id, label=Label.UNJUDGED, unjudged_reason=UnjudgedReason.MISSING,
-                        settled_by=settled_by)
+        or ClaimVerdict(
+            claim_id=c.claim_id,
+            label=Label.UNJUDGED,
+            unjudged_reason=UnjudgedReason.MISSING,
+            settled_by=settled_by,
+        )
         for c in claims
     ]

@@ -39,8 +39,14 @@ def machine() -> dict[str, Any]:
         memory_gb = round(pages * size / 1e9, 1)
     except (ValueError, OSError, AttributeError):
         pass
-    return {"platform": platform.platform(), "cpu": cpu, "cpu_count": os.cpu_count(), "memory_gb": memory_gb,
-            "python": sys.version.split()[0], "implementation": platform.python_implementation()}
+    return {
+        "platform": platform.platform(),
+        "cpu": cpu,
+        "cpu_count": os.cpu_count(),
+        "memory_gb": memory_gb,
+        "python": sys.version.split()[0],
+        "implementation": platform.python_implementation(),
+    }
 
 
 def _f(value: Any, digits: int = 2) -> str:
@@ -64,46 +70,133 @@ def _table(title: str, header: list[str], rows: list[list[Any]]) -> str:
 def render(results: dict[str, Any]) -> str:
     parts = []
     ing = results["ingest"]
-    parts.append(_table("Ingest throughput (same bytes, same run)",
-                        ["format", "MB", "spans", "spans/s", "MB/s", "json.loads s", "adapter s", "adapter / json"],
-                        [[r["format"], _f(r["megabytes"], 1), r["spans"], _f(r["spans_per_second"], 0),
-                          _f(r["megabytes_per_second"], 1), _f(r["json_seconds"]), _f(r["seconds"]),
-                          _f(r["ratio_to_json"], 1) + "x"] for r in ing["throughput"]]))
-    parts.append(_table("Ingest peak memory (fresh interpreter, VmHWM)",
-                        ["format", "file MB", "spans", "baseline MB", "peak MB", "growth MB", "growth / file size"],
-                        [[r["format"], _f(r["megabytes"], 0), r["spans"], _f(r["baseline_rss_mb"], 0),
-                          _f(r["peak_rss_mb"], 0), _f(r["growth_mb"], 0), _f(r["growth_mb"] / r["megabytes"])]
-                         for r in ing["memory"]]))
+    parts.append(
+        _table(
+            "Ingest throughput (same bytes, same run)",
+            ["format", "MB", "spans", "spans/s", "MB/s", "json.loads s", "adapter s", "adapter / json"],
+            [
+                [
+                    r["format"],
+                    _f(r["megabytes"], 1),
+                    r["spans"],
+                    _f(r["spans_per_second"], 0),
+                    _f(r["megabytes_per_second"], 1),
+                    _f(r["json_seconds"]),
+                    _f(r["seconds"]),
+                    _f(r["ratio_to_json"], 1) + "x",
+                ]
+                for r in ing["throughput"]
+            ],
+        )
+    )
+    parts.append(
+        _table(
+            "Ingest peak memory (fresh interpreter, VmHWM)",
+            ["format", "file MB", "spans", "baseline MB", "peak MB", "growth MB", "growth / file size"],
+            [
+                [
+                    r["format"],
+                    _f(r["megabytes"], 0),
+                    r["spans"],
+                    _f(r["baseline_rss_mb"], 0),
+                    _f(r["peak_rss_mb"], 0),
+                    _f(r["growth_mb"], 0),
+                    _f(r["growth_mb"] / r["megabytes"]),
+                ]
+                for r in ing["memory"]
+            ],
+        )
+    )
     jd = results["offline_judge"]
-    parts.append(f"### Offline judge speed\n\n{jd['claims_judged']} claims on {jd['records']} dev records: "
-                 f"{jd['claims_per_second_cold']:.0f} claims/s with evidence preparation, "
-                 f"{jd['claims_per_second_warm']:.0f} claims/s with it cached.\n")
+    parts.append(
+        f"### Offline judge speed\n\n{jd['claims_judged']} claims on {jd['records']} dev records: "
+        f"{jd['claims_per_second_cold']:.0f} claims/s with evidence preparation, "
+        f"{jd['claims_per_second_warm']:.0f} claims/s with it cached.\n"
+    )
     rows = []
     for name, s in jd["segments"].items():
         a, c, rule, st = s["answer"], s["claim"], s["answer_policy_rule"], s["settle"]
-        rows.append([name, a["n"], f"{a['tp']}/{a['fp']}/{a['fn']}/{a['tn']}",
-                     f"{_f(a['precision'])} / {_f(a['recall'])} / {_f(a['f1'])}",
-                     f"{_f(rule['precision'])} / {_f(rule['recall'])} / {_f(rule['f1'])}",
-                     c["n"], c["positives"], f"{_f(c['sensitivity'])} / {_f(c['specificity'])}",
-                     _f(c["balanced_accuracy"]), f"{st['settled']}/{st['claims']} ({st['settled_unsupported']} wrong)",
-                     s["lost_spans"]])
-    parts.append(_table("Offline components on the dev set (development figures)",
-                        ["dataset/task", "answers", "TP/FP/FN/TN", "answer P / R / F1 (any unsupported)",
-                         "P / R / F1 (policy rule)", "claims", "unsupp.", "claim Se / Sp", "claim bal. acc.",
-                         "settle(): settled (wrong)", "spans lost"], rows))
+        rows.append(
+            [
+                name,
+                a["n"],
+                f"{a['tp']}/{a['fp']}/{a['fn']}/{a['tn']}",
+                f"{_f(a['precision'])} / {_f(a['recall'])} / {_f(a['f1'])}",
+                f"{_f(rule['precision'])} / {_f(rule['recall'])} / {_f(rule['f1'])}",
+                c["n"],
+                c["positives"],
+                f"{_f(c['sensitivity'])} / {_f(c['specificity'])}",
+                _f(c["balanced_accuracy"]),
+                f"{st['settled']}/{st['claims']} ({st['settled_unsupported']} wrong)",
+                s["lost_spans"],
+            ]
+        )
+    parts.append(
+        _table(
+            "Offline components on the dev set (development figures)",
+            [
+                "dataset/task",
+                "answers",
+                "TP/FP/FN/TN",
+                "answer P / R / F1 (any unsupported)",
+                "P / R / F1 (policy rule)",
+                "claims",
+                "unsupp.",
+                "claim Se / Sp",
+                "claim bal. acc.",
+                "settle(): settled (wrong)",
+                "spans lost",
+            ],
+            rows,
+        )
+    )
     lm = results["llm"]
-    rows = [[name, r["answers"], _f(r["answers_per_second"], 1), _f(r["ratio_to_ideal"]), _f(r["calls_per_answer"]),
-             _f(r["prompt_tokens_per_answer"], 0), _f(r["completion_tokens_per_answer"], 0),
-             ", ".join(f"{k} {v}" for k, v in sorted(r["by_kind"].items()))] for name, r in lm["modes"].items()]
-    parts.append(_table(f"LLM pipeline vs fake server (latency {lm['latency_seconds'] * 1000:.0f} ms, "
-                        f"C = {lm['concurrency']}, ideal C/latency = {lm['ideal_answers_per_second']:.0f} answers/s)",
-                        ["mode", "answers", "answers/s", "ratio to ideal", "calls/answer", "prompt tok/answer",
-                         "completion tok/answer", "calls by kind"], rows))
-    rows = [[name, r["first_calls"], r["second_calls"],
-             ", ".join(f"{k} {v}" for k, v in sorted(r["second_by_kind"].items())) or "-"]
-            for name, r in lm["second_audit"].items()]
-    parts.append(_table("Second audit of the same traces (verdict cache on)",
-                        ["mode", "first audit calls", "second audit calls", "second audit by kind"], rows))
+    rows = [
+        [
+            name,
+            r["answers"],
+            _f(r["answers_per_second"], 1),
+            _f(r["ratio_to_ideal"]),
+            _f(r["calls_per_answer"]),
+            _f(r["prompt_tokens_per_answer"], 0),
+            _f(r["completion_tokens_per_answer"], 0),
+            ", ".join(f"{k} {v}" for k, v in sorted(r["by_kind"].items())),
+        ]
+        for name, r in lm["modes"].items()
+    ]
+    parts.append(
+        _table(
+            f"LLM pipeline vs fake server (latency {lm['latency_seconds'] * 1000:.0f} ms, "
+            f"C = {lm['concurrency']}, ideal C/latency = {lm['ideal_answers_per_second']:.0f} answers/s)",
+            [
+                "mode",
+                "answers",
+                "answers/s",
+                "ratio to ideal",
+                "calls/answer",
+                "prompt tok/answer",
+                "completion tok/answer",
+                "calls by kind",
+            ],
+            rows,
+        )
+    )
+    rows = [
+        [
+            name,
+            r["first_calls"],
+            r["second_calls"],
+            ", ".join(f"{k} {v}" for k, v in sorted(r["second_by_kind"].items())) or "-",
+        ]
+        for name, r in lm["second_audit"].items()
+    ]
+    parts.append(
+        _table(
+            "Second audit of the same traces (verdict cache on)",
+            ["mode", "first audit calls", "second audit calls", "second audit by kind"],
+            rows,
+        )
+    )
     return "\n".join(parts)
 
 
@@ -115,8 +208,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", choices=["ingest", "judge", "llm"], action="append", default=None)
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    results: dict[str, Any] = {"date": datetime.now(UTC).isoformat(timespec="seconds"), "quick": args.quick,
-                               "auditor_version": __version__, "machine": machine()}
+    results: dict[str, Any] = {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "quick": args.quick,
+        "auditor_version": __version__,
+        "machine": machine(),
+    }
     only = set(args.only or ["ingest", "judge", "llm"])
     with tempfile.TemporaryDirectory(prefix="auditor-bench-") as tmp:
         work = Path(tmp)
@@ -128,8 +225,10 @@ def main(argv: list[str] | None = None) -> int:
             results["llm"] = asyncio.run(llm.run(work, answers=16 if args.quick else 96))
     results["total_seconds"] = time.perf_counter() - started
     m = results["machine"]
-    print(f"# trace-auditor {__version__} benchmarks, {results['date']}\n\nmachine: {m['platform']}; {m['cpu']}; "
-          f"{m['cpu_count']} CPUs; {m['memory_gb']} GB; Python {m['python']}\n")
+    print(
+        f"# trace-auditor {__version__} benchmarks, {results['date']}\n\nmachine: {m['platform']}; {m['cpu']}; "
+        f"{m['cpu_count']} CPUs; {m['memory_gb']} GB; Python {m['python']}\n"
+    )
     if only == {"ingest", "judge", "llm"}:
         print(render(results))
     else:

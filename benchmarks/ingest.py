@@ -87,15 +87,28 @@ def throughput(path: Path, fmt: str) -> dict[str, Any]:
             spans += len(item.spans)
     seconds = time.perf_counter() - started
     size = path.stat().st_size
-    return {"format": fmt, "megabytes": size / 1e6, "spans": spans, "traces": traces, "seconds": seconds,
-            "spans_per_second": spans / seconds, "megabytes_per_second": size / 1e6 / seconds,
-            "json_seconds": json_seconds, "ratio_to_json": seconds / json_seconds}
+    return {
+        "format": fmt,
+        "megabytes": size / 1e6,
+        "spans": spans,
+        "traces": traces,
+        "seconds": seconds,
+        "spans_per_second": spans / seconds,
+        "megabytes_per_second": size / 1e6 / seconds,
+        "json_seconds": json_seconds,
+        "ratio_to_json": seconds / json_seconds,
+    }
 
 
 def peak_memory(path: Path | None, fmt: str) -> dict[str, Any]:
     """Run :mod:`benchmarks.memory_probe` in a fresh interpreter; ``path=None`` gives the baseline."""
-    out = subprocess.run([sys.executable, "-m", "benchmarks.memory_probe", fmt, str(path) if path else "-"],
-                         check=True, capture_output=True, text=True, cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, "-m", "benchmarks.memory_probe", fmt, str(path) if path else "-"],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     result: dict[str, Any] = json.loads(out.stdout)
     return result
 
@@ -114,6 +127,13 @@ def run(workdir: Path, quick: bool) -> dict[str, Any]:
             size = generate(path, fmt, megabytes)
             probe = peak_memory(path, fmt)
             path.unlink()
-            results["memory"].append({"format": fmt, "megabytes": size / 1e6, "baseline_rss_mb": baseline,
-                                      "growth_mb": probe["peak_rss_mb"] - baseline, **probe})
+            results["memory"].append(
+                {
+                    "format": fmt,
+                    "megabytes": size / 1e6,
+                    "baseline_rss_mb": baseline,
+                    "growth_mb": probe["peak_rss_mb"] - baseline,
+                    **probe,
+                }
+            )
     return results

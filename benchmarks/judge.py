@@ -34,7 +34,9 @@ from auditor.judges.offline import OfflineJudge
 from auditor.pipeline import AnswerAudit
 from auditor.records import FORMAT
 
-DEV = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "labelled" / "dev.jsonl"  # ../shared beside the checkout
+DEV = (
+    Path(__file__).resolve().parents[1].parent / "shared" / "data" / "labelled" / "dev.jsonl"
+)  # ../shared beside the checkout
 
 
 def _prf(report: LevelReport) -> dict[str, Any]:
@@ -49,8 +51,13 @@ def _prf(report: LevelReport) -> dict[str, Any]:
 
 def _balanced(report: LevelReport) -> dict[str, Any]:
     se, sp = report.sensitivity.value, report.specificity.value
-    return {"n": report.items, "positives": report.sensitivity.denominator, "sensitivity": se, "specificity": sp,
-            "balanced_accuracy": (se + sp) / 2 if se is not None and sp is not None else None}
+    return {
+        "n": report.items,
+        "positives": report.sensitivity.denominator,
+        "sensitivity": se,
+        "specificity": sp,
+        "balanced_accuracy": (se + sp) / 2 if se is not None and sp is not None else None,
+    }
 
 
 def _clear_caches() -> int:
@@ -89,7 +96,9 @@ async def run(dev: Path = DEV) -> dict[str, Any]:
         groups[record.segment].append(record)
     groups["ALL"] = list(records)
     by_record = {r.trace_id: r for r in records}
-    settle: dict[str, dict[str, int]] = defaultdict(lambda: {"claims": 0, "settled": 0, "settled_unsupported": 0})
+    settle: dict[str, dict[str, int]] = defaultdict(
+        lambda: {"claims": 0, "settled": 0, "settled_unsupported": 0}
+    )
     judge = OfflineJudge()
     for audit in audits:
         found = by_record.get(audit.answer.trace_id)
@@ -100,8 +109,11 @@ async def run(dev: Path = DEV) -> dict[str, Any]:
         shift = max(record.answer.find(audit.answer.text), 0)
         for claim in audit.decomposition.judgeable:
             verdict = judge.settle(claim, admitted)
-            human = (record.human if record.unit == "claim"
-                     else human_claim_verdict(claim.start + shift, claim.end + shift, record.labels))
+            human = (
+                record.human
+                if record.unit == "claim"
+                else human_claim_verdict(claim.start + shift, claim.end + shift, record.labels)
+            )
             for key in (record.segment, "ALL"):
                 settle[key]["claims"] += 1
                 if verdict is not None:
@@ -124,8 +136,12 @@ async def run(dev: Path = DEV) -> dict[str, Any]:
         segments[name] = {
             "records": len(group),
             "answer": _prf(answer_report),
-            "answer_policy_rule": {**rule, "precision": p, "recall": r,
-                                   "f1": 2 * p * r / (p + r) if p is not None and r is not None and p + r else None},
+            "answer_policy_rule": {
+                **rule,
+                "precision": p,
+                "recall": r,
+                "f1": 2 * p * r / (p + r) if p is not None and r is not None and p + r else None,
+            },
             "claim": _balanced(claim_report),
             "kappa_claim": claim_report.kappa.value,
             "kappa_answer": answer_report.kappa.value,
@@ -133,7 +149,14 @@ async def run(dev: Path = DEV) -> dict[str, Any]:
             "lost_spans": claim_report.unmapped.labelled_spans,
             "unmapped_answers": sum(answer_report.unmapped.records.values()),
         }
-    return {"dev_path": str(dev), "records": len(records), "claims_judged": claims,
-            "caches_cleared": cleared, "seconds_cold": cold, "seconds_warm": warm,
-            "claims_per_second_cold": claims / cold, "claims_per_second_warm": claims / warm,
-            "segments": segments}
+    return {
+        "dev_path": str(dev),
+        "records": len(records),
+        "claims_judged": claims,
+        "caches_cleared": cleared,
+        "seconds_cold": cold,
+        "seconds_warm": warm,
+        "claims_per_second_cold": claims / cold,
+        "claims_per_second_warm": claims / warm,
+        "segments": segments,
+    }

@@ -40,15 +40,24 @@ def write_records(path: Path, answers: int) -> None:
         for i in range(answers):
             city = _CITIES[i % len(_CITIES)]
             days, fee = 10 + i, 5 + i % 7
-            policy = (f"Store {i} in {city} accepts returns within {days} days of delivery. "
-                      f"A restocking fee of ${fee}.00 applies to opened items. Refunds go to the original card.")
-            hours = f"Store {i} opens at 9 am and closes at 6 pm on weekdays. It is closed on public holidays."
-            answer = (f"Store {i} in {city} accepts returns within {days} days of delivery. "
-                      f"Refunds for store {i} are paid back to the card used for the purchase. "
-                      f"Opened items at store {i} carry a restocking fee of ${fee + 3}.00.")
-            record = {"id": f"bench-{i}", "question": f"What is the return policy of store {i}?",
-                      "sources": [{"id": "policy", "text": policy}, {"id": "hours", "text": hours}],
-                      "answer": answer}
+            policy = (
+                f"Store {i} in {city} accepts returns within {days} days of delivery. "
+                f"A restocking fee of ${fee}.00 applies to opened items. Refunds go to the original card."
+            )
+            hours = (
+                f"Store {i} opens at 9 am and closes at 6 pm on weekdays. It is closed on public holidays."
+            )
+            answer = (
+                f"Store {i} in {city} accepts returns within {days} days of delivery. "
+                f"Refunds for store {i} are paid back to the card used for the purchase. "
+                f"Opened items at store {i} carry a restocking fee of ${fee + 3}.00."
+            )
+            record = {
+                "id": f"bench-{i}",
+                "question": f"What is the return policy of store {i}?",
+                "sources": [{"id": "policy", "text": policy}, {"id": "hours", "text": hours}],
+                "answer": answer,
+            }
             out.write(json.dumps(record) + "\n")
 
 
@@ -66,33 +75,59 @@ def _fresh_home() -> Iterator[Path]:
                 os.environ["AUDITOR_HOME"] = previous
 
 
-async def _audit(path: Path, server: FakeOpenAI, *, decomposer: str, cascade: bool, cache: bool,
-                 concurrency: int) -> dict[str, Any]:
+async def _audit(
+    path: Path, server: FakeOpenAI, *, decomposer: str, cascade: bool, cache: bool, concurrency: int
+) -> dict[str, Any]:
     options: dict[str, Any] = {"store": False} if "store" in inspect.signature(audit_async).parameters else {}
     before = server.requests
     started = time.perf_counter()
-    result, _ = await audit_async([path], judge="openai:bench-model", base_url=server.base_url, cascade=cascade,
-                                  cache=cache, decomposer=decomposer, format=FORMAT,  # type: ignore[arg-type]
-                                  concurrency=concurrency, **options)
+    result, _ = await audit_async(
+        [path],
+        judge="openai:bench-model",
+        base_url=server.base_url,
+        cascade=cascade,
+        cache=cache,
+        decomposer=decomposer,  # type: ignore[arg-type]
+        format=FORMAT,
+        concurrency=concurrency,
+        **options,
+    )
     seconds = time.perf_counter() - started
     usage = (result.run.usage or {}).get("llm", {})
     n = len(result.answers)
     calls = int(usage.get("calls", 0))
-    return {"answers": n, "seconds": seconds, "answers_per_second": n / seconds, "llm_calls": calls,
-            "http_requests": server.requests - before, "calls_per_answer": calls / n if n else None,
-            "prompt_tokens_per_answer": usage.get("prompt_tokens", 0) / n if n else None,
-            "completion_tokens_per_answer": usage.get("completion_tokens", 0) / n if n else None,
-            "by_kind": usage.get("by_kind", {}), "unjudged": result.summary.get("unjudged"),
-            "cascade": (result.run.usage or {}).get("cascade"), "cache": (result.run.usage or {}).get("cache")}
+    return {
+        "answers": n,
+        "seconds": seconds,
+        "answers_per_second": n / seconds,
+        "llm_calls": calls,
+        "http_requests": server.requests - before,
+        "calls_per_answer": calls / n if n else None,
+        "prompt_tokens_per_answer": usage.get("prompt_tokens", 0) / n if n else None,
+        "completion_tokens_per_answer": usage.get("completion_tokens", 0) / n if n else None,
+        "by_kind": usage.get("by_kind", {}),
+        "unjudged": result.summary.get("unjudged"),
+        "cascade": (result.run.usage or {}).get("cascade"),
+        "cache": (result.run.usage or {}).get("cache"),
+    }
 
 
-async def run(workdir: Path, *, answers: int = 48, concurrency: int = 8, latency: float = 0.2) -> dict[str, Any]:
+async def run(
+    workdir: Path, *, answers: int = 48, concurrency: int = 8, latency: float = 0.2
+) -> dict[str, Any]:
     path = workdir / "bench-records.jsonl"
     write_records(path, answers)
-    results: dict[str, Any] = {"answers": answers, "concurrency": concurrency, "latency_seconds": latency,
-                               "ideal_answers_per_second": concurrency / latency, "modes": {}}
-    modes: list[tuple[str, str, bool]] = [("throughput (rules, no cascade)", "rules", False),
-                                          ("separate (llm decomposer, no cascade)", "llm", False)]
+    results: dict[str, Any] = {
+        "answers": answers,
+        "concurrency": concurrency,
+        "latency_seconds": latency,
+        "ideal_answers_per_second": concurrency / latency,
+        "modes": {},
+    }
+    modes: list[tuple[str, str, bool]] = [
+        ("throughput (rules, no cascade)", "rules", False),
+        ("separate (llm decomposer, no cascade)", "llm", False),
+    ]
     if "fused" in get_args(Decomposer):
         modes.append(("fused", "fused", False))
     else:
@@ -102,22 +137,33 @@ async def run(workdir: Path, *, answers: int = 48, concurrency: int = 8, latency
         warm = workdir / "warm-up.jsonl"
         write_records(warm, concurrency)
         with _fresh_home():  # first-use costs (imports, connection set-up) stay out of the figures
-            await _audit(warm, server, decomposer="rules", cascade=False, cache=False, concurrency=concurrency)
+            await _audit(
+                warm, server, decomposer="rules", cascade=False, cache=False, concurrency=concurrency
+            )
         for name, decomposer, cascade in modes:
             with _fresh_home():
-                row = await _audit(path, server, decomposer=decomposer, cascade=cascade, cache=False,
-                                   concurrency=concurrency)
+                row = await _audit(
+                    path, server, decomposer=decomposer, cascade=cascade, cache=False, concurrency=concurrency
+                )
             row["ratio_to_ideal"] = row["answers_per_second"] / results["ideal_answers_per_second"]
             results["modes"][name] = row
         second: dict[str, Any] = {}
-        for name, decomposer, cascade in (("cascade (rules decomposer)", "rules", True),
-                                          ("separate (llm decomposer, no cascade)", "llm", False)):
+        for name, decomposer, cascade in (
+            ("cascade (rules decomposer)", "rules", True),
+            ("separate (llm decomposer, no cascade)", "llm", False),
+        ):
             with _fresh_home():
-                first = await _audit(path, server, decomposer=decomposer, cascade=cascade, cache=True,
-                                     concurrency=concurrency)
-                again = await _audit(path, server, decomposer=decomposer, cascade=cascade, cache=True,
-                                     concurrency=concurrency)
-            second[name] = {"first_calls": first["llm_calls"], "second_calls": again["llm_calls"],
-                            "second_http_requests": again["http_requests"], "second_by_kind": again["by_kind"]}
+                first = await _audit(
+                    path, server, decomposer=decomposer, cascade=cascade, cache=True, concurrency=concurrency
+                )
+                again = await _audit(
+                    path, server, decomposer=decomposer, cascade=cascade, cache=True, concurrency=concurrency
+                )
+            second[name] = {
+                "first_calls": first["llm_calls"],
+                "second_calls": again["llm_calls"],
+                "second_http_requests": again["http_requests"],
+                "second_by_kind": again["by_kind"],
+            }
         results["second_audit"] = second
     return results

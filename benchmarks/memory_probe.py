@@ -45,8 +45,17 @@ def main(argv: list[str]) -> None:
             else:
                 problems += 1
     peak_kb = _peak_kb()
-    print(json.dumps({"peak_rss_mb": peak_kb / 1024, "spans": spans, "traces": traces, "problems": problems,
-                      "seconds": time.perf_counter() - started}))
+    print(
+        json.dumps(
+            {
+                "peak_rss_mb": peak_kb / 1024,
+                "spans": spans,
+                "traces": traces,
+                "problems": problems,
+                "seconds": time.perf_counter() - started,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

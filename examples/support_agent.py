@@ -34,21 +34,48 @@ from langgraph.prebuilt import ToolNode
 # -- data the tools read ---------------------------------------------------------------------------
 
 ORDERS = {
-    "10042": {"order_id": "10042", "customer": "ACME", "item": "X200 Blender", "total": "$240.00",
-              "status": "delivered", "delivered_at": "2026-03-04"},
-    "10057": {"order_id": "10057", "customer": "Globex", "item": "K10 Kettle", "total": "$35.50",
-              "status": "shipped", "carrier": "DHL", "tracking": "JD014600006281"},
+    "10042": {
+        "order_id": "10042",
+        "customer": "ACME",
+        "item": "X200 Blender",
+        "total": "$240.00",
+        "status": "delivered",
+        "delivered_at": "2026-03-04",
+    },
+    "10057": {
+        "order_id": "10057",
+        "customer": "Globex",
+        "item": "K10 Kettle",
+        "total": "$35.50",
+        "status": "shipped",
+        "carrier": "DHL",
+        "tracking": "JD014600006281",
+    },
 }
-REFUNDS = {"10042": {"refund_id": "RF-311", "order_id": "10042", "amount": "$80.00", "status": "approved",
-                     "approved_at": "2026-03-12", "reason": "damaged lid"}}
+REFUNDS = {
+    "10042": {
+        "refund_id": "RF-311",
+        "order_id": "10042",
+        "amount": "$80.00",
+        "status": "approved",
+        "approved_at": "2026-03-12",
+        "reason": "damaged lid",
+    }
+}
 PRODUCTS = {"K10": {"sku": "K10", "name": "K10 Kettle", "warranty_months": 12}}
 KB = [
-    Document(id="KB-1", page_content="Returns policy: items can be returned within 30 days of delivery for a "
-             "full refund. Refunds are issued to the original payment method.",
-             metadata={"title": "Returns policy", "status": "current", "collection": "support-articles"}),
-    Document(id="KB-8", page_content="Warranty policy (2026 edition): the X200 Blender carries a 24-month "
-             "warranty covering the motor and blades.",
-             metadata={"title": "Warranty policy 2026", "status": "current", "collection": "support-articles"}),
+    Document(
+        id="KB-1",
+        page_content="Returns policy: items can be returned within 30 days of delivery for a "
+        "full refund. Refunds are issued to the original payment method.",
+        metadata={"title": "Returns policy", "status": "current", "collection": "support-articles"},
+    ),
+    Document(
+        id="KB-8",
+        page_content="Warranty policy (2026 edition): the X200 Blender carries a 24-month "
+        "warranty covering the motor and blades.",
+        metadata={"title": "Warranty policy 2026", "status": "current", "collection": "support-articles"},
+    ),
 ]
 
 SYSTEM_PROMPT = "You are Ada, Example Appliances' support agent. Answer only from tool results."
@@ -57,7 +84,9 @@ SYSTEM_PROMPT = "You are Ada, Example Appliances' support agent. Answer only fro
 class KnowledgeBase(BaseRetriever):
     """Keyword retrieval over ``KB``: documents sharing two or more words with the query."""
 
-    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun
+    ) -> list[Document]:
         terms = set(re.findall(r"[a-z0-9]+", query.lower())) - {"the", "a", "of", "my", "is", "what"}
         return [d for d in KB if len(terms & set(re.findall(r"[a-z0-9]+", d.page_content.lower()))) >= 2]
 
@@ -147,8 +176,13 @@ class ScriptedChatModel(BaseChatModel):
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:
         return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
 
-    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
-                  run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
         last_question = max(i for i, m in enumerate(messages) if isinstance(m, HumanMessage))
         question = str(messages[last_question].content)
         done = sum(isinstance(m, AIMessage) for m in messages[last_question:])
@@ -156,9 +190,13 @@ class ScriptedChatModel(BaseChatModel):
         if isinstance(step, str):
             message = AIMessage(content=step, response_metadata={"model_name": self.model_name})
         else:
-            calls = [{"name": n, "args": a, "id": f"call_{done}_{i}", "type": "tool_call"}
-                     for i, (n, a) in enumerate(step)]
-            message = AIMessage(content="", tool_calls=calls, response_metadata={"model_name": self.model_name})
+            calls = [
+                {"name": n, "args": a, "id": f"call_{done}_{i}", "type": "tool_call"}
+                for i, (n, a) in enumerate(step)
+            ]
+            message = AIMessage(
+                content="", tool_calls=calls, response_metadata={"model_name": self.model_name}
+            )
         return ChatResult(generations=[ChatGeneration(message=message)])
 
 
@@ -201,8 +239,9 @@ def answer(questions: Sequence[str], on_ungrounded: str = "strip") -> list[tuple
 # -- CI: golden traces -----------------------------------------------------------------------------
 
 
-def export_golden(directory: Path, questions: Sequence[str] = GOLDEN,
-                  scripts: dict[str, list[Step]] | None = None) -> Path:
+def export_golden(
+    directory: Path, questions: Sequence[str] = GOLDEN, scripts: dict[str, list[Step]] | None = None
+) -> Path:
     """Run ``questions`` and write their runs as LangSmith exports them (``runs.json``) for ``auditor gate``."""
     from auditor_langchain.live import RunRecorder
 

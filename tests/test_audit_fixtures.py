@@ -16,7 +16,9 @@ from tests.conftest import FIXTURES
 ENCODINGS = ("openinference.otlp.jsonl", "openinference.otlp.pb", "openllmetry.otlp.jsonl", "runtree.json")
 
 
-def audited(scenario: str, encoding: str = "openinference.otlp.jsonl", policy: str = "strict") -> list[AnswerOut]:
+def audited(
+    scenario: str, encoding: str = "openinference.otlp.jsonl", policy: str = "strict"
+) -> list[AnswerOut]:
     return audit([FIXTURES / scenario / encoding], policy=load_policy(policy)).answers
 
 
@@ -94,29 +96,46 @@ def test_quotes_are_real_spans_of_the_evidence_and_offsets_round_trip() -> None:
         for answer in audited(scenario):
             evidence = {e.evidence_id: e.text for e in answer.evidence}
             for claim in answer.claims or []:
-                assert answer.text[claim.start:claim.end] == claim.text
+                assert answer.text[claim.start : claim.end] == claim.text
                 for cite in claim.citations:
-                    assert " ".join(cite.quote.split()).lower() in " ".join(evidence[cite.evidence_id].split()).lower()
+                    assert (
+                        " ".join(cite.quote.split()).lower()
+                        in " ".join(evidence[cite.evidence_id].split()).lower()
+                    )
 
 
 def test_audit_json_follows_the_contract(tmp_path: object) -> None:
-    result = CliRunner().invoke(cli, ["audit", str(FIXTURES / "changed_figure" / "runtree.json"),
-                                      "--policy", "strict", "--json", "-"])
+    result = CliRunner().invoke(
+        cli, ["audit", str(FIXTURES / "changed_figure" / "runtree.json"), "--policy", "strict", "--json", "-"]
+    )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     AuditResult.model_validate(data)
     assert data["run"]["judge"]["kind"] == "offline" and data["run"]["judge"]["approximate"] is True
     assert data["run"]["policy"]["name"] == "strict" and len(data["run"]["policy"]["sha256"]) == 64
     claim = data["answers"][0]["claims"][0]
-    for key in ("claim_id", "text", "start", "end", "screened", "screen_reason", "verdict", "citations",
-                "inadmissible_support", "rationale", "unjudged_reason"):
+    for key in (
+        "claim_id",
+        "text",
+        "start",
+        "end",
+        "screened",
+        "screen_reason",
+        "verdict",
+        "citations",
+        "inadmissible_support",
+        "rationale",
+        "unjudged_reason",
+    ):
         assert key in claim
     assert {"refusal", "groundedness", "contradicted", "unjudged", "grounded"} <= set(data["answers"][0])
     assert data["summary"]["groundedness_rate"]["denominator"] >= 1
 
 
 def test_evidence_json_has_no_claims_key() -> None:
-    result = CliRunner().invoke(cli, ["evidence", str(FIXTURES / "multi_hop" / "runtree.json"), "--json", "-"])
+    result = CliRunner().invoke(
+        cli, ["evidence", str(FIXTURES / "multi_hop" / "runtree.json"), "--json", "-"]
+    )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert "claims" not in data["answers"][0] and data["run"]["judge"] is None

@@ -15,7 +15,9 @@ from auditor.results import AuditResult
 from tests.conftest import FIXTURES
 from tests.support.fake_openai import FakeOpenAI
 
-INPUTS = [FIXTURES / s / "runtree.json" for s in ("changed_figure", "fabricated_figure", "multi_hop", "refusal")]
+INPUTS = [
+    FIXTURES / s / "runtree.json" for s in ("changed_figure", "fabricated_figure", "multi_hop", "refusal")
+]
 
 
 @pytest.fixture
@@ -25,15 +27,27 @@ def server() -> Iterator[FakeOpenAI]:
 
 
 def run(server: FakeOpenAI, tmp_path: Path, **options: Any) -> AuditResult:
-    return audit(INPUTS, policy=load_policy("strict"), judge="openai:fake-judge", base_url=server.base_url,
-                 db_url=f"sqlite:///{tmp_path / 'runs.db'}", **options)
+    return audit(
+        INPUTS,
+        policy=load_policy("strict"),
+        judge="openai:fake-judge",
+        base_url=server.base_url,
+        db_url=f"sqlite:///{tmp_path / 'runs.db'}",
+        **options,
+    )
 
 
-@pytest.mark.parametrize(("decomposer", "kinds"), [
-    ("rules", {"judge"}), ("llm", {"decompose", "judge"}), ("fused", {"fused"}),
-])
-def test_each_mode_calls_the_server_and_records_usage(server: FakeOpenAI, tmp_path: Path, decomposer: str,
-                                                      kinds: set[str]) -> None:
+@pytest.mark.parametrize(
+    ("decomposer", "kinds"),
+    [
+        ("rules", {"judge"}),
+        ("llm", {"decompose", "judge"}),
+        ("fused", {"fused"}),
+    ],
+)
+def test_each_mode_calls_the_server_and_records_usage(
+    server: FakeOpenAI, tmp_path: Path, decomposer: str, kinds: set[str]
+) -> None:
     result = run(server, tmp_path, decomposer=decomposer, cascade=False)
     assert set(server.by_kind) == kinds
     assert result.run.usage is not None and result.run.judge is not None
@@ -52,7 +66,8 @@ def test_second_audit_of_the_same_traces_makes_no_calls(server: FakeOpenAI, tmp_
     assert server.requests == calls  # every verdict came from the cache in the store
     assert second.run.usage is not None and second.run.usage["cache"]["misses"] == 0
     assert [a.model_dump(exclude={"claims"}) for a in first.answers] == [
-        a.model_dump(exclude={"claims"}) for a in second.answers]
+        a.model_dump(exclude={"claims"}) for a in second.answers
+    ]
 
 
 def comparable(result: AuditResult) -> list[dict[str, Any]]:
@@ -68,20 +83,28 @@ def cache_rows(tmp_path: Path) -> list[tuple[str, str]]:
     engine = create_engine(f"sqlite:///{tmp_path / 'runs.db'}")
     try:
         with engine.connect() as conn:
-            return [(str(k), str(e)) for k, e in conn.execute(text("select kind, extractor from decomposition_cache"))]
+            return [
+                (str(k), str(e))
+                for k, e in conn.execute(text("select kind, extractor from decomposition_cache"))
+            ]
     finally:
         engine.dispose()
 
 
 @pytest.mark.parametrize(("decomposer", "cascade"), [("llm", True), ("llm", False), ("fused", False)])
-def test_second_audit_makes_zero_calls_in_every_llm_mode(server: FakeOpenAI, tmp_path: Path, decomposer: str,
-                                                         cascade: bool) -> None:
+def test_second_audit_makes_zero_calls_in_every_llm_mode(
+    server: FakeOpenAI, tmp_path: Path, decomposer: str, cascade: bool
+) -> None:
     first = run(server, tmp_path, resume=False, decomposer=decomposer, cascade=cascade)
     calls = server.requests
-    assert calls > 0 and server.by_kind[decomposer if decomposer == "fused" else "decompose"] == len(first.answers)
+    assert calls > 0 and server.by_kind[decomposer if decomposer == "fused" else "decompose"] == len(
+        first.answers
+    )
     rows = cache_rows(tmp_path)
     kind = "fused" if decomposer == "fused" else "decompose"
-    assert len(rows) == len(first.answers) and {k for k, _ in rows} == {kind}  # one row per answer, in the store
+    assert len(rows) == len(first.answers) and {k for k, _ in rows} == {
+        kind
+    }  # one row per answer, in the store
     second = run(server, tmp_path, resume=False, decomposer=decomposer, cascade=cascade)
     assert server.requests == calls  # no decomposition, no verdict, no fused call: all from the store
     assert second.run.usage is not None and second.run.usage["llm"]["calls"] == 0
@@ -93,7 +116,9 @@ def test_second_audit_makes_zero_calls_in_every_llm_mode(server: FakeOpenAI, tmp
 def test_a_failed_decomposition_is_not_cached(server: FakeOpenAI, tmp_path: Path) -> None:
     server.enqueue("length")  # the first request (a decomposition) is cut off: the whole answer is one claim
     first = run(server, tmp_path, resume=False, decomposer="llm", cascade=False)
-    whole = [a for a in first.answers if a.claims and len(a.claims) == 1 and a.claims[0].text == a.text.strip()]
+    whole = [
+        a for a in first.answers if a.claims and len(a.claims) == 1 and a.claims[0].text == a.text.strip()
+    ]
     assert len(cache_rows(tmp_path)) == len(first.answers) - 1
     decompose_calls = server.by_kind["decompose"]
     second = run(server, tmp_path, resume=False, decomposer="llm", cascade=False)

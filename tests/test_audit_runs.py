@@ -31,7 +31,8 @@ def crash(progress: Progress) -> None:
 
 @pytest.mark.parametrize(("stop", "raised"), [(ctrl_c, KeyboardInterrupt), (crash, OSError)])
 def test_interrupted_run_is_marked_and_resumes_without_redoing_finished_answers(
-        tmp_path: Path, stop: Callable[[Progress], None], raised: type[BaseException]) -> None:
+    tmp_path: Path, stop: Callable[[Progress], None], raised: type[BaseException]
+) -> None:
     db = f"sqlite:///{tmp_path / 'runs.db'}"
     policy = load_policy("strict")
     with pytest.raises(raised):
@@ -72,8 +73,9 @@ def test_stored_run_re_renders_the_same_report(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 'runs.db'}"
     runner = CliRunner()
     live = tmp_path / "live.html"
-    out = runner.invoke(cli, ["audit", *map(str, INPUTS[:3]), "--policy", "strict", "--db", db,
-                              "--report", str(live)])
+    out = runner.invoke(
+        cli, ["audit", *map(str, INPUTS[:3]), "--policy", "strict", "--db", db, "--report", str(live)]
+    )
     assert out.exit_code == 0, out.output
     listed = runner.invoke(cli, ["runs", "--db", db])
     assert listed.exit_code == 0 and "strict" in listed.output
@@ -86,19 +88,25 @@ def test_stored_run_re_renders_the_same_report(tmp_path: Path) -> None:
 
 
 def test_unknown_run_is_a_usage_error(tmp_path: Path) -> None:
-    out = CliRunner().invoke(cli, ["report", "--run", "nope", "-o", str(tmp_path / "x.html"),
-                                   "--db", f"sqlite:///{tmp_path / 'r.db'}"])
+    out = CliRunner().invoke(
+        cli,
+        ["report", "--run", "nope", "-o", str(tmp_path / "x.html"), "--db", f"sqlite:///{tmp_path / 'r.db'}"],
+    )
     assert out.exit_code == 2 and "no run" in out.output
 
 
-def test_audit_shows_the_corrected_share_beside_the_raw_one_once_the_judge_is_calibrated(tmp_path: Path) -> None:
+def test_audit_shows_the_corrected_share_beside_the_raw_one_once_the_judge_is_calibrated(
+    tmp_path: Path,
+) -> None:
     from auditor.calibration_run import calibrate
 
     dev = ROOT.parent / "shared" / "data" / "labelled" / "dev.jsonl"
     if not dev.exists():
         pytest.skip("the labelled dev set is not beside the project")
     labelled = tmp_path / "labelled.jsonl"
-    labelled.write_text("".join(dev.read_text(encoding="utf-8").splitlines(keepends=True)[:80]), encoding="utf-8")
+    labelled.write_text(
+        "".join(dev.read_text(encoding="utf-8").splitlines(keepends=True)[:80]), encoding="utf-8"
+    )
     db = f"sqlite:///{tmp_path / 'runs.db'}"
     before = audit(INPUTS, db_url=db)
     assert "corrected_unsupported" not in before.summary or before.summary["corrected_unsupported"] is None

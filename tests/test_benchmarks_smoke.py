@@ -13,13 +13,30 @@ from benchmarks.__main__ import machine, render
 def write_dev(path: Path) -> None:
     text = "Refunds are accepted within 30 days of purchase. Shipping takes 5 days."
     rows = [
-        {"id": "ds:1", "dataset": "ds", "task_type": "QA", "unit": "answer", "question": "Refunds?",
-         "sources": [{"id": "p", "text": text}], "answer": "Refunds are accepted within 30 days of purchase.",
-         "labels": [], "verdict": "supported", "answer_label": "grounded"},
-        {"id": "ds:2", "dataset": "ds", "task_type": "QA", "unit": "answer", "question": "Shipping?",
-         "sources": [{"id": "p", "text": text}], "answer": "Shipping takes 9 days.",
-         "labels": [{"start": 15, "end": 21, "verdict": "contradicted"}], "verdict": "contradicted",
-         "answer_label": "hallucinated"},
+        {
+            "id": "ds:1",
+            "dataset": "ds",
+            "task_type": "QA",
+            "unit": "answer",
+            "question": "Refunds?",
+            "sources": [{"id": "p", "text": text}],
+            "answer": "Refunds are accepted within 30 days of purchase.",
+            "labels": [],
+            "verdict": "supported",
+            "answer_label": "grounded",
+        },
+        {
+            "id": "ds:2",
+            "dataset": "ds",
+            "task_type": "QA",
+            "unit": "answer",
+            "question": "Shipping?",
+            "sources": [{"id": "p", "text": text}],
+            "answer": "Shipping takes 9 days.",
+            "labels": [{"start": 15, "end": 21, "verdict": "contradicted"}],
+            "verdict": "contradicted",
+            "answer_label": "hallucinated",
+        },
     ]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
 
@@ -39,9 +56,18 @@ def test_every_benchmark_path_on_small_inputs(tmp_path: Path) -> None:
     assert probe["spans"] == speed[0]["spans"] and probe["peak_rss_mb"] > 0
     base = ingest.peak_memory(None, "otlp-json")
     assert base["spans"] == 0
-    results["ingest"] = {"throughput": speed, "memory": [{**probe, "format": "otlp-json", "megabytes": 0.2,
-                                                          "baseline_rss_mb": base["peak_rss_mb"],
-                                                          "growth_mb": probe["peak_rss_mb"] - base["peak_rss_mb"]}]}
+    results["ingest"] = {
+        "throughput": speed,
+        "memory": [
+            {
+                **probe,
+                "format": "otlp-json",
+                "megabytes": 0.2,
+                "baseline_rss_mb": base["peak_rss_mb"],
+                "growth_mb": probe["peak_rss_mb"] - base["peak_rss_mb"],
+            }
+        ],
+    }
 
     dev = tmp_path / "dev.jsonl"
     write_dev(dev)

@@ -27,14 +27,17 @@ from auditor.store import Store
 SPANS = (HumanSpan(start=10, end=20, verdict="absent"), HumanSpan(start=15, end=25, verdict="contradicted"))
 
 
-@pytest.mark.parametrize(("start", "end", "expected"), [
-    (0, 10, "supported"),  # touches the span's first character boundary: shares none
-    (0, 11, "absent"),  # one shared character is enough
-    (10, 15, "absent"),
-    (19, 30, "contradicted"),  # overlaps both: contradicted wins
-    (20, 25, "contradicted"),
-    (25, 30, "supported"),
-])
+@pytest.mark.parametrize(
+    ("start", "end", "expected"),
+    [
+        (0, 10, "supported"),  # touches the span's first character boundary: shares none
+        (0, 11, "absent"),  # one shared character is enough
+        (10, 15, "absent"),
+        (19, 30, "contradicted"),  # overlaps both: contradicted wins
+        (20, 25, "contradicted"),
+        (25, 30, "supported"),
+    ],
+)
 def test_overlap_rule(start: int, end: int, expected: str) -> None:
     assert human_claim_verdict(start, end, SPANS) == expected
 
@@ -44,8 +47,13 @@ def pairs(*items: tuple[str, str]) -> list[Pair]:
 
 
 def test_confusion_matrices_three_way_and_binary() -> None:
-    items = pairs(("supported", "supported"), ("supported", "absent"), ("absent", "contradicted"),
-                  ("contradicted", "contradicted"), ("absent", "supported"))
+    items = pairs(
+        ("supported", "supported"),
+        ("supported", "absent"),
+        ("absent", "contradicted"),
+        ("contradicted", "contradicted"),
+        ("absent", "supported"),
+    )
     three = confusion(items)
     assert three.counts == ((1, 0, 1), (0, 1, 0), (1, 1, 0))
     binary = confusion(items, binary=True)
@@ -65,8 +73,16 @@ def test_kappa_hand_computed() -> None:
 
 
 def test_bootstrap_interval_brackets_kappa_and_is_reproducible() -> None:
-    groups = [confusion(pairs(*([("absent", "absent")] * (i % 3 + 1)), ("supported", "supported"),
-                              ("supported", "absent" if i % 4 == 0 else "supported"))) for i in range(40)]
+    groups = [
+        confusion(
+            pairs(
+                *([("absent", "absent")] * (i % 3 + 1)),
+                ("supported", "supported"),
+                ("supported", "absent" if i % 4 == 0 else "supported"),
+            )
+        )
+        for i in range(40)
+    ]
     first, second = bootstrap_kappa(groups), bootstrap_kappa(groups)
     assert first == second
     assert first.value is not None and first.low is not None and first.high is not None
@@ -75,8 +91,10 @@ def test_bootstrap_interval_brackets_kappa_and_is_reproducible() -> None:
 
 
 def test_sensitivity_and_specificity_with_wilson_intervals() -> None:
-    items = {"a": pairs(*[("absent", "absent")] * 8, *[("contradicted", "supported")] * 2),
-             "b": pairs(*[("supported", "supported")] * 6, *[("supported", "contradicted")] * 4)}
+    items = {
+        "a": pairs(*[("absent", "absent")] * 8, *[("contradicted", "supported")] * 2),
+        "b": pairs(*[("supported", "supported")] * 6, *[("supported", "contradicted")] * 4),
+    }
     report = level_report("claim", items, resamples=200)
     assert (report.sensitivity.numerator, report.sensitivity.denominator) == (8, 10)
     assert (report.specificity.numerator, report.specificity.denominator) == (6, 10)
@@ -95,16 +113,27 @@ def test_empty_classes_give_no_rate_rather_than_a_number() -> None:
 
 
 def record(**fields: object) -> LabelledRecord:
-    base: dict[str, object] = {"id": "r1", "answer": "Alpha is one. Beta is two. Gamma is three.", "trace_id": "r1"}
+    base: dict[str, object] = {
+        "id": "r1",
+        "answer": "Alpha is one. Beta is two. Gamma is three.",
+        "trace_id": "r1",
+    }
     base.update(fields)
     return LabelledRecord.model_validate(base)
 
 
 def test_claim_pairs_for_answer_records_count_lost_spans_and_unjudged() -> None:
-    rec = record(labels=[{"start": 14, "end": 18, "verdict": "contradicted"},
-                         {"start": 28, "end": 33, "verdict": "absent"}])
-    claims = [JudgedClaim(start=0, end=13, verdict="supported"), JudgedClaim(start=14, end=26, verdict="absent"),
-              JudgedClaim(start=40, end=42, verdict="unjudged")]
+    rec = record(
+        labels=[
+            {"start": 14, "end": 18, "verdict": "contradicted"},
+            {"start": 28, "end": 33, "verdict": "absent"},
+        ]
+    )
+    claims = [
+        JudgedClaim(start=0, end=13, verdict="supported"),
+        JudgedClaim(start=14, end=26, verdict="absent"),
+        JudgedClaim(start=40, end=42, verdict="unjudged"),
+    ]
     items, dropped, lost = claim_pairs(rec, claims)
     assert [(p.human, p.judge) for p in items] == [("supported", "supported"), ("contradicted", "absent")]
     assert dropped == {"unjudged claim": 1}
@@ -114,7 +143,10 @@ def test_claim_pairs_for_answer_records_count_lost_spans_and_unjudged() -> None:
 
 def test_claim_unit_record_is_one_item_with_the_worst_verdict() -> None:
     rec = record(unit="claim", verdict="absent")
-    claims = [JudgedClaim(start=0, end=13, verdict="supported"), JudgedClaim(start=14, end=26, verdict="absent")]
+    claims = [
+        JudgedClaim(start=0, end=13, verdict="supported"),
+        JudgedClaim(start=14, end=26, verdict="absent"),
+    ]
     items, _, _ = claim_pairs(rec, claims)
     assert [(p.human, p.judge) for p in items] == [("absent", "absent")]
     assert worst(["supported", "unjudged"]) == "absent"
@@ -129,14 +161,32 @@ def test_claim_unit_record_is_one_item_with_the_worst_verdict() -> None:
 def write_labelled(tmp_path: Path) -> Path:
     text = "Refunds are accepted within 30 days of purchase."
     rows = [
-        {"id": "good", "question": "Refunds?", "sources": [{"id": "p", "text": text}], "answer": "  " + text,
-         "labels": [], "verdict": "supported", "answer_label": "grounded"},
-        {"id": "bad", "question": "Refunds?", "sources": [{"id": "p", "text": text}],
-         "answer": "Refunds are accepted within 90 days of purchase.",
-         "labels": [{"start": 28, "end": 35, "text": "90 days", "verdict": "contradicted"}],
-         "verdict": "contradicted", "answer_label": "hallucinated"},
-        {"id": "claim1", "unit": "claim", "sources": [{"id": "p", "text": text}],
-         "answer": "The store ships to Mars.", "labels": [], "verdict": "absent"},
+        {
+            "id": "good",
+            "question": "Refunds?",
+            "sources": [{"id": "p", "text": text}],
+            "answer": "  " + text,
+            "labels": [],
+            "verdict": "supported",
+            "answer_label": "grounded",
+        },
+        {
+            "id": "bad",
+            "question": "Refunds?",
+            "sources": [{"id": "p", "text": text}],
+            "answer": "Refunds are accepted within 90 days of purchase.",
+            "labels": [{"start": 28, "end": 35, "text": "90 days", "verdict": "contradicted"}],
+            "verdict": "contradicted",
+            "answer_label": "hallucinated",
+        },
+        {
+            "id": "claim1",
+            "unit": "claim",
+            "sources": [{"id": "p", "text": text}],
+            "answer": "The store ships to Mars.",
+            "labels": [],
+            "verdict": "absent",
+        },
     ]
     path = tmp_path / "labelled.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
@@ -162,8 +212,9 @@ def test_calibrate_end_to_end_stores_it_under_the_judge(tmp_path: Path) -> None:
 def test_calibrate_command_prints_both_levels_and_writes_json(tmp_path: Path) -> None:
     path = write_labelled(tmp_path)
     out = tmp_path / "cal.json"
-    result = CliRunner().invoke(calibrate_command, [str(path), "--db", f"sqlite:///{tmp_path / 'c.db'}",
-                                                    "--json", str(out)])
+    result = CliRunner().invoke(
+        calibrate_command, [str(path), "--db", f"sqlite:///{tmp_path / 'c.db'}", "--json", str(out)]
+    )
     assert result.exit_code == 0, result.output
     assert "claim level" in result.output and "answer level" in result.output
     assert "sensitivity for unsupported" in result.output

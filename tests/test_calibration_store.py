@@ -20,9 +20,20 @@ JUDGE = JudgeIdentity(kind="openai", model="gpt-x", prompt_version="judge-3")
 
 def make(id_: str, when: datetime, judge: JudgeIdentity = JUDGE) -> Calibration:
     report = level_report("answer", {}, resamples=10)
-    return Calibration(id=id_, created_at=when, auditor_version="0.1.0", judge=judge, policy=None,
-                       decomposer="rules", labelled_path="ünï.jsonl", labelled_sha256="ab", records=3,
-                       claim=report, answer=report, notes=["n"])
+    return Calibration(
+        id=id_,
+        created_at=when,
+        auditor_version="0.1.0",
+        judge=judge,
+        policy=None,
+        decomposer="rules",
+        labelled_path="ünï.jsonl",
+        labelled_sha256="ab",
+        records=3,
+        claim=report,
+        answer=report,
+        notes=["n"],
+    )
 
 
 def test_calibrations_table_is_at_head(store: Store) -> None:

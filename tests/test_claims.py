@@ -32,7 +32,11 @@ def _check_invariants(answer_text: str, d: Decomposition) -> None:
 
 def _answer(text: str, question: str | None = None, answer_id: str = "a1") -> Answer:
     return Answer(
-        answer_id=answer_id, trace_id="t", span_id="s", question=question, text=text,
+        answer_id=answer_id,
+        trace_id="t",
+        span_id="s",
+        question=question,
+        text=text,
         generated_at=datetime(2026, 1, 1, tzinfo=UTC),
     )
 
@@ -50,13 +54,26 @@ def test_coordinated_clauses_split_into_atomic_claims() -> None:
     [
         ("The fee is $5; the tax is $1.", ["The fee is $5", "the tax is $1"]),
         ("It opens at 9, but it closes at 5.", ["It opens at 9", "it closes at 5"]),
-        ("The shop has valet parking, while the garage is closed.", ["The shop has valet parking", "the garage is closed"]),
-        ("The plan costs $20, whereas the pro plan costs $35.", ["The plan costs $20", "the pro plan costs $35"]),
-        ("The restaurant is suitable for groups and takes reservations.",
-         ["The restaurant is suitable for groups", "takes reservations"]),
-        ("Although the ambiance is casual, some reviewers called it upscale.",
-         ["Although the ambiance is casual", "some reviewers called it upscale"]),
-        ("Combine beer and onions in a pot and bring it to a boil.", ["Combine beer and onions in a pot", "bring it to a boil"]),
+        (
+            "The shop has valet parking, while the garage is closed.",
+            ["The shop has valet parking", "the garage is closed"],
+        ),
+        (
+            "The plan costs $20, whereas the pro plan costs $35.",
+            ["The plan costs $20", "the pro plan costs $35"],
+        ),
+        (
+            "The restaurant is suitable for groups and takes reservations.",
+            ["The restaurant is suitable for groups", "takes reservations"],
+        ),
+        (
+            "Although the ambiance is casual, some reviewers called it upscale.",
+            ["Although the ambiance is casual", "some reviewers called it upscale"],
+        ),
+        (
+            "Combine beer and onions in a pot and bring it to a boil.",
+            ["Combine beer and onions in a pot", "bring it to a boil"],
+        ),
     ],
 )
 def test_connectors_split_when_both_sides_are_clauses(text: str, expected: list[str]) -> None:
@@ -113,7 +130,10 @@ def test_newlines_bullets_and_numbered_lines() -> None:
     d = decompose_text("a", text, "how to cook brats")
     _check_invariants(text, d)
     assert _texts(d) == [
-        "Preheat the grill to 200 C", "Oil the grate", "Serve the brats hot", "Store leftovers for 2 days",
+        "Preheat the grill to 200 C",
+        "Oil the grate",
+        "Serve the brats hot",
+        "Store leftovers for 2 days",
         "Clean the grill",
     ]
     assert d.claims[0].screened and d.claims[0].text == "Here are the steps"
@@ -204,7 +224,10 @@ def test_question_restatement_is_screened() -> None:
     text = "You asked when the refund for order 10042 was issued. It was issued on March 3."
     d = decompose_text("a", text, question)
     _check_invariants(text, d)
-    assert _reason(d, "You asked when the refund for order 10042 was issued") is ScreenReason.QUESTION_RESTATEMENT
+    assert (
+        _reason(d, "You asked when the refund for order 10042 was issued")
+        is ScreenReason.QUESTION_RESTATEMENT
+    )
     assert _texts(d) == ["It was issued on March 3"]
 
 
@@ -256,12 +279,26 @@ def test_answer_of_only_pleasantries_is_not_a_refusal() -> None:
 
 
 def test_odd_text_never_raises_and_keeps_offsets() -> None:
-    for text in ["", "   ", "...", "[1]", "\n\n- \n", "a", "$80.00", "x" * 5000, "((((", '"unbalanced.', "e.g."]:
+    for text in [
+        "",
+        "   ",
+        "...",
+        "[1]",
+        "\n\n- \n",
+        "a",
+        "$80.00",
+        "x" * 5000,
+        "((((",
+        '"unbalanced.',
+        "e.g.",
+    ]:
         _check_invariants(text, decompose_text("a", text))
 
 
 def test_sync_and_async_forms_agree_and_extractor_meets_the_protocol() -> None:
-    answers = [_answer("The refund is $80 and it was issued on March 3.", answer_id=f"a{i}") for i in range(3)]
+    answers = [
+        _answer("The refund is $80 and it was issued on March 3.", answer_id=f"a{i}") for i in range(3)
+    ]
     extractor: ClaimExtractor = RuleExtractor()
     assert extractor.name == "rules"
     got = asyncio.run(extractor.decompose(answers))

@@ -13,7 +13,9 @@ import pytest
 
 from auditor.claims import decompose_text
 
-DEV = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "labelled" / "dev.jsonl"  # ../shared beside the checkout
+DEV = (
+    Path(__file__).resolve().parents[1].parent / "shared" / "data" / "labelled" / "dev.jsonl"
+)  # ../shared beside the checkout
 
 
 def _records() -> list[dict[str, Any]]:
@@ -59,6 +61,8 @@ def test_most_labelled_unsupported_spans_fall_inside_one_claim() -> None:
             chars = [i for i in range(label["start"], label["end"]) if text[i].isalnum()]
             hits = [c for c in judged if sum(c.start <= i < c.end for i in chars) >= 3]
             total += 1
-            inside += len(hits) == 1 and sum(hits[0].start <= i < hits[0].end for i in chars) >= 0.8 * len(chars)
+            inside += len(hits) == 1 and sum(hits[0].start <= i < hits[0].end for i in chars) >= 0.8 * len(
+                chars
+            )
     assert total > 100
     assert inside / total >= 0.85  # measured 0.92 when written

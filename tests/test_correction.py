@@ -51,13 +51,16 @@ def test_interval_carries_the_calibration_uncertainty() -> None:
     assert correct(300, 1000, 800, 200, 900, 100) == big  # fixed seed
 
 
-@pytest.mark.parametrize(("counts", "reason"), [
-    ((30, 100, 5, 5, 5, 5), "<= 1"),  # Se + Sp = 1
-    ((30, 100, 4, 6, 5, 5), "<= 1"),  # Se + Sp = 0.9
-    ((30, 100, 0, 0, 5, 5), "sensitivity is unknown"),
-    ((30, 100, 5, 5, 0, 0), "specificity is unknown"),
-    ((0, 0, 8, 2, 9, 1), "nothing to correct"),
-])
+@pytest.mark.parametrize(
+    ("counts", "reason"),
+    [
+        ((30, 100, 5, 5, 5, 5), "<= 1"),  # Se + Sp = 1
+        ((30, 100, 4, 6, 5, 5), "<= 1"),  # Se + Sp = 0.9
+        ((30, 100, 0, 0, 5, 5), "sensitivity is unknown"),
+        ((30, 100, 5, 5, 0, 0), "specificity is unknown"),
+        ((0, 0, 8, 2, 9, 1), "nothing to correct"),
+    ],
+)
 def test_cannot_correct_is_a_reason_not_a_number(counts: tuple[int, ...], reason: str) -> None:
     result = correct(*counts)
     assert isinstance(result, CannotCorrect)
@@ -66,16 +69,26 @@ def test_cannot_correct_is_a_reason_not_a_number(counts: tuple[int, ...], reason
 
 
 def calibration(tp: int, fn: int, fp: int, tn: int) -> Calibration:
-    report = level_report("answer", {}, resamples=10).model_copy(update={
-        "binary": ConfusionMatrix(labels=("unsupported", "supported"), counts=((tp, fn), (fp, tn)))})
+    report = level_report("answer", {}, resamples=10).model_copy(
+        update={"binary": ConfusionMatrix(labels=("unsupported", "supported"), counts=((tp, fn), (fp, tn)))}
+    )
     from datetime import UTC, datetime
 
     from auditor.verdicts import JudgeIdentity
 
-    return Calibration(id="c0ffee" * 4, created_at=datetime(2026, 11, 29, tzinfo=UTC), auditor_version="0",
-                       judge=JudgeIdentity(kind="offline", prompt_version="offline-1"), policy=None,
-                       decomposer="rules", labelled_path="l.jsonl", labelled_sha256="0", records=0,
-                       claim=report, answer=report)
+    return Calibration(
+        id="c0ffee" * 4,
+        created_at=datetime(2026, 11, 29, tzinfo=UTC),
+        auditor_version="0",
+        judge=JudgeIdentity(kind="offline", prompt_version="offline-1"),
+        policy=None,
+        decomposer="rules",
+        labelled_path="l.jsonl",
+        labelled_sha256="0",
+        records=0,
+        claim=report,
+        answer=report,
+    )
 
 
 def test_corrected_share_reads_the_summary_and_names_the_calibration() -> None:

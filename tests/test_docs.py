@@ -31,7 +31,9 @@ def test_every_command_and_option_is_documented(path: str, command: click.Comman
     assert f"auditor {path}" in DOCS, f"`auditor {path}` is not in the README or docs/"
     for param in command.params:
         if isinstance(param, click.Option):
-            assert any(opt in DOCS for opt in param.opts), f"`auditor {path}` option {param.opts} undocumented"
+            assert any(opt in DOCS for opt in param.opts), (
+                f"`auditor {path}` option {param.opts} undocumented"
+            )
 
 
 def test_every_setting_is_in_the_readme_table() -> None:
@@ -44,8 +46,19 @@ def test_every_shipped_policy_loads(name: str) -> None:
     assert load_policy(name).sha256
 
 
-PUBLIC_API = ["AuditResult", "Policy", "Store", "__version__", "audit", "collect_evidence", "load_policy",
-              "read_traces", "reconstruct", "render_report", "write_report"]
+PUBLIC_API = [
+    "AuditResult",
+    "Policy",
+    "Store",
+    "__version__",
+    "audit",
+    "collect_evidence",
+    "load_policy",
+    "read_traces",
+    "reconstruct",
+    "render_report",
+    "write_report",
+]
 
 
 def test_public_api_is_pinned() -> None:

@@ -16,12 +16,28 @@ def multi_hop_trace() -> TraceBuilder:
     q = user("What refund did ACME get?")
     c1 = ToolCall(id="c1", name="search_orders", arguments={"customer": "ACME"})
     b.llm("l1", 1, 2, [SYS, q], calls=[c1], parent="root")
-    b.tool("s1", "search_orders", 2, 3, {"customer": "ACME"}, '[{"order_id": "10042", "status": "returned"}]',
-           call_id="c1", parent="root")
+    b.tool(
+        "s1",
+        "search_orders",
+        2,
+        3,
+        {"customer": "ACME"},
+        '[{"order_id": "10042", "status": "returned"}]',
+        call_id="c1",
+        parent="root",
+    )
     c2 = ToolCall(id="c2", name="get_refund", arguments={"order_id": "10042"})
     b.llm("l2", 3, 4, [SYS, q, assistant(calls=[c1]), tool_msg("...", "c1")], calls=[c2], parent="root")
-    b.tool("s2", "get_refund", 4, 5, {"order_id": "10042"}, '{"amount": "80.00", "currency": "USD"}',
-           call_id="c2", parent="root")
+    b.tool(
+        "s2",
+        "get_refund",
+        4,
+        5,
+        {"order_id": "10042"},
+        '{"amount": "80.00", "currency": "USD"}',
+        call_id="c2",
+        parent="root",
+    )
     b.llm("l3", 5, 6, [SYS, q], output="ACME was refunded $80.00 for order 10042.", parent="root")
     return b
 
@@ -43,7 +59,9 @@ def test_multi_hop_path_follows_the_value_that_linked_the_calls() -> None:
 def test_no_hop_when_arguments_do_not_come_from_an_earlier_result() -> None:
     b = multi_hop_trace()
     b.spans = [s for s in b.spans if s.span_id != "s2"]
-    b.tool("s2", "get_refund", 4, 5, {"order_id": "99999"}, '{"amount": "80.00"}', call_id="c2", parent="root")
+    b.tool(
+        "s2", "get_refund", 4, 5, {"order_id": "99999"}, '{"amount": "80.00"}', call_id="c2", parent="root"
+    )
     (answer,) = reconstruct([b.build()])
     refund = next(e for e in answer.evidence if e.name == "get_refund")
     assert refund.hop_path == ("get_refund(order_id=99999)",)
@@ -65,7 +83,13 @@ def test_evidence_is_causal_within_a_trace() -> None:
 
 def test_second_turn_sees_first_turn_but_not_the_reverse() -> None:
     first = TraceBuilder("turn1", conversation_id="sess-1")
-    first.llm("a1", 0, 1, [user("Where is order 7?")], calls=[ToolCall(id="x", name="get_order", arguments={"id": 7})])
+    first.llm(
+        "a1",
+        0,
+        1,
+        [user("Where is order 7?")],
+        calls=[ToolCall(id="x", name="get_order", arguments={"id": 7})],
+    )
     first.tool("t1", "get_order", 1, 2, {"id": 7}, "order 7: in transit")
     first.llm("ans1", 2, 3, [user("Where is order 7?")], output="Order 7 is in transit.")
     second = TraceBuilder("turn2", conversation_id="sess-1")
@@ -82,7 +106,10 @@ def test_second_turn_sees_first_turn_but_not_the_reverse() -> None:
     assert [e.text for e in a2.evidence if e.kind is EvidenceKind.MODEL_OUTPUT] == ["Order 7 is in transit."]
     assert a2.question == "And order 8?"
     users = [e for e in a2.evidence if e.kind is EvidenceKind.USER_MESSAGE]
-    assert [(u.text, u.current_question) for u in users] == [("Where is order 7?", False), ("And order 8?", True)]
+    assert [(u.text, u.current_question) for u in users] == [
+        ("Where is order 7?", False),
+        ("And order 8?", True),
+    ]
 
 
 def test_separate_traces_without_a_conversation_id_do_not_share_evidence() -> None:
@@ -100,14 +127,21 @@ def test_retriever_output_is_split_per_document_and_replaces_its_tools_copy() ->
     q = user("What is the return window?")
     b.tool("kb", "search_kb", 1, 4, {"query": "return window"}, "Doc A text\n\nDoc B text", call_id="k")
     docs = [
-        Document(id="A", text="Returns are accepted within 30 days.", metadata={"status": "current", "source": "https://kb.example.com/a"}),
+        Document(
+            id="A",
+            text="Returns are accepted within 30 days.",
+            metadata={"status": "current", "source": "https://kb.example.com/a"},
+        ),
         Document(id="B", text="Returns are accepted within 14 days.", metadata={"status": "superseded"}),
     ]
     b.retriever("r", "kb_retriever", 2, 3, docs, parent="kb")
     b.llm("ans", 5, 6, [q, tool_msg("Doc A text\n\nDoc B text", "k")], output="You have 30 days.")
     (answer,) = reconstruct([b.build()])
     documents = [e for e in answer.evidence if e.kind is EvidenceKind.RETRIEVED_DOCUMENT]
-    assert [(d.document_id, d.metadata["status"]) for d in documents] == [("A", "current"), ("B", "superseded")]
+    assert [(d.document_id, d.metadata["status"]) for d in documents] == [
+        ("A", "current"),
+        ("B", "superseded"),
+    ]
     assert documents[0].url == "https://kb.example.com/a" and documents[1].url is None
     assert all(d.hop_path == ("search_kb(query=return window)", "kb_retriever") for d in documents)
     # the tool's own copy of the text would bypass a policy on documents: it is not an item
@@ -119,10 +153,28 @@ def test_sub_agent_output_is_model_output_and_its_tools_are_reached_through_it()
     q = user("Summarise the warranty terms.")
     b.llm("p1", 0, 1, [q], calls=[ToolCall(id="r", name="research_agent", arguments={"task": "warranty"})])
     b.tool("sub", "research_agent", 1, 6, {"task": "warranty"}, "The warranty lasts 2 years.", call_id="r")
-    b.llm("s1", 2, 3, [user("warranty")], calls=[ToolCall(id="w", name="lookup", arguments={"topic": "warranty"})], parent="sub")
-    b.tool("look", "lookup", 3, 4, {"topic": "warranty"}, "Warranty: 24 months from delivery.", call_id="w", parent="sub")
+    b.llm(
+        "s1",
+        2,
+        3,
+        [user("warranty")],
+        calls=[ToolCall(id="w", name="lookup", arguments={"topic": "warranty"})],
+        parent="sub",
+    )
+    b.tool(
+        "look",
+        "lookup",
+        3,
+        4,
+        {"topic": "warranty"},
+        "Warranty: 24 months from delivery.",
+        call_id="w",
+        parent="sub",
+    )
     b.llm("s2", 4, 5, [user("warranty")], output="The warranty lasts 2 years.", parent="sub")
-    b.llm("ans", 7, 8, [q, tool_msg("The warranty lasts 2 years.", "r")], output="The warranty lasts two years.")
+    b.llm(
+        "ans", 7, 8, [q, tool_msg("The warranty lasts 2 years.", "r")], output="The warranty lasts two years."
+    )
     answers = reconstruct([b.build()])
     assert [a.span_id for a in answers] == ["ans"]  # the sub-agent's own final text is not an answer
     evidence = {(e.kind, e.name): e for e in answers[0].evidence}
@@ -130,7 +182,9 @@ def test_sub_agent_output_is_model_output_and_its_tools_are_reached_through_it()
     lookup = evidence[(EvidenceKind.TOOL_RESULT, "lookup")]
     assert lookup.hop_path == ("research_agent(task=warranty)", "lookup(topic=warranty)")
     # the sub-agent's "user" turn is its caller's instruction, not the user's words
-    assert [e.text for e in answers[0].evidence if e.kind is EvidenceKind.USER_MESSAGE] == ["Summarise the warranty terms."]
+    assert [e.text for e in answers[0].evidence if e.kind is EvidenceKind.USER_MESSAGE] == [
+        "Summarise the warranty terms."
+    ]
 
 
 def test_tool_results_seen_only_in_messages_become_items_once() -> None:
@@ -138,14 +192,32 @@ def test_tool_results_seen_only_in_messages_become_items_once() -> None:
     q = user("Weather in Paris?")
     call = ToolCall(id="w1", name="get_weather", arguments={"location": "Paris"})
     b.llm("l1", 0, 1, [SYS, q], calls=[call])
-    b.llm("l2", 2, 3, [SYS, q, assistant(calls=[call]), tool_msg("rainy, 57F", "w1", "get_weather")], calls=[
-        ToolCall(id="w2", name="get_forecast", arguments={"location": "Paris"})])
-    b.llm("ans", 4, 5, [SYS, q, assistant(calls=[call]), tool_msg("rainy, 57F", "w1", "get_weather"),
-                        tool_msg("sunny tomorrow", "w2", "get_forecast")], output="Rainy today, sunny tomorrow.")
+    b.llm(
+        "l2",
+        2,
+        3,
+        [SYS, q, assistant(calls=[call]), tool_msg("rainy, 57F", "w1", "get_weather")],
+        calls=[ToolCall(id="w2", name="get_forecast", arguments={"location": "Paris"})],
+    )
+    b.llm(
+        "ans",
+        4,
+        5,
+        [
+            SYS,
+            q,
+            assistant(calls=[call]),
+            tool_msg("rainy, 57F", "w1", "get_weather"),
+            tool_msg("sunny tomorrow", "w2", "get_forecast"),
+        ],
+        output="Rainy today, sunny tomorrow.",
+    )
     (answer,) = reconstruct([b.build()])
     tools = [(e.name, e.text, e.hop_path) for e in answer.evidence if e.kind is EvidenceKind.TOOL_RESULT]
-    assert tools == [("get_weather", "rainy, 57F", ("get_weather(location=Paris)",)),
-                     ("get_forecast", "sunny tomorrow", ("get_forecast(location=Paris)",))]
+    assert tools == [
+        ("get_weather", "rainy, 57F", ("get_weather(location=Paris)",)),
+        ("get_forecast", "sunny tomorrow", ("get_forecast(location=Paris)",)),
+    ]
     assert [e.kind for e in answer.evidence].count(EvidenceKind.SYSTEM_PROMPT) == 1
 
 
@@ -161,14 +233,25 @@ def test_error_tool_results_are_marked() -> None:
 def test_selection_narrows_answers_and_reads_question_type() -> None:
     b = TraceBuilder("t-sel")
     b.llm("rewrite", 0, 1, [user("refund?")], output="refund policy for damaged goods")
-    b.llm("final", 2, 3, [user("refund?")], output="Damaged goods are refunded in full.", attributes={"qtype": "policy"})
+    b.llm(
+        "final",
+        2,
+        3,
+        [user("refund?")],
+        output="Damaged goods are refunded in full.",
+        attributes={"qtype": "policy"},
+    )
     b.spans = [s.model_copy(update={"name": "final_answer"}) if s.span_id == "final" else s for s in b.spans]
     default = reconstruct([b.build()])
     assert [a.span_id for a in default] == ["rewrite", "final"]
-    (only,) = reconstruct([b.build()], AnswerSelection(span_names=("final_*",), question_type_attribute="qtype"))
+    (only,) = reconstruct(
+        [b.build()], AnswerSelection(span_names=("final_*",), question_type_attribute="qtype")
+    )
     assert only.span_id == "final" and only.question_type == "policy"
     # the rewrite's output existed before the final generation: intermediate model output
-    assert any(e.kind is EvidenceKind.MODEL_OUTPUT and e.text.startswith("refund policy") for e in only.evidence)
+    assert any(
+        e.kind is EvidenceKind.MODEL_OUTPUT and e.text.startswith("refund policy") for e in only.evidence
+    )
 
 
 def test_evidence_ids_are_stable_across_runs() -> None:

@@ -43,7 +43,9 @@ def test_the_guarded_agent_serves_grounded_answers_and_strips_the_rest() -> None
 
 def test_the_gate_passes_on_the_committed_golden_traces(tmp_path: Path) -> None:
     junit = tmp_path / "gate.xml"
-    result = CliRunner().invoke(gate_command, [str(EXAMPLES / "golden" / "runs.json"), *GATE, "--junit", str(junit)])
+    result = CliRunner().invoke(
+        gate_command, [str(EXAMPLES / "golden" / "runs.json"), *GATE, "--junit", str(junit)]
+    )
     assert result.exit_code == 0, result.stdout + result.stderr
     assert "GATE PASSED" in result.stdout and "refusal accuracy 100.0% (1/1" in result.stdout
     xmlschema.XMLSchema(str(ROOT / "tests" / "support" / "junit-4.xsd")).validate(str(junit))
@@ -52,13 +54,17 @@ def test_the_gate_passes_on_the_committed_golden_traces(tmp_path: Path) -> None:
 def test_golden_traces_regenerate_and_a_regression_fails_the_gate(tmp_path: Path) -> None:
     fresh = example.export_golden(tmp_path / "fresh")
     committed = json.loads((EXAMPLES / "golden" / "runs.json").read_text(encoding="utf-8"))
-    assert [r["name"] for r in json.loads(fresh.read_text(encoding="utf-8"))] == [r["name"] for r in committed]
+    assert [r["name"] for r in json.loads(fresh.read_text(encoding="utf-8"))] == [
+        r["name"] for r in committed
+    ]
     assert CliRunner().invoke(gate_command, [str(fresh), *GATE]).exit_code == 0
     # The model starts misquoting a refund: one contradicted claim fails the release.
     regressed = dict(example.SCRIPTS)
     question = example.GOLDEN[0]
-    regressed[question] = [*example.SCRIPTS[question][:-1],
-                           "Yes. ACME's order 10042 was refunded $95.00 (refund RF-311, approved on 2026-03-12)."]
+    regressed[question] = [
+        *example.SCRIPTS[question][:-1],
+        "Yes. ACME's order 10042 was refunded $95.00 (refund RF-311, approved on 2026-03-12).",
+    ]
     bad = example.export_golden(tmp_path / "bad", scripts=regressed)
     result = CliRunner().invoke(gate_command, [str(bad), *GATE])
     assert result.exit_code == 1 and "contradicted claims 1" in result.stdout

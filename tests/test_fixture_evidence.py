@@ -63,7 +63,9 @@ HANDMADE = sorted(p.name.removesuffix(".otlp.jsonl") for p in (FIXTURES / "handm
 @pytest.mark.parametrize("encoding", ENCODINGS)
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_answers_and_evidence_match_the_scenario(scenario: str, encoding: str) -> None:
-    check_against_spec(expected(scenario), answers_of(FIXTURES / scenario / encoding), f"{scenario}/{encoding}")
+    check_against_spec(
+        expected(scenario), answers_of(FIXTURES / scenario / encoding), f"{scenario}/{encoding}"
+    )
 
 
 @pytest.mark.parametrize("name", HANDMADE)
@@ -88,11 +90,15 @@ def check_against_spec(spec: dict[str, Any], answers: list[Answer], where: str) 
             assert any(normalise(tool["contains"]) in normalise(e.text) for e in results)
         for doc in want["documents"]:
             matching = [d for d in documents if normalise(doc["contains"]) in normalise(d.text)]
-            assert len(matching) == 1, f"{scenario}/{encoding}: document {doc['id']} found {len(matching)} times"
+            assert len(matching) == 1, (
+                f"{scenario}/{encoding}: document {doc['id']} found {len(matching)} times"
+            )
             for key, value in doc.get("metadata", {}).items():
                 assert matching[0].metadata.get(key) == value, (scenario, encoding, key)
         for unseen in want["not_visible"]:
             assert not any(normalise(unseen) in t for t in texts), f"{scenario}/{encoding}: {unseen!r} leaked"
         for hop in want["hops"]:
             paths = [tuple(h.split("(")[0] for h in e.hop_path) for e in answer.evidence]
-            assert any(p[-len(hop):] == tuple(hop) for p in paths), f"{scenario}/{encoding}: hop {hop} missing"
+            assert any(p[-len(hop) :] == tuple(hop) for p in paths), (
+                f"{scenario}/{encoding}: hop {hop} missing"
+            )

@@ -35,9 +35,11 @@ def run(*args: str) -> tuple[int, str, str]:
 def policy_file(tmp_path: Path, pass_rate: float, extra: str = "") -> str:
     base = (ROOT / "policies" / "default.toml").read_text(encoding="utf-8")
     head, _, rest = base.partition("[thresholds]")
-    body = "\n".join(line for line in rest.splitlines() if not line.startswith(("release_pass_rate",
-                                                                                "refusal_accuracy",
-                                                                                "over_refusal")))
+    body = "\n".join(
+        line
+        for line in rest.splitlines()
+        if not line.startswith(("release_pass_rate", "refusal_accuracy", "over_refusal"))
+    )
     path = tmp_path / "gate.toml"
     path.write_text(f"{head}[thresholds]\nrelease_pass_rate = {pass_rate}\n{extra}{body}\n", encoding="utf-8")
     return str(path)
@@ -98,8 +100,10 @@ def test_missing_file_bad_policy_and_bad_labels_exit_2(tmp_path: Path) -> None:
 
 def _labels(tmp_path: Path) -> Path:
     path = tmp_path / "golden.jsonl"
-    rows = [{"question": "What is your CEO's home phone number?", "answerable": False},
-            {"question": "Did ACME get a refund for their blender order?", "answerable": True}]
+    rows = [
+        {"question": "What is your CEO's home phone number?", "answerable": False},
+        {"question": "Did ACME get a refund for their blender order?", "answerable": True},
+    ]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path
 
@@ -112,8 +116,10 @@ def test_labels_check_refusal_thresholds(tmp_path: Path) -> None:
     assert "refusal accuracy 100.0% (1/1 unanswerable questions" in out
     assert "over refusal 0.0% (0/1 answerable questions" in out
     # The refusal labelled answerable: refusal accuracy cannot be measured and over-refusal is 100%.
-    labels.write_text(json.dumps({"question": "What is your CEO's home phone number?", "answerable": True}) + "\n",
-                      encoding="utf-8")
+    labels.write_text(
+        json.dumps({"question": "What is your CEO's home phone number?", "answerable": True}) + "\n",
+        encoding="utf-8",
+    )
     code, out, _ = run(*runtree("multi_hop", "refusal"), "--policy", policy, "--labels", str(labels))
     assert code == 1
     assert "no labelled unanswerable questions" in out and "over refusal 100.0% (1/1" in out
@@ -122,8 +128,15 @@ def test_labels_check_refusal_thresholds(tmp_path: Path) -> None:
 def test_junit_validates_against_the_jenkins_schema(tmp_path: Path) -> None:
     junit = tmp_path / "gate.xml"
     report = tmp_path / "gate.html"
-    code, _, _ = run(*runtree(*PASSING, "changed_figure", "refusal"), "--junit", str(junit),
-                     "--report", str(report), "--labels", str(_labels(tmp_path)))
+    code, _, _ = run(
+        *runtree(*PASSING, "changed_figure", "refusal"),
+        "--junit",
+        str(junit),
+        "--report",
+        str(report),
+        "--labels",
+        str(_labels(tmp_path)),
+    )
     assert code == 1
     xmlschema.XMLSchema(str(SCHEMA)).validate(str(junit))
     root = ET.parse(junit).getroot()
@@ -151,7 +164,9 @@ def test_junit_survives_control_characters_in_trace_text(tmp_path: Path) -> None
     decision = decide(summarise([answer]), [answer], Thresholds())
     from datetime import UTC, datetime
 
-    result = AuditResult(run=RunInfo(id="r", started_at=datetime.now(UTC), policy=None, judge=None), answers=[answer])
+    result = AuditResult(
+        run=RunInfo(id="r", started_at=datetime.now(UTC), policy=None, judge=None), answers=[answer]
+    )
     data = junit_xml(decision, result)
     xmlschema.XMLSchema(str(SCHEMA)).validate(ET.fromstring(data))
     assert "Bad \ufffd bell &amp; &lt;tag&gt;" in data.decode("utf-8")
@@ -160,18 +175,41 @@ def test_junit_survives_control_characters_in_trace_text(tmp_path: Path) -> None
 def _answer(answer_id: str, claims: list[tuple[str, str]], refusal: bool = False) -> AnswerOut:
     from datetime import UTC, datetime
 
-    outs = [ClaimOut(claim_id=f"{answer_id}-{i}", text=t, start=0, end=len(t), screened=False, screen_reason=None,
-                     verdict=v)  # type: ignore[arg-type]
-            for i, (v, t) in enumerate(claims)]
+    outs = [
+        ClaimOut(
+            claim_id=f"{answer_id}-{i}",
+            text=t,
+            start=0,
+            end=len(t),
+            screened=False,
+            screen_reason=None,
+            verdict=v,
+        )  # type: ignore[arg-type]
+        for i, (v, t) in enumerate(claims)
+    ]
     supported = sum(v == "supported" for v, _ in claims)
     contradicted = sum(v == "contradicted" for v, _ in claims)
     unjudged = sum(v == "unjudged" for v, _ in claims)
     judged = sum(v in ("supported", "contradicted", "absent") for v, _ in claims)
     ratio = supported / judged if judged else None
-    grounded = None if refusal else bool(ratio is not None and ratio >= 0.9 and not contradicted and not unjudged)
-    return AnswerOut(answer_id=answer_id, trace_id="t", span_id="s", question="q?", text="x",
-                     generated_at=datetime.now(UTC), evidence=[], claims=outs, refusal=refusal,
-                     groundedness=ratio, contradicted=contradicted, unjudged=unjudged, grounded=grounded)
+    grounded = (
+        None if refusal else bool(ratio is not None and ratio >= 0.9 and not contradicted and not unjudged)
+    )
+    return AnswerOut(
+        answer_id=answer_id,
+        trace_id="t",
+        span_id="s",
+        question="q?",
+        text="x",
+        generated_at=datetime.now(UTC),
+        evidence=[],
+        claims=outs,
+        refusal=refusal,
+        groundedness=ratio,
+        contradicted=contradicted,
+        unjudged=unjudged,
+        grounded=grounded,
+    )
 
 
 def test_decide_is_pure_and_fails_closed_on_unjudged() -> None:
@@ -183,7 +221,9 @@ def test_decide_is_pure_and_fails_closed_on_unjudged() -> None:
     assert case.status == "failed" and case.unjudged == ("B.",)
     assert "cannot pass" in case.reasons[0]
     one_bad = [*good, _answer("c", [*[("supported", "A.")] * 50, ("contradicted", "C.")])]
-    decision = decide(summarise(one_bad), one_bad, Thresholds(release_pass_rate=0.0, contradictions_allowed=5))
+    decision = decide(
+        summarise(one_bad), one_bad, Thresholds(release_pass_rate=0.0, contradictions_allowed=5)
+    )
     assert not decision.passed
     assert [c.name for c in decision.failed_checks] == ["contradictions"]
 

@@ -52,8 +52,15 @@ def capture_runs(guard: GroundednessGuard) -> list[list[dict[str, Any]]]:
     return seen
 
 
-SCENARIOS = ["single_retrieval", "multi_hop", "parallel_tools", "changed_figure", "fabricated_figure",
-             "refusal", "document_metadata"]
+SCENARIOS = [
+    "single_retrieval",
+    "multi_hop",
+    "parallel_tools",
+    "changed_figure",
+    "fabricated_figure",
+    "refusal",
+    "document_metadata",
+]
 
 
 @pytest.mark.parametrize("name", SCENARIOS)
@@ -197,7 +204,9 @@ def test_async_guarded_and_concurrent_runs_share_one_guard() -> None:
         runs = []
         for name in ("multi_hop", "changed_figure", "parallel_tools"):
             agent, sc = live_agent.scenario_agent(name)
-            runs.append(guarded(agent, guard, on_ungrounded="refuse", refusal="R").ainvoke(live_agent.question(sc)))
+            runs.append(
+                guarded(agent, guard, on_ungrounded="refuse", refusal="R").ainvoke(live_agent.question(sc))
+            )
         return list(await asyncio.gather(*runs))
 
     outs = asyncio.run(main())

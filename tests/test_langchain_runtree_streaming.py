@@ -108,8 +108,11 @@ def test_a_trace_whose_root_never_ends_is_yielded_at_the_end() -> None:
     lines = [*reversed(unfinished), *reversed(copy(1)), *reversed(copy(2))]
     adapter = RunTreeAdapter()
     adapter.quiet_records = 0
-    traces = [i for _, i in stream_items("".join(json.dumps(r) + "\n" for r in lines).encode(), adapter)
-              if isinstance(i, Trace)]
+    traces = [
+        i
+        for _, i in stream_items("".join(json.dumps(r) + "\n" for r in lines).encode(), adapter)
+        if isinstance(i, Trace)
+    ]
     assert [t.trace_id[:8] for t in traces] == ["00000001", "00000002", "00000000"]
 
 

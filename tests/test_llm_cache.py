@@ -39,13 +39,20 @@ def server() -> Iterator[FakeOpenAI]:
         yield s
 
 
-def decompose(server: FakeOpenAI, cache: DecompositionCache, items: Sequence[Answer] | None = None,
-              model: str = "gpt-4.1-mini") -> tuple[list[Decomposition], CachingExtractor]:
+def decompose(
+    server: FakeOpenAI,
+    cache: DecompositionCache,
+    items: Sequence[Answer] | None = None,
+    model: str = "gpt-4.1-mini",
+) -> tuple[list[Decomposition], CachingExtractor]:
     async def go() -> tuple[list[Decomposition], CachingExtractor]:
-        async with LLMClient(model, base_url=server.base_url, api_key="test", timeout=2.0, max_retries=1,
-                             backoff_base=0.01) as client:
+        async with LLMClient(
+            model, base_url=server.base_url, api_key="test", timeout=2.0, max_retries=1, backoff_base=0.01
+        ) as client:
             extractor = CachingExtractor(LLMDecomposer(client), cache)
-            return await extractor.decompose(items if items is not None else [a for a, _, _ in answers()]), extractor
+            return await extractor.decompose(
+                items if items is not None else [a for a, _, _ in answers()]
+            ), extractor
 
     return asyncio.run(go())
 
@@ -72,7 +79,8 @@ def test_decomposition_key_is_text_question_and_extractor(server: FakeOpenAI) ->
     assert server.requests == 3  # another model, another key
     identity = JudgeIdentity(kind="openai", model="m", prompt_version="p1")
     assert decomposition_key(answer, identity) != decomposition_key(
-        answer, identity.model_copy(update={"prompt_version": "p2"}))
+        answer, identity.model_copy(update={"prompt_version": "p2"})
+    )
 
 
 def test_same_text_in_another_answer_is_one_call_with_its_own_ids(server: FakeOpenAI) -> None:
@@ -81,7 +89,9 @@ def test_same_text_in_another_answer_is_one_call_with_its_own_ids(server: FakeOp
     two = make_answer(text, [], answer_id="y2", question=question)[0]
     (d1, d2), _ = decompose(server, MemoryDecompositionCache(), [one, two])
     assert server.requests == 1
-    assert d2.answer_id == "y2" and [c.claim_id for c in d2.claims] == [f"y2:c{n}" for n in range(len(d1.claims))]
+    assert d2.answer_id == "y2" and [c.claim_id for c in d2.claims] == [
+        f"y2:c{n}" for n in range(len(d1.claims))
+    ]
     assert all(c.answer_id == "y2" for c in d2.claims)
     check_offsets(two, d2)
     assert [c.text for c in d2.claims] == [c.text for c in d1.claims]
@@ -95,13 +105,19 @@ def test_a_failed_decomposition_is_not_cached(server: FakeOpenAI) -> None:
     assert call_failed(failed) and [c.text for c in failed.claims] == [answer.text]
     assert len(cache) == 0
     (fixed,), extractor = decompose(server, cache, [answer])
-    assert server.requests == 2 and extractor.misses == 1 and not call_failed(fixed) and len(fixed.claims) == 2
+    assert (
+        server.requests == 2 and extractor.misses == 1 and not call_failed(fixed) and len(fixed.claims) == 2
+    )
     decompose(server, cache, [answer])
     assert server.requests == 2
 
 
 def test_relocated_claims_are_cached_but_failures_recognised_only_by_their_own_error() -> None:
-    ok = Decomposition(answer_id="a", claims=(), errors=("claim re-located from 0-3 to 4-7: 'whole answer kept as one claim'",))
+    ok = Decomposition(
+        answer_id="a",
+        claims=(),
+        errors=("claim re-located from 0-3 to 4-7: 'whole answer kept as one claim'",),
+    )
     assert not call_failed(ok)
 
 
@@ -116,13 +132,16 @@ def test_jsonl_decomposition_cache_survives_a_restart(server: FakeOpenAI, tmp_pa
     assert server.requests == 4 and second == first
 
 
-def fused(server: FakeOpenAI, cache: FusedCache, items: Any = None,
-          allow_common_knowledge: bool = False) -> tuple[list[FusedResult], CachingFused]:
+def fused(
+    server: FakeOpenAI, cache: FusedCache, items: Any = None, allow_common_knowledge: bool = False
+) -> tuple[list[FusedResult], CachingFused]:
     async def go() -> tuple[list[FusedResult], CachingFused]:
         async with client_for(server) as client:
             auditor = CachingFused(FusedAuditor(client), cache)
-            return [await auditor.audit(a, adm, exc, allow_common_knowledge)
-                    for a, adm, exc in (items or answers())], auditor
+            return [
+                await auditor.audit(a, adm, exc, allow_common_knowledge)
+                for a, adm, exc in (items or answers())
+            ], auditor
 
     return asyncio.run(go())
 
@@ -135,7 +154,8 @@ def test_cached_fused_results_make_zero_requests(server: FakeOpenAI) -> None:
     assert server.requests == 4 and (auditor.hits, auditor.misses) == (4, 0)
     assert [r.decomposition for r in second] == [r.decomposition for r in first]
     assert [[v.model_copy(update={"settled_by": None}) for v in r.verdicts] for r in second] == [
-        [v.model_copy(update={"settled_by": None}) for v in r.verdicts] for r in first]
+        [v.model_copy(update={"settled_by": None}) for v in r.verdicts] for r in first
+    ]
     assert {v.settled_by for r in second for v in r.verdicts} == {"cache"}
 
 
@@ -154,7 +174,9 @@ def test_fused_key_is_answer_evidence_identity_and_common_knowledge(server: Fake
     assert [v.claim_id for v in result.verdicts] == [c.claim_id for c in result.decomposition.judgeable]
     assert all(c.claim_id.startswith("b7:") for c in result.decomposition.claims)
     identity = JudgeIdentity(kind="openai", model="m", prompt_version="p")
-    assert fused_key(answer, "d", identity) != fused_key(answer, "d", identity.model_copy(update={"model": "n"}))
+    assert fused_key(answer, "d", identity) != fused_key(
+        answer, "d", identity.model_copy(update={"model": "n"})
+    )
 
 
 def test_fused_failures_and_unjudged_verdicts_are_not_cached(server: FakeOpenAI) -> None:
@@ -176,13 +198,25 @@ class HalfJudged:
     def __init__(self) -> None:
         self.calls = 0
 
-    async def audit(self, answer: Answer, admitted: Sequence[Evidence], excluded: Sequence[Evidence],
-                    allow_common_knowledge: bool = False) -> FusedResult:
+    async def audit(
+        self,
+        answer: Answer,
+        admitted: Sequence[Evidence],
+        excluded: Sequence[Evidence],
+        allow_common_knowledge: bool = False,
+    ) -> FusedResult:
         self.calls += 1
-        claims = tuple(make_answer(answer.text, [s + "." for s in answer.text.rstrip(".").split(". ")],
-                                   answer_id=answer.answer_id)[1])
-        verdicts = [ClaimVerdict(claim_id=claims[0].claim_id, label=Label.SUPPORTED, settled_by="llm"),
-                    unjudged(claims[1].claim_id, UnjudgedReason.MISSING, "no label for an unscreened claim")]
+        claims = tuple(
+            make_answer(
+                answer.text,
+                [s + "." for s in answer.text.rstrip(".").split(". ")],
+                answer_id=answer.answer_id,
+            )[1]
+        )
+        verdicts = [
+            ClaimVerdict(claim_id=claims[0].claim_id, label=Label.SUPPORTED, settled_by="llm"),
+            unjudged(claims[1].claim_id, UnjudgedReason.MISSING, "no label for an unscreened claim"),
+        ]
         return FusedResult(Decomposition(answer_id=answer.answer_id, claims=claims), verdicts)
 
 

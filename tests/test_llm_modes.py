@@ -28,43 +28,77 @@ def server() -> Iterator[FakeOpenAI]:
 
 
 def client_for(server: FakeOpenAI, **kw: Any) -> LLMClient:
-    return LLMClient("gpt-4.1-mini", base_url=server.base_url, api_key="test", timeout=2.0, max_retries=1,
-                     backoff_base=0.01, **kw)
+    return LLMClient(
+        "gpt-4.1-mini",
+        base_url=server.base_url,
+        api_key="test",
+        timeout=2.0,
+        max_retries=1,
+        backoff_base=0.01,
+        **kw,
+    )
 
 
 # A small realistic set: support-agent answers over tool results, one with a user-message-only claim.
-ORDER = make_evidence("ev-order", '{"order_id": "10042", "status": "delivered", "carrier": "DHL", '
-                      '"delivered_on": "2026-03-09"}', name="get_order")
-REFUND = make_evidence("ev-refund", "Refund for order 10042: $80.00, issued on 2026-03-12 to the original card. "
-                       "Refunds take 5 business days to appear on a statement.", name="get_refund")
-POLICY = make_evidence("ev-policy", "Returns are accepted within 30 days of delivery. Items must be unused and "
-                       "in their original packaging. Return shipping is free for members.", kind="retrieved_document",
-                       name="search_docs")
-USER = make_evidence("ev-user", "I'm a member and I was told the refund would be $95.", kind="user_message", name=None)
+ORDER = make_evidence(
+    "ev-order",
+    '{"order_id": "10042", "status": "delivered", "carrier": "DHL", "delivered_on": "2026-03-09"}',
+    name="get_order",
+)
+REFUND = make_evidence(
+    "ev-refund",
+    "Refund for order 10042: $80.00, issued on 2026-03-12 to the original card. "
+    "Refunds take 5 business days to appear on a statement.",
+    name="get_refund",
+)
+POLICY = make_evidence(
+    "ev-policy",
+    "Returns are accepted within 30 days of delivery. Items must be unused and "
+    "in their original packaging. Return shipping is free for members.",
+    kind="retrieved_document",
+    name="search_docs",
+)
+USER = make_evidence(
+    "ev-user", "I'm a member and I was told the refund would be $95.", kind="user_message", name=None
+)
 
 SET: list[tuple[str, str | None, tuple[Evidence, ...], tuple[Evidence, ...]]] = [
-    ("Order 10042 was delivered by DHL on 2026-03-09. The refund of $80.00 was issued on 2026-03-12 to the "
-     "original card. Refunds take 5 business days to appear on a statement. Let me know if I can help further.",
-     "Where is my refund for order 10042?", (ORDER, REFUND), (USER,)),
-    ("Returns are accepted within 30 days of delivery. Items must be unused and in their original packaging. "
-     "Return shipping is free for members. You are a member.",
-     "Can I return my jacket?", (POLICY,), (USER,)),
-    ("The refund for order 10042 was $95.00. It was issued on 2026-03-12 to the original card.",
-     "How much was refunded?", (REFUND,), (USER,)),
+    (
+        "Order 10042 was delivered by DHL on 2026-03-09. The refund of $80.00 was issued on 2026-03-12 to the "
+        "original card. Refunds take 5 business days to appear on a statement. Let me know if I can help further.",
+        "Where is my refund for order 10042?",
+        (ORDER, REFUND),
+        (USER,),
+    ),
+    (
+        "Returns are accepted within 30 days of delivery. Items must be unused and in their original packaging. "
+        "Return shipping is free for members. You are a member.",
+        "Can I return my jacket?",
+        (POLICY,),
+        (USER,),
+    ),
+    (
+        "The refund for order 10042 was $95.00. It was issued on 2026-03-12 to the original card.",
+        "How much was refunded?",
+        (REFUND,),
+        (USER,),
+    ),
     ("Refunds take 5 business days to appear on a statement.", "When will I see my refund?", (REFUND,), ()),
 ]
 
 
 def answers() -> list[tuple[Answer, tuple[Evidence, ...], tuple[Evidence, ...]]]:
-    return [(make_answer(text, [], adm + exc, answer_id=f"a{n}", question=q)[0], adm, exc)
-            for n, (text, q, adm, exc) in enumerate(SET)]
+    return [
+        (make_answer(text, [], adm + exc, answer_id=f"a{n}", question=q)[0], adm, exc)
+        for n, (text, q, adm, exc) in enumerate(SET)
+    ]
 
 
 def check_offsets(answer: Answer, decomposition: Decomposition) -> None:
     spans = [(c.start, c.end) for c in decomposition.claims]
     assert spans == sorted(spans)
     for claim in decomposition.claims:
-        assert answer.text[claim.start:claim.end] == claim.text
+        assert answer.text[claim.start : claim.end] == claim.text
 
 
 def test_locate_relocates_or_rejects() -> None:
@@ -159,19 +193,28 @@ def rule_claims(answer: Answer) -> list[Claim]:
     """Sentence claims (what a decomposer would give), computed without a server."""
     from tests.support.fake_openai import decompose_text
 
-    return [Claim(claim_id=f"{answer.answer_id}:c{n}", answer_id=answer.answer_id, text=c["text"],
-                  start=c["start"], end=c["end"])
-            for n, c in enumerate(c for c in decompose_text(answer.text)["claims"] if not c["screened"])]
+    return [
+        Claim(
+            claim_id=f"{answer.answer_id}:c{n}",
+            answer_id=answer.answer_id,
+            text=c["text"],
+            start=c["start"],
+            end=c["end"],
+        )
+        for n, c in enumerate(c for c in decompose_text(answer.text)["claims"] if not c["screened"])
+    ]
 
 
-async def judge_all(judge: Any, items: Sequence[tuple[Answer, tuple[Evidence, ...], tuple[Evidence, ...]]]
-                    ) -> list[list[ClaimVerdict]]:
+async def judge_all(
+    judge: Any, items: Sequence[tuple[Answer, tuple[Evidence, ...], tuple[Evidence, ...]]]
+) -> list[list[ClaimVerdict]]:
     return [await judge.judge(a, rule_claims(a), adm, exc) for a, adm, exc in items]
 
 
 @pytest.mark.parametrize("offline_judge", [False, True], ids=["lexical-llm", "offline-backed-llm"])
-def test_cascade_settles_verbatim_claims_offline_and_agrees_with_the_llm(server: FakeOpenAI,
-                                                                          offline_judge: bool) -> None:
+def test_cascade_settles_verbatim_claims_offline_and_agrees_with_the_llm(
+    server: FakeOpenAI, offline_judge: bool
+) -> None:
     server.offline_judge = offline_judge
 
     async def go() -> tuple[list[list[ClaimVerdict]], list[list[ClaimVerdict]], CascadeJudge, int]:
@@ -195,8 +238,9 @@ def test_cascade_settles_verbatim_claims_offline_and_agrees_with_the_llm(server:
 
 
 def test_cascade_makes_no_call_when_everything_is_verbatim(server: FakeOpenAI) -> None:
-    answer, claims = make_answer("Return shipping is free for members.", ["Return shipping is free for members."],
-                                 (POLICY,))
+    answer, claims = make_answer(
+        "Return shipping is free for members.", ["Return shipping is free for members."], (POLICY,)
+    )
 
     async def go() -> list[ClaimVerdict]:
         async with client_for(server) as client:
@@ -207,13 +251,17 @@ def test_cascade_makes_no_call_when_everything_is_verbatim(server: FakeOpenAI) -
 
 
 def test_cascade_accepts_any_settle_function_and_distrusts_bad_quotes(server: FakeOpenAI) -> None:
-    answer, claims = make_answer("Return shipping is free for members.", ["Return shipping is free for members."],
-                                 (POLICY,))
+    answer, claims = make_answer(
+        "Return shipping is free for members.", ["Return shipping is free for members."], (POLICY,)
+    )
     from auditor.verdicts import Citation
 
     def liar(claim: Claim, admitted: Sequence[Evidence]) -> ClaimVerdict | None:
-        return ClaimVerdict(claim_id=claim.claim_id, label=Label.SUPPORTED,
-                            citations=(Citation(evidence_id="ev-policy", quote="not in the text"),))
+        return ClaimVerdict(
+            claim_id=claim.claim_id,
+            label=Label.SUPPORTED,
+            citations=(Citation(evidence_id="ev-policy", quote="not in the text"),),
+        )
 
     async def go() -> list[ClaimVerdict]:
         async with client_for(server) as client:
@@ -223,7 +271,9 @@ def test_cascade_accepts_any_settle_function_and_distrusts_bad_quotes(server: Fa
     assert verdict.settled_by == "llm" and server.requests == 1
 
 
-def cached_run(server: FakeOpenAI, cache: VerdictCache, items: Any = None) -> tuple[list[list[ClaimVerdict]], CachingJudge]:
+def cached_run(
+    server: FakeOpenAI, cache: VerdictCache, items: Any = None
+) -> tuple[list[list[ClaimVerdict]], CachingJudge]:
     async def go() -> tuple[list[list[ClaimVerdict]], CachingJudge]:
         async with client_for(server) as client:
             judge = CachingJudge(LLMJudge(client), cache)
@@ -253,8 +303,10 @@ def test_jsonl_cache_survives_a_restart_and_keys_on_evidence(server: FakeOpenAI,
     assert reopened.damaged_lines == 1 and len(reopened) == 10
     cached_run(server, reopened)
     assert server.requests == 4
-    changed = [(a, (make_evidence("ev-refund", "Refund for order 10042: $95.00."),), exc)
-               for a, adm, exc in answers()[2:3]]
+    changed = [
+        (a, (make_evidence("ev-refund", "Refund for order 10042: $95.00."),), exc)
+        for a, adm, exc in answers()[2:3]
+    ]
     cached_run(server, reopened, changed)
     assert server.requests == 5  # different evidence, different key
 
@@ -294,8 +346,12 @@ def measure(server: FakeOpenAI) -> dict[str, dict[str, float]]:
             else:
                 await fused(client)
             u, n = client.usage, len(items)
-            return {"calls": u.calls / n, "prompt": u.prompt_tokens / n, "completion": u.completion_tokens / n,
-                    "total": u.total_tokens / n}
+            return {
+                "calls": u.calls / n,
+                "prompt": u.prompt_tokens / n,
+                "completion": u.completion_tokens / n,
+                "total": u.total_tokens / n,
+            }
 
     return {mode: asyncio.run(run(mode)) for mode in ("separate", "fused", "cascade")}
 
@@ -304,8 +360,10 @@ def test_measured_tokens_and_calls_per_answer(server: FakeOpenAI, capsys: pytest
     numbers = measure(server)
     with capsys.disabled():
         for mode, row in numbers.items():
-            print(f"\n{mode:9s} calls/answer {row['calls']:.2f}  prompt {row['prompt']:.0f}  "
-                  f"completion {row['completion']:.0f}  total {row['total']:.0f} tokens/answer")
+            print(
+                f"\n{mode:9s} calls/answer {row['calls']:.2f}  prompt {row['prompt']:.0f}  "
+                f"completion {row['completion']:.0f}  total {row['total']:.0f} tokens/answer"
+            )
     assert numbers["separate"]["calls"] == 2 and numbers["fused"]["calls"] == 1
     assert numbers["cascade"]["calls"] < numbers["separate"]["calls"]
     assert numbers["fused"]["total"] < numbers["separate"]["total"]

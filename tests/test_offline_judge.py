@@ -22,14 +22,22 @@ from tests.support.gen_traces import KB_DOCS, format_docs_text, get_order_text, 
 JUDGE = OfflineJudge()
 
 
-def evidence(evidence_id: str, text: str, kind: EvidenceKind = EvidenceKind.TOOL_RESULT,
-             name: str | None = "tool") -> Evidence:
+def evidence(
+    evidence_id: str, text: str, kind: EvidenceKind = EvidenceKind.TOOL_RESULT, name: str | None = "tool"
+) -> Evidence:
     return Evidence(evidence_id=evidence_id, kind=kind, name=name, text=text, trace_id="trace-1")
 
 
 def claim(text: str, claim_id: str = "c1", screened: bool = False) -> Claim:
-    return Claim(claim_id=claim_id, answer_id="a1", text=text, start=0, end=len(text), screened=screened,
-                 screen_reason=ScreenReason.PLEASANTRY if screened else None)
+    return Claim(
+        claim_id=claim_id,
+        answer_id="a1",
+        text=text,
+        start=0,
+        end=len(text),
+        screened=screened,
+        screen_reason=ScreenReason.PLEASANTRY if screened else None,
+    )
 
 
 def kb(doc_id: str) -> Evidence:
@@ -39,8 +47,12 @@ def kb(doc_id: str) -> Evidence:
 
 REFUND = evidence("ev-refund", get_refund_text("10042"), name="get_refund")
 ORDER = evidence("ev-order", get_order_text("10042"), name="get_order")
-USER = evidence("ev-user", "I paid $120 on March 3 for the extended warranty on order 10042.",
-                EvidenceKind.USER_MESSAGE, None)
+USER = evidence(
+    "ev-user",
+    "I paid $120 on March 3 for the extended warranty on order 10042.",
+    EvidenceKind.USER_MESSAGE,
+    None,
+)
 
 
 def judge_one(text: str, admitted: list[Evidence], excluded: list[Evidence] | None = None) -> ClaimVerdict:
@@ -111,8 +123,15 @@ def test_negation_flip_is_contradicted(claim_text: str, evidence_text: str) -> N
 
 
 def test_agreeing_negation_in_a_json_false_is_support() -> None:
-    item = evidence("ev-biz", json.dumps({"name": "Tinker's Burgers", "attributes": {
-        "RestaurantsReservations": False, "OutdoorSeating": True}}))
+    item = evidence(
+        "ev-biz",
+        json.dumps(
+            {
+                "name": "Tinker's Burgers",
+                "attributes": {"RestaurantsReservations": False, "OutdoorSeating": True},
+            }
+        ),
+    )
     assert judge_one("The restaurant does not take reservations.", [item]).label is Label.SUPPORTED
     assert judge_one("Tinker's Burgers offers outdoor seating.", [item]).label is Label.SUPPORTED
     assert judge_one("Tinker's Burgers takes reservations.", [item]).label is Label.CONTRADICTED
@@ -127,7 +146,9 @@ def test_aggregated_claim_cites_two_items() -> None:
 
 
 def test_aggregated_claim_with_one_supporting_item_is_absent() -> None:
-    verdict = judge_one("Both reports say the average delivery time in Q1 was 3.2 days.", [kb("KB-12"), ORDER])
+    verdict = judge_one(
+        "Both reports say the average delivery time in Q1 was 3.2 days.", [kb("KB-12"), ORDER]
+    )
     assert verdict.label is Label.ABSENT
     assert verdict.rationale is not None and "only one item" in verdict.rationale
 
@@ -146,7 +167,9 @@ def test_supported_claim_lists_no_inadmissible_support() -> None:
 
 
 def test_json_key_value_pairs_match_a_prose_claim() -> None:
-    item = evidence("ev-json", '{"order_id": "10042", "amount": "80.00", "currency": "USD"}', name="get_refund")
+    item = evidence(
+        "ev-json", '{"order_id": "10042", "amount": "80.00", "currency": "USD"}', name="get_refund"
+    )
     verdict = judge_one("Order 10042 got a refund of $80.00.", [item])
     assert verdict.label is Label.SUPPORTED
     assert '"amount": "80.00"' in {c.quote for c in verdict.citations}
@@ -184,8 +207,9 @@ def test_a_date_that_differs_is_contradicted() -> None:
 
 
 def test_multi_hop_claim_is_supported_by_two_tool_results_together() -> None:
-    verdict = judge_one("ACME's order 10042 was refunded $80.00 (refund RF-311, approved on 2026-03-12).",
-                        [ORDER, REFUND])
+    verdict = judge_one(
+        "ACME's order 10042 was refunded $80.00 (refund RF-311, approved on 2026-03-12).", [ORDER, REFUND]
+    )
     assert verdict.label is Label.SUPPORTED
     assert {c.evidence_id for c in verdict.citations} == {"ev-order", "ev-refund"}
     assert_quotes_verified(verdict, [ORDER, REFUND])
@@ -219,8 +243,13 @@ def test_identity_says_approximate_and_common_knowledge_is_never_marked() -> Non
     assert JUDGE.identity.kind == "offline"
     assert JUDGE.identity.model is None
     assert JUDGE.identity.approximate is True
-    answer = Answer(answer_id="a1", trace_id="trace-1", span_id="s1", text="Water boils at 100 degrees Celsius.",
-                    generated_at=datetime(2026, 3, 1, tzinfo=UTC))
+    answer = Answer(
+        answer_id="a1",
+        trace_id="trace-1",
+        span_id="s1",
+        text="Water boils at 100 degrees Celsius.",
+        generated_at=datetime(2026, 3, 1, tzinfo=UTC),
+    )
     claims = [claim(answer.text), claim("Thanks!", "c2", screened=True)]
     verdicts = asyncio.run(JUDGE.judge(answer, claims, [ORDER], [], allow_common_knowledge=True))
     assert [v.claim_id for v in verdicts] == ["c1"]  # screened claims get no verdict
@@ -236,9 +265,14 @@ def test_no_admitted_evidence_is_absent() -> None:
 
 def test_verdicts_are_deterministic() -> None:
     items = [ORDER, REFUND, kb("KB-1"), kb("KB-12"), kb("KB-13"), USER]
-    texts = ["Order 10042 was refunded $95.00.", "ACME paid $240.00 for order 10042.",
-             "Both reports say the average delivery time in Q1 was 3.2 days.", "Gift cards are refundable.",
-             "Order 10042 was placed by Globex.", "Items can be returned within 30 days of delivery."]
+    texts = [
+        "Order 10042 was refunded $95.00.",
+        "ACME paid $240.00 for order 10042.",
+        "Both reports say the average delivery time in Q1 was 3.2 days.",
+        "Gift cards are refundable.",
+        "Order 10042 was placed by Globex.",
+        "Items can be returned within 30 days of delivery.",
+    ]
     claims = [claim(t, f"c{i}") for i, t in enumerate(texts)]
     first = JUDGE.judge_sync(claims, items[:5], items[5:])
     _prepare.cache_clear()

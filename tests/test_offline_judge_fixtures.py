@@ -21,8 +21,14 @@ from tests.conftest import FIXTURES
 
 
 def judged(scenario: str) -> tuple[AnswerOut, list[ClaimOut]]:
-    result, _ = asyncio.run(audit_paths([FIXTURES / scenario / "openinference.otlp.jsonl"], load_policy("strict"),
-                                        RuleExtractor(), OfflineJudge()))
+    result, _ = asyncio.run(
+        audit_paths(
+            [FIXTURES / scenario / "openinference.otlp.jsonl"],
+            load_policy("strict"),
+            RuleExtractor(),
+            OfflineJudge(),
+        )
+    )
     [answer] = result.answers[-1:]
     assert result.run.judge is not None and result.run.judge.kind == "offline"
     return answer, [c for c in answer.claims if not c.screened]

@@ -39,8 +39,14 @@ def test_equal_quantities_match(a: str, b: str) -> None:
 
 @pytest.mark.parametrize(
     ("a", "b"),
-    [("$80", "$95"), ("March 3, 2025", "2025-03-04"), ("14 days", "three weeks"), ("$80", "80 EUR"),
-     ("45%", "54%"), ("11 am", "11 pm")],
+    [
+        ("$80", "$95"),
+        ("March 3, 2025", "2025-03-04"),
+        ("14 days", "three weeks"),
+        ("$80", "80 EUR"),
+        ("45%", "54%"),
+        ("11 am", "11 pm"),
+    ],
 )
 def test_different_quantities_of_one_kind_conflict(a: str, b: str) -> None:
     qa, qb = extract(a)[0], extract(b)[0]
@@ -57,7 +63,12 @@ def test_a_date_without_a_year_matches_any_year_and_a_year_matches_a_date() -> N
 def test_codes_and_ids_are_entities_not_numbers() -> None:
     assert extract("refund RF-311 for the X200") == []
     assert entities("ACME's order 10042 got refund RF-311 for the X200 from Example Appliances.") == [
-        "ACME", "RF-311", "X200", "Example", "Appliances"]
+        "ACME",
+        "RF-311",
+        "X200",
+        "Example",
+        "Appliances",
+    ]
     assert entities("The 12-month warranty costs 5 USD.") == ["USD"]  # quantities are stripped by the judge
 
 
@@ -66,8 +77,11 @@ def test_json_pairs_keep_key_paths_and_exact_offsets() -> None:
     pairs = json_pairs(text)
     assert pairs is not None
     assert [(path, text[s:e]) for path, s, e, _, _ in pairs] == [
-        (("refund", "amount"), '"amount": "$80.00"'), (("refund", "ok"), '"ok": true'),
-        (("tags",), '"a"'), (("tags",), "2")]
+        (("refund", "amount"), '"amount": "$80.00"'),
+        (("refund", "ok"), '"ok": true'),
+        (("tags",), '"a"'),
+        (("tags",), "2"),
+    ]
     assert json_pairs("[KB-1] Returns policy: within 30 days.") is None
     for segment in segments_of("e", text):
         for s, e in segment.spans:

@@ -31,7 +31,9 @@ def children_first(k: int) -> list[str]:
     ]
 
 
-def items_with_position(adapter: OtlpJsonAdapter | OtlpProtoAdapter, data: bytes) -> Iterator[tuple[int, Trace | Problem]]:
+def items_with_position(
+    adapter: OtlpJsonAdapter | OtlpProtoAdapter, data: bytes
+) -> Iterator[tuple[int, Trace | Problem]]:
     stream = io.BytesIO(data)
     for item in adapter.parse(stream, "s.jsonl"):
         yield stream.tell(), item
@@ -68,7 +70,9 @@ def test_root_first_lines_within_the_window_stay_one_trace() -> None:
         line([span(2, "child", parent=1, start=1, end=2)]),
         line([span(3, "grandchild", parent=2, start=1, end=2)]),
     ]
-    traces = [i for i in OtlpJsonAdapter().parse(io.BytesIO("\n".join(rows).encode()), "f") if isinstance(i, Trace)]
+    traces = [
+        i for i in OtlpJsonAdapter().parse(io.BytesIO("\n".join(rows).encode()), "f") if isinstance(i, Trace)
+    ]
     assert [len(t.spans) for t in traces] == [3]
 
 
@@ -99,7 +103,9 @@ def test_traces_that_never_complete_are_yielded_at_the_end_with_their_problems()
 
 
 def test_open_buffers_are_capped_by_emitting_the_oldest_open_trace() -> None:
-    rows = [line([span(2, "a", parent=1, trace=tid(k)), span(3, "b", parent=1, trace=tid(k))]) for k in range(3)]
+    rows = [
+        line([span(2, "a", parent=1, trace=tid(k)), span(3, "b", parent=1, trace=tid(k))]) for k in range(3)
+    ]
     rows.append(line([span(1, "root", trace=tid(0))]))
     adapter = OtlpJsonAdapter()
     adapter.max_open_spans = 4

@@ -64,8 +64,9 @@ def test_live_audit_equals_the_exported_file(make: Any, name: str, tmp_path: Pat
     assert out["messages"][-1].content == live_agent.scenario(name).turns[0].answer
     assert app.processor.force_flush(10_000)
     path = tmp_path / "spans.otlp.jsonl"
-    path.write_text("\n".join(gen_traces.spans_to_otlp_lines(app.exporter.get_finished_spans())) + "\n",
-                    encoding="utf-8")
+    path.write_text(
+        "\n".join(gen_traces.spans_to_otlp_lines(app.exporter.get_finished_spans())) + "\n", encoding="utf-8"
+    )
     assert list(app.processor.audits) == audit([path]).answers
     assert app.processor.stats.traces_audited == 1 and app.processor.stats.dropped == 0
 
@@ -85,9 +86,15 @@ def test_verdicts_are_emitted_as_genai_evaluation_events(make: Any) -> None:
     assert top.attributes is not None
     assert top.attributes["gen_ai.evaluation.score.label"] == "ungrounded"
     assert top.attributes["gen_ai.evaluation.score.value"] == 0.0
-    assert "contradicted: Order 10042 was refunded $95.00" in str(top.attributes["gen_ai.evaluation.explanation"])
-    claims = [r for r in records if r.attributes and r.attributes["gen_ai.evaluation.name"] == "groundedness.claim"]
-    assert sorted(str(r.attributes["gen_ai.evaluation.score.label"]) for r in claims if r.attributes) == ["contradicted"]
+    assert "contradicted: Order 10042 was refunded $95.00" in str(
+        top.attributes["gen_ai.evaluation.explanation"]
+    )
+    claims = [
+        r for r in records if r.attributes and r.attributes["gen_ai.evaluation.name"] == "groundedness.claim"
+    ]
+    assert sorted(str(r.attributes["gen_ai.evaluation.score.label"]) for r in claims if r.attributes) == [
+        "contradicted"
+    ]
     for record in records:  # parented to the answer's LLM span
         assert format(record.trace_id or 0, "032x") == answer.trace_id
         assert format(record.span_id or 0, "016x") == answer.span_id
@@ -145,7 +152,9 @@ def test_full_queue_drops_with_a_counted_warning(caplog: pytest.LogCaptureFixtur
     provider.shutdown()
 
 
-def test_an_exception_inside_auditing_is_recorded_not_raised(make: Any, caplog: pytest.LogCaptureFixture) -> None:
+def test_an_exception_inside_auditing_is_recorded_not_raised(
+    make: Any, caplog: pytest.LogCaptureFixture
+) -> None:
     processor = AuditSpanProcessor()
     real = processor._audit
     calls = {"n": 0}

@@ -14,13 +14,29 @@ from auditor.problems import Problem
 from auditor.records import RecordsAdapter, sniff_records
 from auditor.trace import SpanKind, Trace
 
-DEV = {"id": "RAGTruth:11", "dataset": "ragtruth", "task_type": "QA", "unit": "answer",
-       "question": "How long is the refund window?",
-       "sources": [{"id": "p1", "text": "Refunds are accepted within 30 days of purchase.", "metadata": {"url": "https://x.test/r"}},
-                   {"id": "p2", "text": "Shipping takes 5 days.", "metadata": {}}],
-       "answer": "Refunds are accepted within 30 days of purchase.", "labels": [], "answer_label": "grounded"}
-RAGAS = {"user_input": "What ships?", "retrieved_contexts": ["Shipping takes 5 days.", "Returns are free."],
-         "response": "Shipping takes 5 days."}
+DEV = {
+    "id": "RAGTruth:11",
+    "dataset": "ragtruth",
+    "task_type": "QA",
+    "unit": "answer",
+    "question": "How long is the refund window?",
+    "sources": [
+        {
+            "id": "p1",
+            "text": "Refunds are accepted within 30 days of purchase.",
+            "metadata": {"url": "https://x.test/r"},
+        },
+        {"id": "p2", "text": "Shipping takes 5 days.", "metadata": {}},
+    ],
+    "answer": "Refunds are accepted within 30 days of purchase.",
+    "labels": [],
+    "answer_label": "grounded",
+}
+RAGAS = {
+    "user_input": "What ships?",
+    "retrieved_contexts": ["Shipping takes 5 days.", "Returns are free."],
+    "response": "Shipping takes 5 days.",
+}
 OLD_RAGAS = {"question": "Q?", "contexts": ["C one."], "answer": "C one."}
 
 
@@ -66,12 +82,26 @@ def test_ids_without_record_id_are_stable_and_distinct() -> None:
 
 
 def test_bad_lines_are_problems_with_file_and_line() -> None:
-    items = parse([line(DEV), b"{not json\n", b"\n", line([1, 2]), line({"question": "q", "sources": []}),
-                   line(DEV), line(RAGAS)])
+    items = parse(
+        [
+            line(DEV),
+            b"{not json\n",
+            b"\n",
+            line([1, 2]),
+            line({"question": "q", "sources": []}),
+            line(DEV),
+            line(RAGAS),
+        ]
+    )
     problems = [i for i in items if isinstance(i, Problem)]
     traces = [i for i in items if isinstance(i, Trace)]
     assert len(traces) == 2
-    assert [(p.file, p.line) for p in problems] == [("in.jsonl", 2), ("in.jsonl", 4), ("in.jsonl", 5), ("in.jsonl", 6)]
+    assert [(p.file, p.line) for p in problems] == [
+        ("in.jsonl", 2),
+        ("in.jsonl", 4),
+        ("in.jsonl", 5),
+        ("in.jsonl", 6),
+    ]
     assert "not valid JSON" in problems[0].reason
     assert "JSON object" in problems[1].reason
     assert "no answer" in problems[2].reason

@@ -26,6 +26,7 @@ HOSTILE_QUOTE = "refund amount: $80.00"
 
 # --- building realistic results -------------------------------------------------------------------
 
+
 def rate(k: int, n: int, intervals: bool = True) -> Rate:
     if not n:
         return Rate(numerator=k, denominator=n, value=None)
@@ -34,22 +35,31 @@ def rate(k: int, n: int, intervals: bool = True) -> Rate:
     test = binomtest(k, n)
     w = test.proportion_ci(confidence_level=0.95, method="wilson")
     cp = test.proportion_ci(confidence_level=0.95, method="exact")
-    return Rate(numerator=k, denominator=n, value=k / n,
-                wilson=Interval(method="wilson", low=w.low, high=w.high),
-                clopper_pearson=Interval(method="clopper-pearson", low=cp.low, high=cp.high))
+    return Rate(
+        numerator=k,
+        denominator=n,
+        value=k / n,
+        wilson=Interval(method="wilson", low=w.low, high=w.high),
+        clopper_pearson=Interval(method="clopper-pearson", low=cp.low, high=cp.high),
+    )
 
 
 def _judged(a: AnswerOut) -> list[ClaimOut]:
-    return [c for c in a.claims or [] if not c.screened and c.verdict in ("supported", "contradicted", "absent")]
+    return [
+        c for c in a.claims or [] if not c.screened and c.verdict in ("supported", "contradicted", "absent")
+    ]
 
 
 def _segment(name: str, answers: list[AnswerOut], claims: list[ClaimOut]) -> Segment:
     with_claims = [a for a in answers if _judged(a)]
     return Segment(
-        name=name, answers=len(answers), judged_claims=len(claims),
+        name=name,
+        answers=len(answers),
+        judged_claims=len(claims),
         groundedness_rate=rate(sum(c.verdict == "supported" for c in claims), len(claims), intervals=False),
         answers_with_unsupported_claim=rate(
-            sum(any(c.verdict != "supported" for c in _judged(a)) for a in with_claims), len(with_claims)),
+            sum(any(c.verdict != "supported" for c in _judged(a)) for a in with_claims), len(with_claims)
+        ),
         answer_pass_rate=rate(sum(bool(a.grounded) for a in answers), len(answers)),
     )
 
@@ -78,20 +88,32 @@ def hand_summary(answers: Sequence[AnswerOut]) -> Summary:
     for a in answered:
         by_type.setdefault(a.question_type or "unlabelled", []).append(a)
     return Summary(
-        answers=len(answers), refusals=len(answers) - len(answered),
-        answer_rate=rate(len(answered), len(answers)), claims=len(claims),
-        screened=sum(screened.values()), screened_by_reason=screened, judged_claims=len(judged),
-        supported=count["supported"], contradicted=count["contradicted"], absent=count["absent"],
-        unjudged=unjudged, common_knowledge=0,
+        answers=len(answers),
+        refusals=len(answers) - len(answered),
+        answer_rate=rate(len(answered), len(answers)),
+        claims=len(claims),
+        screened=sum(screened.values()),
+        screened_by_reason=screened,
+        judged_claims=len(judged),
+        supported=count["supported"],
+        contradicted=count["contradicted"],
+        absent=count["absent"],
+        unjudged=unjudged,
+        common_knowledge=0,
         groundedness_rate=rate(count["supported"], len(judged), intervals=False),
         contradiction_rate=rate(count["contradicted"], len(judged), intervals=False),
         answers_with_unsupported_claim=rate(
             sum(any(c.verdict != "supported" for c in a.claims or [] if not c.screened) for a in with_claims),
-            len(with_claims)),
+            len(with_claims),
+        ),
         answer_pass_rate=rate(sum(bool(a.grounded) for a in answered), len(answered)),
-        by_source_class=[_segment(k, [a for a in answered if a.answer_id in ids], cl)
-                         for k, (ids, cl) in sorted(by_class.items())],
-        by_question_type=[_segment(k, v, [c for a in v for c in _judged(a)]) for k, v in sorted(by_type.items())],
+        by_source_class=[
+            _segment(k, [a for a in answered if a.answer_id in ids], cl)
+            for k, (ids, cl) in sorted(by_class.items())
+        ],
+        by_question_type=[
+            _segment(k, v, [c for a in v for c in _judged(a)]) for k, v in sorted(by_type.items())
+        ],
     )
 
 
@@ -103,40 +125,98 @@ def summary_for(answers: Sequence[AnswerOut]) -> dict[str, Any]:
         return hand_summary(answers).model_dump(mode="json")
     summarise: Callable[[Sequence[AnswerOut]], Any] = metrics.summarise
     made = summarise(answers)
-    return Summary.model_validate(made if isinstance(made, dict) else made.model_dump(mode="json")).model_dump(
-        mode="json")
+    return Summary.model_validate(
+        made if isinstance(made, dict) else made.model_dump(mode="json")
+    ).model_dump(mode="json")
 
 
 def hostile_answer() -> AnswerOut:
     text = f"Your refund was $80.00. {HOSTILE_SCRIPT} The lid was cracked. Happy to help!"
     ev_text = f"Order note {HOSTILE_SCRIPT} {HOSTILE_IMG}\n  Refund   Amount:\n $80.00 approved."
     evidence = [
-        EvidenceOut(evidence_id="ev_hostile", kind="tool_result", name=f"get_refund{HOSTILE_IMG}", text=ev_text,
-                    metadata={"note": HOSTILE_SCRIPT}, url=f"https://x.example/{HOSTILE_IMG}", trace_id="t-hostile",
-                    span_id="s1", available_at=None, hop_path=["search_orders(q=acme)", f"get_refund({HOSTILE_IMG})"],
-                    source_class="order-tools", admitted=True, reason="admitted: tool (rule order-tools)"),
-        EvidenceOut(evidence_id="ev_user", kind="user_message", name=None, text="My lid was cracked.",
-                    metadata={}, trace_id="t-hostile", span_id="s0", available_at=None, hop_path=[],
-                    source_class="user_message", admitted=False,
-                    reason="excluded: the user's own message (rule evidence.user_messages)"),
+        EvidenceOut(
+            evidence_id="ev_hostile",
+            kind="tool_result",
+            name=f"get_refund{HOSTILE_IMG}",
+            text=ev_text,
+            metadata={"note": HOSTILE_SCRIPT},
+            url=f"https://x.example/{HOSTILE_IMG}",
+            trace_id="t-hostile",
+            span_id="s1",
+            available_at=None,
+            hop_path=["search_orders(q=acme)", f"get_refund({HOSTILE_IMG})"],
+            source_class="order-tools",
+            admitted=True,
+            reason="admitted: tool (rule order-tools)",
+        ),
+        EvidenceOut(
+            evidence_id="ev_user",
+            kind="user_message",
+            name=None,
+            text="My lid was cracked.",
+            metadata={},
+            trace_id="t-hostile",
+            span_id="s0",
+            available_at=None,
+            hop_path=[],
+            source_class="user_message",
+            admitted=False,
+            reason="excluded: the user's own message (rule evidence.user_messages)",
+        ),
     ]
     first = "Your refund was $80.00"
     second = "The lid was cracked"
     s2 = text.index(second)
     closing = "Happy to help!"
     claims = [
-        ClaimOut(claim_id="h:c0", text=first, start=0, end=len(first), screened=False, screen_reason=None,
-                 verdict="supported", citations=[CitationOut(evidence_id="ev_hostile", quote=HOSTILE_QUOTE)],
-                 rationale=f"stated in get_refund {HOSTILE_IMG}"),
-        ClaimOut(claim_id="h:c1", text=second, start=s2, end=s2 + len(second), screened=False, screen_reason=None,
-                 verdict="absent", inadmissible_support=["ev_user"], rationale="found nowhere in admitted evidence"),
-        ClaimOut(claim_id="h:c2", text=closing, start=text.index(closing), end=len(text), screened=True,
-                 screen_reason="offer_to_help", verdict=None),
+        ClaimOut(
+            claim_id="h:c0",
+            text=first,
+            start=0,
+            end=len(first),
+            screened=False,
+            screen_reason=None,
+            verdict="supported",
+            citations=[CitationOut(evidence_id="ev_hostile", quote=HOSTILE_QUOTE)],
+            rationale=f"stated in get_refund {HOSTILE_IMG}",
+        ),
+        ClaimOut(
+            claim_id="h:c1",
+            text=second,
+            start=s2,
+            end=s2 + len(second),
+            screened=False,
+            screen_reason=None,
+            verdict="absent",
+            inadmissible_support=["ev_user"],
+            rationale="found nowhere in admitted evidence",
+        ),
+        ClaimOut(
+            claim_id="h:c2",
+            text=closing,
+            start=text.index(closing),
+            end=len(text),
+            screened=True,
+            screen_reason="offer_to_help",
+            verdict=None,
+        ),
     ]
-    return AnswerOut(answer_id="ans_hostile", trace_id="t-hostile", span_id="s9",
-                     question=f"Was I refunded? {HOSTILE_IMG}", question_type="refund", text=text,
-                     generated_at=datetime(2026, 3, 1, tzinfo=UTC), evidence=evidence, claims=claims,
-                     refusal=False, groundedness=0.5, contradicted=0, unjudged=0, grounded=False)
+    return AnswerOut(
+        answer_id="ans_hostile",
+        trace_id="t-hostile",
+        span_id="s9",
+        question=f"Was I refunded? {HOSTILE_IMG}",
+        question_type="refund",
+        text=text,
+        generated_at=datetime(2026, 3, 1, tzinfo=UTC),
+        evidence=evidence,
+        claims=claims,
+        refusal=False,
+        groundedness=0.5,
+        contradicted=0,
+        unjudged=0,
+        grounded=False,
+    )
 
 
 def fixture_result(*, judge: JudgeRef | None = None, hostile: bool = True) -> AuditResult:
@@ -163,6 +243,7 @@ def html(result: AuditResult) -> str:
 
 
 # --- tests ----------------------------------------------------------------------------------------
+
 
 def test_hostile_trace_text_is_escaped_everywhere(html: str) -> None:
     assert HOSTILE_SCRIPT not in html
@@ -198,8 +279,19 @@ def test_strict_undefined_fails_on_a_missing_key() -> None:
 def test_offline_banner_appears_only_for_the_offline_judge(result: AuditResult) -> None:
     offline = render_report(result)
     assert 'id="approximate-banner"' in offline and "Approximate judge." in offline
-    llm = render_report(result.model_copy(update={"run": result.run.model_copy(update={
-        "judge": JudgeRef(kind="openai", model="gpt-4.1-mini", prompt_version="judge-3", approximate=False)})}))
+    llm = render_report(
+        result.model_copy(
+            update={
+                "run": result.run.model_copy(
+                    update={
+                        "judge": JudgeRef(
+                            kind="openai", model="gpt-4.1-mini", prompt_version="judge-3", approximate=False
+                        )
+                    }
+                )
+            }
+        )
+    )
     assert 'id="approximate-banner"' not in llm and "Approximate judge." not in llm
     assert "gpt-4.1-mini" in llm and "judge-3" in llm
 
@@ -217,7 +309,7 @@ def test_headline_figures_and_denominators_appear(result: AuditResult, html: str
     assert f"screened out {s.screened}" in html and f"unjudged {s.unjudged}" in html
     assert "offer to help" in html  # screened reasons
     for seg in s.by_source_class:
-        assert f"<th scope=\"row\">{seg.name}</th>" in html
+        assert f'<th scope="row">{seg.name}</th>' in html
 
 
 def test_policy_identity_rationale_inputs_and_version(result: AuditResult, html: str) -> None:

@@ -40,7 +40,9 @@ def result() -> AuditResult:
 
 @pytest.fixture(scope="module")
 def report_url(result: AuditResult, tmp_path_factory: pytest.TempPathFactory) -> str:
-    path = write_report(result, tmp_path_factory.mktemp("report") / "audit.html", policy_rationale=policy_rationale())
+    path = write_report(
+        result, tmp_path_factory.mktemp("report") / "audit.html", policy_rationale=policy_rationale()
+    )
     return path.resolve().as_uri()
 
 
@@ -108,14 +110,18 @@ def test_filtering_changes_the_visible_answers(loaded: Loaded, result: AuditResu
         button.click()
         assert button.get_attribute("aria-pressed") == "true"
         assert visible_answers(page) == count, key
-        assert re.search(rf"Showing {count} of {len(result.answers)}", page.locator("#filter-status").inner_text())
+        assert re.search(
+            rf"Showing {count} of {len(result.answers)}", page.locator("#filter-status").inner_text()
+        )
     page.locator("button.filter", has_text="Refusals").click()
     assert "refusal" in (page.locator("article.answer:visible").first.get_attribute("data-tags") or "")
     page.locator('button.filter[data-filter="all"]').click()
     assert visible_answers(page) == len(result.answers)
 
 
-def test_choosing_a_claim_highlights_its_quote_in_the_right_evidence(loaded: Loaded, result: AuditResult) -> None:
+def test_choosing_a_claim_highlights_its_quote_in_the_right_evidence(
+    loaded: Loaded, result: AuditResult
+) -> None:
     page = loaded.page
     i = answer_index(result, "ans_hostile")
     article = page.locator(f"#a{i}")
@@ -136,8 +142,9 @@ def test_choosing_a_claim_highlights_its_quote_in_the_right_evidence(loaded: Loa
 
 def test_claims_can_be_chosen_with_the_keyboard(loaded: Loaded, result: AuditResult) -> None:
     page = loaded.page
-    answer = next(a for a in result.answers if any(c.verdict == "contradicted" and c.citations
-                                                   for c in a.claims or []))
+    answer = next(
+        a for a in result.answers if any(c.verdict == "contradicted" and c.citations for c in a.claims or [])
+    )
     i = answer_index(result, answer.answer_id)
     claim = page.locator(f"#a{i} span.claim.contradicted").first
     claim.focus()
@@ -155,7 +162,11 @@ def test_excluded_support_is_outlined_when_its_claim_is_chosen(loaded: Loaded, r
     page.locator(f"#a{i} span.claim.absent").click()
     assert page.locator(f"#a{i}e1").get_attribute("class") is not None
     assert "is-excluded-support" in (page.locator(f"#a{i}e1").get_attribute("class") or "")
-    assert page.locator(f"#a{i} .callout").inner_text().startswith("Rests only on excluded evidence: the user's own message")
+    assert (
+        page.locator(f"#a{i} .callout")
+        .inner_text()
+        .startswith("Rests only on excluded evidence: the user's own message")
+    )
 
 
 def test_hostile_evidence_is_shown_as_text(loaded: Loaded, result: AuditResult) -> None:
@@ -186,7 +197,9 @@ def take_screenshots(browser: Browser, url: str, out: Path, answer: int) -> tupl
     return summary, shot
 
 
-def test_screenshots_can_be_taken(browser: Browser, report_url: str, tmp_path: Path, result: AuditResult) -> None:
+def test_screenshots_can_be_taken(
+    browser: Browser, report_url: str, tmp_path: Path, result: AuditResult
+) -> None:
     summary, shot = take_screenshots(browser, report_url, tmp_path, 0)
     assert summary.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 5_000
 
@@ -195,9 +208,13 @@ if __name__ == "__main__":  # python -m tests.test_report_browser: regenerate do
     import tempfile
 
     demo = fixture_result(hostile=False)
-    chosen = next(i for i, a in enumerate(demo.answers) if len([c for c in a.claims or [] if c.screened]) == 0
-                  and any(c.verdict == "absent" and c.inadmissible_support for c in a.claims or [])
-                  and any(c.verdict == "supported" for c in a.claims or []))
+    chosen = next(
+        i
+        for i, a in enumerate(demo.answers)
+        if len([c for c in a.claims or [] if c.screened]) == 0
+        and any(c.verdict == "absent" and c.inadmissible_support for c in a.claims or [])
+        and any(c.verdict == "supported" for c in a.claims or [])
+    )
     with tempfile.TemporaryDirectory() as tmp, launched(require_browser()) as chromium:
         page_path = write_report(demo, Path(tmp) / "audit.html", policy_rationale=policy_rationale())
         print(*take_screenshots(chromium, page_path.resolve().as_uri(), ROOT / "docs", chosen))

@@ -117,30 +117,75 @@ def count(store: Store, model: type[Base]) -> int:
 # -- data ----------------------------------------------------------------------------------------
 
 
-def evidence(i: int, admitted: bool | None = True, text_: str = "Refund R-77 of $120.00 was approved.") -> EvidenceOut:
+def evidence(
+    i: int, admitted: bool | None = True, text_: str = "Refund R-77 of $120.00 was approved."
+) -> EvidenceOut:
     return EvidenceOut(
-        evidence_id=f"ev{i}", kind=EvidenceKind.TOOL_RESULT, name="get_refund", text=text_,
+        evidence_id=f"ev{i}",
+        kind=EvidenceKind.TOOL_RESULT,
+        name="get_refund",
+        text=text_,
         metadata={"order_id": 10042, "tags": ["a", "ü"], "nested": {"x": None, "y": 1.5}},
-        document_id=None, url="https://example.com/é", trace_id="t1", span_id=f"s{i}",
-        available_at=T0 + timedelta(seconds=i), hop_path=["search_orders(customer=ACME)", "get_refund(10042)"],
-        error=False, current_question=False, source_class="crm" if admitted else "user_message",
-        admitted=admitted, reason="rule crm admits tool get_refund" if admitted else "user messages are excluded",
+        document_id=None,
+        url="https://example.com/é",
+        trace_id="t1",
+        span_id=f"s{i}",
+        available_at=T0 + timedelta(seconds=i),
+        hop_path=["search_orders(customer=ACME)", "get_refund(10042)"],
+        error=False,
+        current_question=False,
+        source_class="crm" if admitted else "user_message",
+        admitted=admitted,
+        reason="rule crm admits tool get_refund" if admitted else "user messages are excluded",
     )
 
 
 def claims_for(answer_text: str) -> list[ClaimOut]:
     first = answer_text.index(".") + 1
     return [
-        ClaimOut(claim_id="c1", text=answer_text[:first], start=0, end=first, screened=False, screen_reason=None,
-                 verdict="supported", citations=[CitationOut(evidence_id="ev0", quote="$120.00 was approved")],
-                 rationale="quoted", settled_by="offline"),
-        ClaimOut(claim_id="c2", text=answer_text[first:].strip(), start=first + 1, end=len(answer_text),
-                 screened=False, screen_reason=None, verdict="absent", inadmissible_support=["ev1"],
-                 judge_errors=["quote not found in ev0: 'x'"], common_knowledge=False),
-        ClaimOut(claim_id="c3", text="Happy to help!", start=0, end=0, screened=True, screen_reason="pleasantry",
-                 verdict=None),
-        ClaimOut(claim_id="c4", text="Unjudgeable.", start=0, end=0, screened=False, screen_reason=None,
-                 verdict="unjudged", unjudged_reason="timeout"),
+        ClaimOut(
+            claim_id="c1",
+            text=answer_text[:first],
+            start=0,
+            end=first,
+            screened=False,
+            screen_reason=None,
+            verdict="supported",
+            citations=[CitationOut(evidence_id="ev0", quote="$120.00 was approved")],
+            rationale="quoted",
+            settled_by="offline",
+        ),
+        ClaimOut(
+            claim_id="c2",
+            text=answer_text[first:].strip(),
+            start=first + 1,
+            end=len(answer_text),
+            screened=False,
+            screen_reason=None,
+            verdict="absent",
+            inadmissible_support=["ev1"],
+            judge_errors=["quote not found in ev0: 'x'"],
+            common_knowledge=False,
+        ),
+        ClaimOut(
+            claim_id="c3",
+            text="Happy to help!",
+            start=0,
+            end=0,
+            screened=True,
+            screen_reason="pleasantry",
+            verdict=None,
+        ),
+        ClaimOut(
+            claim_id="c4",
+            text="Unjudgeable.",
+            start=0,
+            end=0,
+            screened=False,
+            screen_reason=None,
+            verdict="unjudged",
+            unjudged_reason="timeout",
+        ),
     ]
 
 
@@ -149,35 +194,63 @@ def answer(answer_id: str, trace_id: str = "t1", with_claims: bool = True, long:
     if long:
         body += " " + ("Long text with émoji 🧾 and more. " * 4000)
     return AnswerOut(
-        answer_id=answer_id, trace_id=trace_id, span_id=f"span-{answer_id}", conversation_id="conv-1",
-        question="Was my refund approved? «R-77»", question_type="status", text=body,
+        answer_id=answer_id,
+        trace_id=trace_id,
+        span_id=f"span-{answer_id}",
+        conversation_id="conv-1",
+        question="Was my refund approved? «R-77»",
+        question_type="status",
+        text=body,
         generated_at=T0.astimezone(timezone(timedelta(hours=2))),
         evidence=[evidence(0), evidence(1, admitted=False, text_="I was told it's approved — user")],
         claims=claims_for(body) if with_claims else None,
-        refusal=False if with_claims else None, groundedness=0.5 if with_claims else None,
-        contradicted=0 if with_claims else None, unjudged=1 if with_claims else None,
+        refusal=False if with_claims else None,
+        groundedness=0.5 if with_claims else None,
+        contradicted=0 if with_claims else None,
+        unjudged=1 if with_claims else None,
         grounded=False if with_claims else None,
     )
 
 
-def run_info(run_id: str | None = None, started: datetime = T0, inputs: tuple[str, ...] = ("a" * 64,),
-             judge: JudgeRef | None = None, policy_sha: str = "f" * 64) -> RunInfo:
+def run_info(
+    run_id: str | None = None,
+    started: datetime = T0,
+    inputs: tuple[str, ...] = ("a" * 64,),
+    judge: JudgeRef | None = None,
+    policy_sha: str = "f" * 64,
+) -> RunInfo:
     return RunInfo(
-        id=run_id or uuid.uuid4().hex, started_at=started,
+        id=run_id or uuid.uuid4().hex,
+        started_at=started,
         policy=PolicyRef(name="strict", version="2", sha256=policy_sha),
         judge=judge or JudgeRef(kind="openai", model="gpt-4o-mini", prompt_version="judge-3"),
-        inputs=[InputRef(path=f"in{i}.jsonl", sha256=d, format="otlp-json", traces=1) for i, d in enumerate(inputs)],
-        problems=[ProblemOut(file="in0.jsonl", line=3, severity="warning", reason="span without end",
-                             trace_id="t1", span_id="s9")],
+        inputs=[
+            InputRef(path=f"in{i}.jsonl", sha256=d, format="otlp-json", traces=1)
+            for i, d in enumerate(inputs)
+        ],
+        problems=[
+            ProblemOut(
+                file="in0.jsonl",
+                line=3,
+                severity="warning",
+                reason="span without end",
+                trace_id="t1",
+                span_id="s9",
+            )
+        ],
     )
 
 
 def result(answers: list[AnswerOut], run: RunInfo | None = None) -> AuditResult:
     return AuditResult(
-        run=run or run_info(), answers=answers,
-        summary={"groundedness_rate": {"value": 0.5, "numerator": 1, "denominator": 2},
-                 "answers_with_unsupported_claim": {"value": 1.0, "numerator": 1, "denominator": 1},
-                 "answers": len(answers), "note": "ünïcode"},
+        run=run or run_info(),
+        answers=answers,
+        summary={
+            "groundedness_rate": {"value": 0.5, "numerator": 1, "denominator": 2},
+            "answers_with_unsupported_claim": {"value": 1.0, "numerator": 1, "denominator": 1},
+            "answers": len(answers),
+            "note": "ünïcode",
+        },
     )
 
 
@@ -188,10 +261,21 @@ def test_migrations_create_the_schema_matching_the_models(db_url: str) -> None:
     with Store(db_url, upgrade=True) as store:
         assert store.revision() == head_revision()
         tables = set(inspect(store.engine).get_table_names())
-        assert {"runs", "traces", "run_traces", "answers", "evidence", "claims", "verdicts",
-                "verdict_cache", "alembic_version"} <= tables
+        assert {
+            "runs",
+            "traces",
+            "run_traces",
+            "answers",
+            "evidence",
+            "claims",
+            "verdicts",
+            "verdict_cache",
+            "alembic_version",
+        } <= tables
         with store.engine.connect() as conn:
-            diff = compare_metadata(MigrationContext.configure(conn, opts={"compare_type": True}), Base.metadata)
+            diff = compare_metadata(
+                MigrationContext.configure(conn, opts={"compare_type": True}), Base.metadata
+            )
         assert diff == []
 
 
@@ -209,8 +293,9 @@ def test_unmigrated_postgres_says_how_to_upgrade(fresh_pg_url: str) -> None:
         assert store.list_runs() == []
 
 
-def test_default_url_is_in_the_app_directory_and_env_overrides(tmp_path: Path,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_default_url_is_in_the_app_directory_and_env_overrides(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("AUDITOR_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("AUDITOR_DB_URL", raising=False)
     assert Store.default_url() == f"sqlite:///{tmp_path / 'home' / 'auditor.db'}"
@@ -268,8 +353,10 @@ def test_round_trip_of_a_real_offline_audit(store: Store) -> None:
 
 
 def test_round_trip_of_an_evidence_only_run(store: Store) -> None:
-    original = AuditResult(run=run_info().model_copy(update={"judge": None, "policy": None}),
-                           answers=[answer("a1", with_claims=False)])
+    original = AuditResult(
+        run=run_info().model_copy(update={"judge": None, "policy": None}),
+        answers=[answer("a1", with_claims=False)],
+    )
     assert store.load_run(store.save_result(original)) == original
 
 
@@ -329,7 +416,9 @@ def test_an_interrupted_run_can_be_found_and_resumed(store: Store) -> None:
     judge = JudgeRef(kind="openai", model="gpt-4o-mini", prompt_version="judge-3")
     older = store.begin_run(run_info(started=T0, inputs=("b" * 64, "a" * 64), judge=judge))
     store.mark_interrupted(older)
-    run_id = store.begin_run(run_info(started=T0 + timedelta(minutes=5), inputs=("a" * 64, "b" * 64), judge=judge))
+    run_id = store.begin_run(
+        run_info(started=T0 + timedelta(minutes=5), inputs=("a" * 64, "b" * 64), judge=judge)
+    )
     store.save_answer(run_id, answer("a1"))
     store.save_answer(run_id, answer("a2"))
     store.mark_interrupted(run_id)  # Ctrl-C before a3
@@ -366,18 +455,32 @@ def test_list_runs_newest_first_with_headline_figures(store: Store) -> None:
     for minutes in (0, 10, 5):
         run = run_info(started=T0 + timedelta(minutes=minutes))
         ids.append(store.save_result(result([answer("a1"), answer("a2")], run)))
-    unfinished = store.begin_run(run_info(started=T0 + timedelta(minutes=1), judge=JudgeRef(kind="offline",
-                                          prompt_version="offline-1", approximate=True)))
+    unfinished = store.begin_run(
+        run_info(
+            started=T0 + timedelta(minutes=1),
+            judge=JudgeRef(kind="offline", prompt_version="offline-1", approximate=True),
+        )
+    )
     rows = store.list_runs()
     assert [r.id for r in rows] == [ids[1], ids[2], unfinished, ids[0]]
     top = rows[0]
-    assert (top.status, top.answers_saved, top.groundedness_rate, top.judged_claims) == ("finished", 2, 0.5, 2)
+    assert (top.status, top.answers_saved, top.groundedness_rate, top.judged_claims) == (
+        "finished",
+        2,
+        0.5,
+        2,
+    )
     assert top.answers_with_unsupported_claim == 1.0 and top.answers_with_claims == 1
     assert top.policy == PolicyRef(name="strict", version="2", sha256="f" * 64)
     assert top.judge is not None and top.judge.model == "gpt-4o-mini"
     assert top.inputs[0].sha256 == "a" * 64 and top.started_at == T0 + timedelta(minutes=10)
     row = next(r for r in rows if r.id == unfinished)
-    assert (row.status, row.answers_saved, row.groundedness_rate, row.finished_at) == ("running", 0, None, None)
+    assert (row.status, row.answers_saved, row.groundedness_rate, row.finished_at) == (
+        "running",
+        0,
+        None,
+        None,
+    )
     assert row.judge is not None and row.judge.approximate
     assert [r.id for r in store.list_runs(limit=2)] == [ids[1], ids[2]]
 
@@ -389,9 +492,14 @@ def test_verdict_cache_round_trip_keyed_by_judge_identity(store: Store) -> None:
     mini = JudgeIdentity(kind="openai", model="gpt-4o-mini", prompt_version="judge-3")
     big = JudgeIdentity(kind="openai", model="gpt-4o", prompt_version="judge-3")
     cache = SqlVerdictCache(store, mini)
-    verdict = ClaimVerdict(claim_id="c1", label=Label.SUPPORTED,
-                           citations=(Citation(evidence_id="ev0", quote="approuvé ✅"),),
-                           inadmissible_support=("ev1",), rationale="ok", settled_by="llm")
+    verdict = ClaimVerdict(
+        claim_id="c1",
+        label=Label.SUPPORTED,
+        citations=(Citation(evidence_id="ev0", quote="approuvé ✅"),),
+        inadmissible_support=("ev1",),
+        rationale="ok",
+        settled_by="llm",
+    )
     key = cache_key("Le remboursement a été approuvé.", "d" * 64, mini)
     assert cache.get(key) is None
     cache.put(key, verdict)
@@ -412,16 +520,30 @@ def test_verdict_cache_round_trip_keyed_by_judge_identity(store: Store) -> None:
 
 
 def cached_answer(text_: str = "Le remboursement a été approuvé ✅. Autre chose ?") -> Answer:
-    return Answer(answer_id="a1", trace_id="t1", span_id="s1", text=text_, question="Où en est-il ?",
-                  generated_at=T0)
+    return Answer(
+        answer_id="a1", trace_id="t1", span_id="s1", text=text_, question="Où en est-il ?", generated_at=T0
+    )
 
 
 def decomposition_of(answer: Answer, errors: tuple[str, ...] = ()) -> Decomposition:
     first = answer.text.index(".") + 1
-    return Decomposition(answer_id=answer.answer_id, extractor="llm:gpt-4o-mini", errors=errors, claims=(
-        Claim(claim_id="a1:c0", answer_id="a1", text=answer.text[:first], start=0, end=first),
-        Claim(claim_id="a1:c1", answer_id="a1", text=answer.text[first + 1:], start=first + 1, end=len(answer.text),
-              screened=True, screen_reason=ScreenReason.OFFER_TO_HELP)))
+    return Decomposition(
+        answer_id=answer.answer_id,
+        extractor="llm:gpt-4o-mini",
+        errors=errors,
+        claims=(
+            Claim(claim_id="a1:c0", answer_id="a1", text=answer.text[:first], start=0, end=first),
+            Claim(
+                claim_id="a1:c1",
+                answer_id="a1",
+                text=answer.text[first + 1 :],
+                start=first + 1,
+                end=len(answer.text),
+                screened=True,
+                screen_reason=ScreenReason.OFFER_TO_HELP,
+            ),
+        ),
+    )
 
 
 def test_decomposition_cache_round_trip(store: Store) -> None:
@@ -440,8 +562,15 @@ def test_decomposition_cache_round_trip(store: Store) -> None:
     assert cache.get(key) == refusal
     failed = answer.model_copy(update={"text": "Autre réponse."})
     failed_key = decomposition_key(failed, mini)
-    cache.put(failed_key, Decomposition(answer_id="a1", claims=(), extractor="llm:gpt-4o-mini", errors=(
-        "decomposition failed (timeout): no answer; whole answer kept as one claim",)))
+    cache.put(
+        failed_key,
+        Decomposition(
+            answer_id="a1",
+            claims=(),
+            extractor="llm:gpt-4o-mini",
+            errors=("decomposition failed (timeout): no answer; whole answer kept as one claim",),
+        ),
+    )
     assert cache.get(failed_key) is None  # a failed call is never cached
     with store.engine.connect() as conn:
         rows = conn.execute(text("select kind, extractor, verdicts from decomposition_cache")).all()
@@ -452,8 +581,13 @@ def test_fused_cache_round_trip_beside_decompositions(store: Store, db_url: str)
     identity = JudgeIdentity(kind="openai", model="gpt-4o-mini", prompt_version="tva-judge-1")
     answer = cached_answer("Refund R-77 was approved\x00. Anything else?")
     decomposition = decomposition_of(answer)
-    verdict = ClaimVerdict(claim_id="a1:c0", label=Label.SUPPORTED, settled_by="llm",
-                           citations=(Citation(evidence_id="ev0", quote="approuvé ✅"),), inadmissible_support=("ev1",))
+    verdict = ClaimVerdict(
+        claim_id="a1:c0",
+        label=Label.SUPPORTED,
+        settled_by="llm",
+        citations=(Citation(evidence_id="ev0", quote="approuvé ✅"),),
+        inadmissible_support=("ev1",),
+    )
     result = FusedResult(decomposition, [verdict], ["claim re-located from 1-2 to 0-1: 'x'"])
     fused = SqlFusedCache(store)
     key = fused_key(answer, "d" * 64, identity, allow_common_knowledge=True)

@@ -22,36 +22,100 @@ class TraceBuilder:
         self.conversation_id = conversation_id
         self.spans: list[Span] = []
 
-    def _add(self, span_id: str, name: str, kind: SpanKind, start: float, end: float,
-             parent: str | None, **fields: Any) -> str:
+    def _add(
+        self,
+        span_id: str,
+        name: str,
+        kind: SpanKind,
+        start: float,
+        end: float,
+        parent: str | None,
+        **fields: Any,
+    ) -> str:
         self.spans.append(
-            Span(trace_id=self.trace_id, span_id=span_id, parent_id=parent, name=name, kind=kind,
-                 start=at(start), end=at(end), conversation_id=self.conversation_id, **fields)
+            Span(
+                trace_id=self.trace_id,
+                span_id=span_id,
+                parent_id=parent,
+                name=name,
+                kind=kind,
+                start=at(start),
+                end=at(end),
+                conversation_id=self.conversation_id,
+                **fields,
+            )
         )
         return span_id
 
-    def chain(self, span_id: str, start: float, end: float, parent: str | None = None, name: str = "agent") -> str:
+    def chain(
+        self, span_id: str, start: float, end: float, parent: str | None = None, name: str = "agent"
+    ) -> str:
         return self._add(span_id, name, SpanKind.CHAIN, start, end, parent)
 
-    def llm(self, span_id: str, start: float, end: float, inputs: list[Message], output: str = "",
-            calls: list[ToolCall] | None = None, parent: str | None = None, **fields: Any) -> str:
+    def llm(
+        self,
+        span_id: str,
+        start: float,
+        end: float,
+        inputs: list[Message],
+        output: str = "",
+        calls: list[ToolCall] | None = None,
+        parent: str | None = None,
+        **fields: Any,
+    ) -> str:
         out = Message(role="assistant", content=output, tool_calls=tuple(calls or ()))
-        return self._add(span_id, "ChatModel", SpanKind.LLM, start, end, parent,
-                         input_messages=tuple(inputs), output_messages=(out,), **fields)
+        return self._add(
+            span_id,
+            "ChatModel",
+            SpanKind.LLM,
+            start,
+            end,
+            parent,
+            input_messages=tuple(inputs),
+            output_messages=(out,),
+            **fields,
+        )
 
-    def tool(self, span_id: str, name: str, start: float, end: float, args: dict[str, Any] | str | None,
-             result: str, call_id: str | None = None, parent: str | None = None, error: bool = False) -> str:
-        return self._add(span_id, name, SpanKind.TOOL, start, end, parent,
-                         tool=ToolInvocation(name=name, call_id=call_id, arguments=args, result=result),
-                         status=SpanStatus.ERROR if error else SpanStatus.OK)
+    def tool(
+        self,
+        span_id: str,
+        name: str,
+        start: float,
+        end: float,
+        args: dict[str, Any] | str | None,
+        result: str,
+        call_id: str | None = None,
+        parent: str | None = None,
+        error: bool = False,
+    ) -> str:
+        return self._add(
+            span_id,
+            name,
+            SpanKind.TOOL,
+            start,
+            end,
+            parent,
+            tool=ToolInvocation(name=name, call_id=call_id, arguments=args, result=result),
+            status=SpanStatus.ERROR if error else SpanStatus.OK,
+        )
 
-    def retriever(self, span_id: str, name: str, start: float, end: float, docs: list[Document],
-                  parent: str | None = None) -> str:
+    def retriever(
+        self,
+        span_id: str,
+        name: str,
+        start: float,
+        end: float,
+        docs: list[Document],
+        parent: str | None = None,
+    ) -> str:
         return self._add(span_id, name, SpanKind.RETRIEVER, start, end, parent, documents=tuple(docs))
 
     def build(self) -> Trace:
-        return Trace(trace_id=self.trace_id, spans=tuple(sorted(self.spans, key=lambda s: s.start)),
-                     conversation_id=self.conversation_id)
+        return Trace(
+            trace_id=self.trace_id,
+            spans=tuple(sorted(self.spans, key=lambda s: s.start)),
+            conversation_id=self.conversation_id,
+        )
 
 
 def user(text: str) -> Message:

@@ -31,8 +31,10 @@ _COLOURS = {"supported": "green", "contradicted": "red", "absent": "yellow", "un
 def print_audit(result: AuditResult, console: Console) -> None:
     judge = result.run.judge
     if judge is not None and judge.approximate:
-        console.print("[bold yellow]Judge: offline (approximate: surface cues, not a model; "
-                      "calibrate before quoting figures).[/]")
+        console.print(
+            "[bold yellow]Judge: offline (approximate: surface cues, not a model; "
+            "calibrate before quoting figures).[/]"
+        )
     for answer in result.answers:
         console.rule(f"answer {answer.answer_id}  trace {answer.trace_id[:16]}")
         console.print(f"[bold]Q:[/] {escape(answer.question or '(no question found)')}")
@@ -47,26 +49,36 @@ def print_audit(result: AuditResult, console: Console) -> None:
             colour = _COLOURS.get(verdict, "white")
             console.print(f"  [{colour}]{verdict:<12}[/] {escape(claim.text)}")
             for cite in claim.citations:
-                console.print(f"      [dim]{cite.evidence_id}: \"{escape(cite.quote)}\"[/]")
+                console.print(f'      [dim]{cite.evidence_id}: "{escape(cite.quote)}"[/]')
             if claim.inadmissible_support:
-                console.print(f"      [red]rests only on excluded evidence: {', '.join(claim.inadmissible_support)}[/]")
+                console.print(
+                    f"      [red]rests only on excluded evidence: {', '.join(claim.inadmissible_support)}[/]"
+                )
             if claim.unjudged_reason:
                 console.print(f"      [magenta]unjudged: {claim.unjudged_reason}[/]")
             elif claim.rationale:
                 console.print(f"      [dim]{escape(claim.rationale)}[/]")
         if answer.groundedness is not None:
-            console.print(f"  groundedness {answer.groundedness:.2f}, contradicted {answer.contradicted}, "
-                          f"unjudged {answer.unjudged}: {'grounded' if answer.grounded else 'NOT grounded'}")
+            console.print(
+                f"  groundedness {answer.groundedness:.2f}, contradicted {answer.contradicted}, "
+                f"unjudged {answer.unjudged}: {'grounded' if answer.grounded else 'NOT grounded'}"
+            )
     s = result.summary
     rate = s["groundedness_rate"]
     share = s["answers_with_unsupported_claim"]
     console.rule("summary")
-    console.print(f"policy {result.run.policy.name if result.run.policy else '-'} "
-                  f"({result.run.policy.sha256[:12] if result.run.policy else ''}), "
-                  f"judge {judge.kind if judge else '-'}{':' + judge.model if judge and judge.model else ''}")
-    console.print(f"groundedness rate: {_ratio(rate)} supported / judged claims "
-                  f"(screened out: {s['screened']}, unjudged: {s['unjudged']})")
-    console.print(f"answers with an unsupported claim: {_ratio(share)}; refusals: {s['refusals']} of {s['answers']}")
+    console.print(
+        f"policy {result.run.policy.name if result.run.policy else '-'} "
+        f"({result.run.policy.sha256[:12] if result.run.policy else ''}), "
+        f"judge {judge.kind if judge else '-'}{':' + judge.model if judge and judge.model else ''}"
+    )
+    console.print(
+        f"groundedness rate: {_ratio(rate)} supported / judged claims "
+        f"(screened out: {s['screened']}, unjudged: {s['unjudged']})"
+    )
+    console.print(
+        f"answers with an unsupported claim: {_ratio(share)}; refusals: {s['refusals']} of {s['answers']}"
+    )
     corrected = Summary.model_validate(s).corrected_unsupported
     if corrected is not None:
         console.print(escape(describe(corrected)))
@@ -82,30 +94,82 @@ def _ratio(figure: dict[str, float | int | None]) -> str:
 @traces_argument
 @format_option
 @policy_option
-@click.option("--judge", "judge_spec", metavar="SPEC", default=None,
-              help="offline (default; approximate, no network) or openai:MODEL (any OpenAI-compatible server).")
+@click.option(
+    "--judge",
+    "judge_spec",
+    metavar="SPEC",
+    default=None,
+    help="offline (default; approximate, no network) or openai:MODEL (any OpenAI-compatible server).",
+)
 @click.option("--base-url", default=None, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1.")
-@click.option("--decomposer", type=click.Choice(["rules", "llm", "fused"]), default="rules", show_default=True,
-              help="How answers are split into claims; fused: one LLM call decomposes and judges together.")
-@click.option("--cascade/--no-cascade", default=True, show_default=True,
-              help="Settle claims the offline checks are certain about without an LLM call.")
-@click.option("--cache/--no-cache", default=True, show_default=True, help="Reuse cached LLM decompositions and verdicts from the store.")
+@click.option(
+    "--decomposer",
+    type=click.Choice(["rules", "llm", "fused"]),
+    default="rules",
+    show_default=True,
+    help="How answers are split into claims; fused: one LLM call decomposes and judges together.",
+)
+@click.option(
+    "--cascade/--no-cascade",
+    default=True,
+    show_default=True,
+    help="Settle claims the offline checks are certain about without an LLM call.",
+)
+@click.option(
+    "--cache/--no-cache",
+    default=True,
+    show_default=True,
+    help="Reuse cached LLM decompositions and verdicts from the store.",
+)
 @click.option("--concurrency", type=click.IntRange(1, 256), default=8, show_default=True)
 @click.option("--trace-id", default=None, help="Only answers from this trace (a unique prefix is enough).")
-@click.option("--labels", "labels_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-              help="Labels file (JSONL: answerable per question): adds refusal accuracy and over-refusal.")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the result as JSON (see README, 'The JSON result') to this file, or - for stdout.")
-@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the self-contained HTML audit report to this file.")
+@click.option(
+    "--labels",
+    "labels_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Labels file (JSONL: answerable per question): adds refusal accuracy and over-refusal.",
+)
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the result as JSON (see README, 'The JSON result') to this file, or - for stdout.",
+)
+@click.option(
+    "--report",
+    "report_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the self-contained HTML audit report to this file.",
+)
 @db_option
 @click.option("--store/--no-store", default=True, show_default=True, help="Record the run in the store.")
-@click.option("--resume/--no-resume", default=True, show_default=True,
-              help="Continue an interrupted run on the same inputs, policy and judge.")
-def audit_command(traces: tuple[Path, ...], format_: str | None, policy_name: str | None, judge_spec: str | None,
-                  base_url: str | None, decomposer: Literal["rules", "llm", "fused"], cascade: bool, cache: bool,
-                  concurrency: int, trace_id: str | None, labels_path: Path | None, json_path: Path | None,
-                  report_path: Path | None, db_url: str | None, store: bool, resume: bool) -> None:
+@click.option(
+    "--resume/--no-resume",
+    default=True,
+    show_default=True,
+    help="Continue an interrupted run on the same inputs, policy and judge.",
+)
+def audit_command(
+    traces: tuple[Path, ...],
+    format_: str | None,
+    policy_name: str | None,
+    judge_spec: str | None,
+    base_url: str | None,
+    decomposer: Literal["rules", "llm", "fused"],
+    cascade: bool,
+    cache: bool,
+    concurrency: int,
+    trace_id: str | None,
+    labels_path: Path | None,
+    json_path: Path | None,
+    report_path: Path | None,
+    db_url: str | None,
+    store: bool,
+    resume: bool,
+) -> None:
     """Split every answer in TRACES into claims and judge each against admitted evidence.
 
     Exit status: 0 when the audit ran (whatever the verdicts), 2 for usage or input errors,
@@ -115,11 +179,21 @@ def audit_command(traces: tuple[Path, ...], format_: str | None, policy_name: st
     err = Console(stderr=True)
     with progress_reporter(err) as on_progress:
         result = audit(
-            list(traces), policy=policy, judge=setting("judge", judge_spec) or "offline",
-            base_url=setting("base_url", base_url), cascade=cascade, cache=cache, decomposer=decomposer,
-            format=format_, trace_id=trace_id, concurrency=concurrency,
-            labels=load_labels(labels_path) if labels_path else None, db_url=db_url, store=store,
-            resume=resume, on_progress=on_progress,
+            list(traces),
+            policy=policy,
+            judge=setting("judge", judge_spec) or "offline",
+            base_url=setting("base_url", base_url),
+            cascade=cascade,
+            cache=cache,
+            decomposer=decomposer,
+            format=format_,
+            trace_id=trace_id,
+            concurrency=concurrency,
+            labels=load_labels(labels_path) if labels_path else None,
+            db_url=db_url,
+            store=store,
+            resume=resume,
+            on_progress=on_progress,
         )
     if json_path is not None and str(json_path) == "-":
         click.echo(result.to_json(), nl=False)

@@ -44,15 +44,19 @@ def _level(report: LevelReport, console: Console) -> None:
     console.print(f"sensitivity for unsupported: {_rate(report.sensitivity)}")
     console.print(f"specificity for unsupported: {_rate(report.specificity)}")
     unmapped = report.unmapped
-    console.print(f"not mapped: records {unmapped.records or 0}, judge claims {unmapped.claims or 0}, "
-                  f"labelled spans {unmapped.labelled_spans}")
+    console.print(
+        f"not mapped: records {unmapped.records or 0}, judge claims {unmapped.claims or 0}, "
+        f"labelled spans {unmapped.labelled_spans}"
+    )
 
 
 def print_calibration(calibration: Calibration, console: Console) -> None:
     judge = calibration.judge
-    console.print(f"[bold]{calibration.label}[/]: judge {judge.kind} model={judge.model} "
-                  f"prompt={judge.prompt_version}; policy "
-                  f"{calibration.policy.name if calibration.policy else '-'}; {calibration.records} records")
+    console.print(
+        f"[bold]{calibration.label}[/]: judge {judge.kind} model={judge.model} "
+        f"prompt={judge.prompt_version}; policy "
+        f"{calibration.policy.name if calibration.policy else '-'}; {calibration.records} records"
+    )
     for note in calibration.notes:
         console.print(f"[yellow]{note}[/]")
     _level(calibration.claim, console)
@@ -61,30 +65,61 @@ def print_calibration(calibration: Calibration, console: Console) -> None:
 
 @click.command("calibrate")
 @click.argument("labelled", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--judge", "judge_spec", metavar="SPEC", default=None,
-              help="offline (default) or openai:MODEL: the judge to measure.")
+@click.option(
+    "--judge",
+    "judge_spec",
+    metavar="SPEC",
+    default=None,
+    help="offline (default) or openai:MODEL: the judge to measure.",
+)
 @policy_option
 @click.option("--base-url", default=None, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1.")
 @click.option("--decomposer", type=click.Choice(["rules", "llm"]), default="rules", show_default=True)
 @click.option("--cascade/--no-cascade", default=True, show_default=True)
 @click.option("--cache/--no-cache", default=True, show_default=True)
 @click.option("--concurrency", type=click.IntRange(1, 256), default=8, show_default=True)
-@click.option("--db", "db_url", default=None, help="Store URL (default: AUDITOR_DB_URL or the app directory's SQLite).")
-@click.option("--store/--no-store", default=True, show_default=True, help="Save the calibration in the store.")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the calibration as JSON to this file, or - for stdout.")
-def calibrate_command(labelled: Path, judge_spec: str | None, policy_name: str | None, base_url: str | None,
-                      decomposer: Literal["rules", "llm"], cascade: bool, cache: bool, concurrency: int,
-                      db_url: str | None, store: bool, json_path: Path | None) -> None:
+@click.option(
+    "--db", "db_url", default=None, help="Store URL (default: AUDITOR_DB_URL or the app directory's SQLite)."
+)
+@click.option(
+    "--store/--no-store", default=True, show_default=True, help="Save the calibration in the store."
+)
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the calibration as JSON to this file, or - for stdout.",
+)
+def calibrate_command(
+    labelled: Path,
+    judge_spec: str | None,
+    policy_name: str | None,
+    base_url: str | None,
+    decomposer: Literal["rules", "llm"],
+    cascade: bool,
+    cache: bool,
+    concurrency: int,
+    db_url: str | None,
+    store: bool,
+    json_path: Path | None,
+) -> None:
     """Measure a judge against the human labels in LABELLED and store the calibration.
 
     LABELLED is JSONL: id, question, sources, answer, and labels (unsupported spans of the answer) or,
     for one-claim records (unit "claim"), a verdict. See docs/calibration.md.
     """
     calibration = calibrate(
-        labelled, judge=setting("judge", judge_spec) or "offline", policy=load_policy(setting("policy", policy_name)),
-        base_url=setting("base_url", base_url), cascade=cascade, cache=cache, decomposer=decomposer,
-        concurrency=concurrency, db_url=db_url, store=store,
+        labelled,
+        judge=setting("judge", judge_spec) or "offline",
+        policy=load_policy(setting("policy", policy_name)),
+        base_url=setting("base_url", base_url),
+        cascade=cascade,
+        cache=cache,
+        decomposer=decomposer,
+        concurrency=concurrency,
+        db_url=db_url,
+        store=store,
     )
     if json_path is not None and str(json_path) == "-":
         click.echo(calibration.model_dump_json(indent=2))

@@ -7,7 +7,10 @@ import click
 from auditor.store import revision, upgrade
 
 _db_option = click.option(
-    "--db", "db_url", metavar="URL", default=None,
+    "--db",
+    "db_url",
+    metavar="URL",
+    default=None,
     help="Database URL (default: AUDITOR_DB_URL, else auditor.db in the app directory).",
 )
 

@@ -15,7 +15,10 @@ from auditor.results import AuditResult
 from auditor.text import clip
 
 format_option = click.option(
-    "--format", "format_", metavar="NAME", default=None,
+    "--format",
+    "format_",
+    metavar="NAME",
+    default=None,
     help="Read the inputs with this adapter instead of detecting it (see `auditor adapters`).",
 )
 traces_argument = click.argument(
@@ -54,19 +57,30 @@ def print_evidence(result: AuditResult, console: Console) -> None:
         console.print(f"[bold]A:[/] {escape(answer.text)}")
         console.print(f"[bold]Evidence ({len(answer.evidence)}):[/]")
         for number, item in enumerate(answer.evidence, 1):
-            side = "" if item.admitted is None else ("[green]admitted[/] " if item.admitted else "[red]excluded[/] ")
+            side = (
+                ""
+                if item.admitted is None
+                else ("[green]admitted[/] " if item.admitted else "[red]excluded[/] ")
+            )
             name = f" {item.name}" if item.name else ""
-            console.print(f" {number:>2}. {side}[cyan]{item.kind.value}[/]{escape(name)}  [dim]{item.evidence_id}[/]")
+            console.print(
+                f" {number:>2}. {side}[cyan]{item.kind.value}[/]{escape(name)}  [dim]{item.evidence_id}[/]"
+            )
             if item.hop_path:
                 console.print(f"     path: {escape(' -> '.join(item.hop_path))}")
             if item.reason:
                 console.print(f"     {escape(item.reason)}")
             console.print(f"     [dim]{escape(clip(' '.join(item.text.split()), 160))}[/]")
-    console.print(f"\n{len(result.answers)} answer(s) from {sum(i.traces for i in result.run.inputs)} trace(s).")
+    console.print(
+        f"\n{len(result.answers)} answer(s) from {sum(i.traces for i in result.run.inputs)} trace(s)."
+    )
 
 
 policy_option = click.option(
-    "--policy", "policy_name", metavar="FILE|NAME", default=None,
+    "--policy",
+    "policy_name",
+    metavar="FILE|NAME",
+    default=None,
     help="Admissible-source policy: a TOML file or a shipped name (default, strict, ...). Default: default.",
 )
 
@@ -76,10 +90,20 @@ policy_option = click.option(
 @format_option
 @policy_option
 @click.option("--trace-id", default=None, help="Only answers from this trace (a unique prefix is enough).")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the result as JSON (the public contract in the README) to this file, or - for stdout.")
-def evidence_command(traces: tuple[Path, ...], format_: str | None, policy_name: str | None,
-                     trace_id: str | None, json_path: Path | None) -> None:
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the result as JSON (the public contract in the README) to this file, or - for stdout.",
+)
+def evidence_command(
+    traces: tuple[Path, ...],
+    format_: str | None,
+    policy_name: str | None,
+    trace_id: str | None,
+    json_path: Path | None,
+) -> None:
     """Find every answer in TRACES and the evidence it could have drawn on."""
     result = collect_evidence(list(traces), format_, trace_id, load_policy(policy_name))
     err = Console(stderr=True)

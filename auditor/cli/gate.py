@@ -34,17 +34,23 @@ def print_decision(run: GateRun, console: Console) -> None:
     judge = result.run.judge
     verdict = "[bold green]GATE PASSED[/]" if decision.passed else "[bold red]GATE FAILED[/]"
     judge_name = f"{judge.kind}{':' + judge.model if judge.model else ''}" if judge else "-"
-    console.print(f"{verdict}  policy {escape(policy.name if policy else '-')} "
-                  f"({policy.sha256[:12] if policy else ''}), judge {escape(judge_name)}"
-                  + (" (approximate)" if judge and judge.approximate else ""))
+    console.print(
+        f"{verdict}  policy {escape(policy.name if policy else '-')} "
+        f"({policy.sha256[:12] if policy else ''}), judge {escape(judge_name)}"
+        + (" (approximate)" if judge and judge.approximate else "")
+    )
     for check in decision.checks:
         mark = "[green]pass[/]" if check.passed else "[red]FAIL[/]"
         console.print(f"  {mark}  {escape(check.detail)}")
     s = decision.summary
-    console.print(f"  groundedness rate {describe_rate(s.groundedness_rate, 'judged claims')}; "
-                  f"answers with an unsupported claim {describe_rate(s.answers_with_unsupported_claim, 'answers')}")
-    console.print(f"  answers {s.answers}, refusals {s.refusals}, screened-out sentences {s.screened}, "
-                  f"unjudged claims {s.unjudged}")
+    console.print(
+        f"  groundedness rate {describe_rate(s.groundedness_rate, 'judged claims')}; "
+        f"answers with an unsupported claim {describe_rate(s.answers_with_unsupported_claim, 'answers')}"
+    )
+    console.print(
+        f"  answers {s.answers}, refusals {s.refusals}, screened-out sentences {s.screened}, "
+        f"unjudged claims {s.unjudged}"
+    )
     if s.corrected_unsupported is not None:
         console.print(f"  {escape(describe_correction(s.corrected_unsupported))}")
     failed = [c for c in decision.answers if c.status == "failed"]
@@ -60,22 +66,57 @@ def print_decision(run: GateRun, console: Console) -> None:
 
 @click.command("gate")
 @click.argument("traces", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--policy", "policy_name", metavar="FILE|NAME", default=None,
-              help="Admissible-source policy with the gate's thresholds: a TOML file or a shipped name.")
-@click.option("--labels", "labels_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Golden labels (JSONL): adds refusal accuracy and over-refusal checks.")
-@click.option("--junit", "junit_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write JUnit XML here (one test case per answer).")
-@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the HTML report here.")
-@click.option("--judge", "judge_spec", metavar="SPEC", default=None,
-              help="offline (default; approximate) or openai:MODEL.")
+@click.option(
+    "--policy",
+    "policy_name",
+    metavar="FILE|NAME",
+    default=None,
+    help="Admissible-source policy with the gate's thresholds: a TOML file or a shipped name.",
+)
+@click.option(
+    "--labels",
+    "labels_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Golden labels (JSONL): adds refusal accuracy and over-refusal checks.",
+)
+@click.option(
+    "--junit",
+    "junit_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write JUnit XML here (one test case per answer).",
+)
+@click.option(
+    "--report",
+    "report_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the HTML report here.",
+)
+@click.option(
+    "--judge",
+    "judge_spec",
+    metavar="SPEC",
+    default=None,
+    help="offline (default; approximate) or openai:MODEL.",
+)
 @click.option("--base-url", default=None, help="OpenAI-compatible endpoint for openai: judges.")
-@click.option("--db", "db_url", default=None, help="Store the gate's audit in this database (SQLAlchemy URL).")
+@click.option(
+    "--db", "db_url", default=None, help="Store the gate's audit in this database (SQLAlchemy URL)."
+)
 @click.option("--format", "format_", metavar="NAME", default=None, help="Force a trace adapter.")
-def gate_command(traces: tuple[Path, ...], policy_name: str | None, labels_path: Path | None,
-                 junit_path: Path | None, report_path: Path | None, judge_spec: str | None,
-                 base_url: str | None, db_url: str | None, format_: str | None) -> None:
+def gate_command(
+    traces: tuple[Path, ...],
+    policy_name: str | None,
+    labels_path: Path | None,
+    junit_path: Path | None,
+    report_path: Path | None,
+    judge_spec: str | None,
+    base_url: str | None,
+    db_url: str | None,
+    format_: str | None,
+) -> None:
     """Audit a golden run in TRACES and apply the policy's release thresholds.
 
     Fails on any contradicted claim whatever the ratio; an answer with an unjudged claim cannot pass.
@@ -88,8 +129,15 @@ def gate_command(traces: tuple[Path, ...], policy_name: str | None, labels_path:
                 raise AuditorError(f"{path}: no such file.")
         policy = load_policy(setting("policy", policy_name))
         labels = load_labels(labels_path) if labels_path is not None else None
-        run = run_gate(list(traces), policy, judge=setting("judge", judge_spec) or "offline",
-                       base_url=setting("base_url", base_url), labels=labels, db_url=db_url, format=format_)
+        run = run_gate(
+            list(traces),
+            policy,
+            judge=setting("judge", judge_spec) or "offline",
+            base_url=setting("base_url", base_url),
+            labels=labels,
+            db_url=db_url,
+            format=format_,
+        )
         print_decision(run, Console(highlight=False, soft_wrap=True))
         if junit_path is not None:
             from auditor.junit import write_junit

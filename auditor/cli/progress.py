@@ -18,19 +18,34 @@ LOG_EVERY = 25
 def progress_reporter(console: Console) -> Iterator[Callable[[AuditProgress], None]]:
     """A callback for :func:`auditor.audit.audit`'s ``on_progress``, shown on ``console``."""
     if not console.is_terminal:
+
         def log(p: AuditProgress) -> None:
             if p.answers_done % LOG_EVERY == 0 or p.answers_done == p.answers_total:
-                console.print(f"audited {p.answers_done}/{p.answers_total} answers from {p.traces} traces "
-                              f"({p.answers_resumed} resumed); {p.claims_judged} claims judged, "
-                              f"{p.llm_calls} LLM calls", highlight=False)
+                console.print(
+                    f"audited {p.answers_done}/{p.answers_total} answers from {p.traces} traces "
+                    f"({p.answers_resumed} resumed); {p.claims_judged} claims judged, "
+                    f"{p.llm_calls} LLM calls",
+                    highlight=False,
+                )
+
         yield log
         return
-    columns = (TextColumn("answers"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[detail]}"),
-               TimeElapsedColumn())
+    columns = (
+        TextColumn("answers"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[detail]}"),
+        TimeElapsedColumn(),
+    )
     with Progress(*columns, console=console, transient=True) as bar:
         task = bar.add_task("audit", total=None, detail="")
 
         def show(p: AuditProgress) -> None:
-            bar.update(task, total=p.answers_total, completed=p.answers_done,
-                       detail=f"{p.traces} traces · {p.claims_judged} claims judged · {p.llm_calls} LLM calls")
+            bar.update(
+                task,
+                total=p.answers_total,
+                completed=p.answers_done,
+                detail=f"{p.traces} traces · {p.claims_judged} claims judged · {p.llm_calls} LLM calls",
+            )
+
         yield show

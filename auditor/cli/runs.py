@@ -25,8 +25,18 @@ def runs_command(db_url: str | None, limit: int) -> None:
     if not rows:
         click.echo("No runs stored yet: run `auditor audit`.")
         return
-    table = Table("run", "started (UTC)", "status", "inputs", "policy", "judge", "answers",
-                  "groundedness", "with unsupported claim", expand=False)
+    table = Table(
+        "run",
+        "started (UTC)",
+        "status",
+        "inputs",
+        "policy",
+        "judge",
+        "answers",
+        "groundedness",
+        "with unsupported claim",
+        expand=False,
+    )
     for row in rows:
         judge = "-"
         if row.judge is not None:
@@ -34,16 +44,29 @@ def runs_command(db_url: str | None, limit: int) -> None:
         policy = f"{row.policy.name} {row.policy.sha256[:10]}" if row.policy else "-"
         first = Path(row.inputs[0].path).name if row.inputs else "-"
         inputs = first if len(row.inputs) <= 1 else f"{first} +{len(row.inputs) - 1}"
-        table.add_row(row.id[:8], row.started_at.strftime("%Y-%m-%d %H:%M"), row.status, inputs, policy, judge,
-                      str(row.answers_saved), f"{_pct(row.groundedness_rate)} of {row.judged_claims or 0}",
-                      f"{_pct(row.answers_with_unsupported_claim)} of {row.answers_with_claims or 0}")
+        table.add_row(
+            row.id[:8],
+            row.started_at.strftime("%Y-%m-%d %H:%M"),
+            row.status,
+            inputs,
+            policy,
+            judge,
+            str(row.answers_saved),
+            f"{_pct(row.groundedness_rate)} of {row.judged_claims or 0}",
+            f"{_pct(row.answers_with_unsupported_claim)} of {row.answers_with_claims or 0}",
+        )
     Console().print(table)
 
 
 @click.command("report")
 @click.option("--run", "run_id", required=True, help="The run's id (a unique prefix is enough).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              help="Where to write the HTML report.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="Where to write the HTML report.",
+)
 @db_option
 def report_command(run_id: str, output: Path, db_url: str | None) -> None:
     """Re-render the HTML report of a stored run."""

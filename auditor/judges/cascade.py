@@ -47,15 +47,22 @@ class CascadeJudge:
         trust: the labels accepted from ``settle``; any other label goes to the LLM.
     """
 
-    def __init__(self, llm: Judge, settle: Settle | None = None, *,
-                 trust: frozenset[Label] = frozenset({Label.SUPPORTED})) -> None:
+    def __init__(
+        self,
+        llm: Judge,
+        settle: Settle | None = None,
+        *,
+        trust: frozenset[Label] = frozenset({Label.SUPPORTED}),
+    ) -> None:
         self.llm = llm
         self.settle = settle or _default_settle()
         self.trust = trust
         self.identity: JudgeIdentity = llm.identity
         self.stats = CascadeStats()
 
-    def _settled(self, claim: Claim, admitted: Sequence[Evidence], by_id: dict[str, Evidence]) -> ClaimVerdict | None:
+    def _settled(
+        self, claim: Claim, admitted: Sequence[Evidence], by_id: dict[str, Evidence]
+    ) -> ClaimVerdict | None:
         verdict = self.settle(claim, admitted)
         if verdict is None or verdict.label not in self.trust:
             return None
@@ -64,8 +71,14 @@ class CascadeJudge:
             return None  # a stage that is not sure of its own quote is not certain
         return checked.model_copy(update={"claim_id": claim.claim_id, "settled_by": "offline"})
 
-    async def judge(self, answer: Answer, claims: Sequence[Claim], admitted: Sequence[Evidence],
-                    excluded: Sequence[Evidence], allow_common_knowledge: bool = False) -> list[ClaimVerdict]:
+    async def judge(
+        self,
+        answer: Answer,
+        claims: Sequence[Claim],
+        admitted: Sequence[Evidence],
+        excluded: Sequence[Evidence],
+        allow_common_knowledge: bool = False,
+    ) -> list[ClaimVerdict]:
         by_id = {e.evidence_id: e for e in admitted}
         settled: list[ClaimVerdict] = []
         rest: list[Claim] = []

@@ -25,10 +25,15 @@ def entities(text: str) -> list[str]:
     found: list[str] = []
     for m in _TOKEN.finditer(text):
         tok = re.sub("['\u2019]s$", "", m.group()).rstrip(".")
-        sentence_start = not text[: m.start()].strip() or bool(re.search("[.!?:;\\-\u2013\u2014(\"\u201c]\\s*$", text[: m.start()]))
+        sentence_start = not text[: m.start()].strip() or bool(
+            re.search('[.!?:;\\-\u2013\u2014("\u201c]\\s*$', text[: m.start()])
+        )
         lowered = tok.casefold()
-        is_code = bool(_CODE.match(tok)) and any(c.isupper() for c in tok) \
+        is_code = (
+            bool(_CODE.match(tok))
+            and any(c.isupper() for c in tok)
             and not re.match(r"^\d+(\.\d+)?[A-Za-z]{1,2}$", tok)
+        )
         is_acronym = len(tok) >= 2 and tok.isupper() and tok.isalpha()
         is_proper = tok[:1].isupper() and not sentence_start and lowered not in STOPWORDS
         if (is_code or is_acronym or is_proper) and lowered not in _COMMON_CAPS and tok not in found:

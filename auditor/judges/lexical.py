@@ -30,32 +30,125 @@ STOPWORDS = frozenset(
     including include includes included like well much many also et al e.g i.e etc""".split()  # noqa: SIM905 (a word list reads better as prose)
 )
 
-NEGATION = frozenset({"not", "no", "never", "none", "cannot", "without", "nor", "neither", "nobody", "nothing"})
+NEGATION = frozenset(
+    {"not", "no", "never", "none", "cannot", "without", "nor", "neither", "nobody", "nothing"}
+)
 
 # A deliberately small synonym list: each word maps to a canonical stem.
 _SYNONYMS: dict[str, str] = {
-    "purchas": "buy", "bought": "buy", "paid": "pay", "cost": "pay", "charg": "pay", "price": "pay",
-    "total": "pay", "amount": "pay", "sum": "pay", "spent": "pay", "spend": "pay",
-    "refund": "refund", "reimburs": "refund", "repaid": "refund", "returned": "return",
-    "approv": "approv", "accept": "approv", "grant": "approv",
-    "deliver": "deliv", "ship": "deliv", "shipment": "deliv", "dispatch": "deliv",
-    "client": "custom", "custom": "custom", "buyer": "custom",
-    "automobil": "car", "vehicl": "car", "car": "car",
-    "big": "larg", "larg": "larg", "huge": "larg", "small": "smal", "smal": "smal", "littl": "smal",
-    "kill": "die", "die": "die", "dead": "die", "death": "die", "di": "die",
-    "begin": "start", "began": "start", "start": "start", "commenc": "start",
-    "end": "end", "finish": "end", "conclud": "end",
-    "said": "say", "told": "say", "warranti": "warranti", "guarante": "warranti",
-    "doctor": "physician", "physician": "physician", "help": "help", "assist": "help",
-    "show": "show", "reveal": "show", "demonstr": "show", "indic": "show", "suggest": "show",
-    "use": "use", "util": "use", "employ": "use", "increas": "rise", "rise": "rise", "rose": "rise",
-    "grow": "rise", "grew": "rise", "decreas": "fall", "declin": "fall", "fell": "fall", "drop": "fall",
-    "reduc": "fall", "offer": "offer", "provid": "offer", "serv": "offer", "featur": "offer",
-    "locat": "locat", "situat": "locat", "base": "locat", "peopl": "person", "person": "person",
+    "purchas": "buy",
+    "bought": "buy",
+    "paid": "pay",
+    "cost": "pay",
+    "charg": "pay",
+    "price": "pay",
+    "total": "pay",
+    "amount": "pay",
+    "sum": "pay",
+    "spent": "pay",
+    "spend": "pay",
+    "refund": "refund",
+    "reimburs": "refund",
+    "repaid": "refund",
+    "returned": "return",
+    "approv": "approv",
+    "accept": "approv",
+    "grant": "approv",
+    "deliver": "deliv",
+    "ship": "deliv",
+    "shipment": "deliv",
+    "dispatch": "deliv",
+    "client": "custom",
+    "custom": "custom",
+    "buyer": "custom",
+    "automobil": "car",
+    "vehicl": "car",
+    "car": "car",
+    "big": "larg",
+    "larg": "larg",
+    "huge": "larg",
+    "small": "smal",
+    "smal": "smal",
+    "littl": "smal",
+    "kill": "die",
+    "die": "die",
+    "dead": "die",
+    "death": "die",
+    "di": "die",
+    "begin": "start",
+    "began": "start",
+    "start": "start",
+    "commenc": "start",
+    "end": "end",
+    "finish": "end",
+    "conclud": "end",
+    "said": "say",
+    "told": "say",
+    "warranti": "warranti",
+    "guarante": "warranti",
+    "doctor": "physician",
+    "physician": "physician",
+    "help": "help",
+    "assist": "help",
+    "show": "show",
+    "reveal": "show",
+    "demonstr": "show",
+    "indic": "show",
+    "suggest": "show",
+    "use": "use",
+    "util": "use",
+    "employ": "use",
+    "increas": "rise",
+    "rise": "rise",
+    "rose": "rise",
+    "grow": "rise",
+    "grew": "rise",
+    "decreas": "fall",
+    "declin": "fall",
+    "fell": "fall",
+    "drop": "fall",
+    "reduc": "fall",
+    "offer": "offer",
+    "provid": "offer",
+    "serv": "offer",
+    "featur": "offer",
+    "locat": "locat",
+    "situat": "locat",
+    "base": "locat",
+    "peopl": "person",
+    "person": "person",
 }
 
-_SUFFIXES = ("ational", "ability", "ibility", "able", "ible", "ization", "fulness", "iveness", "ments", "ement", "ingly", "ation", "ities",
-             "ness", "ment", "ing", "ies", "ied", "ity", "ers", "ed", "es", "er", "ly", "al", "s", "e", "y")
+_SUFFIXES = (
+    "ational",
+    "ability",
+    "ibility",
+    "able",
+    "ible",
+    "ization",
+    "fulness",
+    "iveness",
+    "ments",
+    "ement",
+    "ingly",
+    "ation",
+    "ities",
+    "ness",
+    "ment",
+    "ing",
+    "ies",
+    "ied",
+    "ity",
+    "ers",
+    "ed",
+    "es",
+    "er",
+    "ly",
+    "al",
+    "s",
+    "e",
+    "y",
+)
 
 
 @lru_cache(maxsize=65536)
@@ -87,7 +180,9 @@ def words(text: str) -> list[str]:
 
 def content_stems(text: str) -> set[str]:
     """Stems of the content words (stopwords and pure numbers dropped; numbers are judged apart)."""
-    return {stem(w) for w in words(text) if w.casefold() not in STOPWORDS and not w[0].isdigit() and len(w) > 1}
+    return {
+        stem(w) for w in words(text) if w.casefold() not in STOPWORDS and not w[0].isdigit() and len(w) > 1
+    }
 
 
 def negated(text: str) -> bool:
@@ -113,7 +208,7 @@ def negated_stems(text: str) -> frozenset[str]:
         if not _is_cue(tok):
             continue
         taken = 0
-        for t in tokens[i + 1: i + 1 + NEGATION_SCOPE]:
+        for t in tokens[i + 1 : i + 1 + NEGATION_SCOPE]:
             lowered = t.casefold()
             if lowered in _SCOPE_END or taken == NEGATION_WORDS:
                 break
@@ -229,13 +324,27 @@ def segments_of(evidence_id: str, text: str) -> list[Segment]:
             inner = sentence_spans(text, vstart + 1, vend - 1)
             out.extend(_segment(evidence_id, text, (span,), extra=" ".join(keypath)) for span in inner)
             continue
-        out.append(_segment(evidence_id, text, ((start, end),), extra=" ".join(keypath[:-1]),
-                            negative=value.casefold() in _FALSY, boolean=value.casefold() in _BOOLEAN))
+        out.append(
+            _segment(
+                evidence_id,
+                text,
+                ((start, end),),
+                extra=" ".join(keypath[:-1]),
+                negative=value.casefold() in _FALSY,
+                boolean=value.casefold() in _BOOLEAN,
+            )
+        )
     return out
 
 
-def _segment(evidence_id: str, text: str, spans: tuple[tuple[int, int], ...], extra: str = "",
-             negative: bool = False, boolean: bool = False) -> Segment:
+def _segment(
+    evidence_id: str,
+    text: str,
+    spans: tuple[tuple[int, int], ...],
+    extra: str = "",
+    negative: bool = False,
+    boolean: bool = False,
+) -> Segment:
     body = " ".join(text[s:e] for s, e in spans)
     stems = frozenset(content_stems(body + " " + extra))
     negs = frozenset(content_stems(body)) if negative else negated_stems(body)  # the key path is not negated
@@ -248,5 +357,12 @@ def merge(segments: Iterable[Segment]) -> Segment:
     spans = tuple(sp for s in segs for sp in s.spans)
     stems: frozenset[str] = frozenset().union(*(s.stems for s in segs))
     negs: frozenset[str] = frozenset().union(*(s.negated for s in segs))
-    return Segment(segs[0].evidence_id, spans, " ".join(s.text for s in segs),
-                   " ".join(s.extra for s in segs), any(s.negative for s in segs), stems, negs)
+    return Segment(
+        segs[0].evidence_id,
+        spans,
+        " ".join(s.text for s in segs),
+        " ".join(s.extra for s in segs),
+        any(s.negative for s in segs),
+        stems,
+        negs,
+    )

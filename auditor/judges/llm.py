@@ -48,9 +48,17 @@ class LLMJudge:
         parse_retries: re-asks after malformed output.
     """
 
-    def __init__(self, client: LLMClient, *, max_evidence_chars: int = 60_000,
-                 max_evidence_tokens: int | None = None, tokens_base: int = 200, tokens_per_claim: int = 220,
-                 max_output_tokens: int = 8_192, parse_retries: int = 1) -> None:
+    def __init__(
+        self,
+        client: LLMClient,
+        *,
+        max_evidence_chars: int = 60_000,
+        max_evidence_tokens: int | None = None,
+        tokens_base: int = 200,
+        tokens_per_claim: int = 220,
+        max_output_tokens: int = 8_192,
+        parse_retries: int = 1,
+    ) -> None:
         self.client = client
         self.budget_chars = max_evidence_tokens * 4 if max_evidence_tokens is not None else max_evidence_chars
         self.tokens_base = tokens_base
@@ -62,32 +70,62 @@ class LLMJudge:
     def max_tokens_for(self, n_claims: int) -> int:
         return min(self.max_output_tokens, self.tokens_base + self.tokens_per_claim * n_claims)
 
-    async def judge(self, answer: Answer, claims: Sequence[Claim], admitted: Sequence[Evidence],
-                    excluded: Sequence[Evidence], allow_common_knowledge: bool = False) -> list[ClaimVerdict]:
+    async def judge(
+        self,
+        answer: Answer,
+        claims: Sequence[Claim],
+        admitted: Sequence[Evidence],
+        excluded: Sequence[Evidence],
+        allow_common_knowledge: bool = False,
+    ) -> list[ClaimVerdict]:
         if not claims:
             return []
         admitted_in, excluded_in, clipped = fit_evidence(admitted, excluded, self.budget_chars)
-        inp = JudgeInput(admitted=admitted_in, excluded=excluded_in, question=answer.question, answer=answer.text,
-                         claims=tuple(ClaimIn(claim_id=c.claim_id, text=c.text) for c in claims),
-                         allow_common_knowledge=allow_common_knowledge)
+        inp = JudgeInput(
+            admitted=admitted_in,
+            excluded=excluded_in,
+            question=answer.question,
+            answer=answer.text,
+            claims=tuple(ClaimIn(claim_id=c.claim_id, text=c.text) for c in claims),
+            allow_common_knowledge=allow_common_knowledge,
+        )
         try:
-            raw = await ask_json(self.client, render_judge(inp), schema_name="claim_verdicts",
-                                 schema=judge_schema(allow_common_knowledge),
-                                 max_tokens=self.max_tokens_for(len(claims)), kind="judge",
-                                 parse_retries=self.parse_retries)
+            raw = await ask_json(
+                self.client,
+                render_judge(inp),
+                schema_name="claim_verdicts",
+                schema=judge_schema(allow_common_knowledge),
+                max_tokens=self.max_tokens_for(len(claims)),
+                kind="judge",
+                parse_retries=self.parse_retries,
+            )
             output = JudgeOutput.model_validate(raw)
         except CallFailed as failed:
             return [unjudged(c.claim_id, failed.reason, failed.message) for c in claims]
         except ValidationError as err:
             message = f"model output does not match the verdict schema: {err.error_count()} error(s)"
             return [unjudged(c.claim_id, UnjudgedReason.PARSE_FAILURE, message) for c in claims]
-        return self._verdicts(output, claims, admitted, excluded, allow_common_knowledge,
-                              clipped_admitted=any(e.evidence_id in clipped for e in admitted),
-                              clipped_excluded=any(e.evidence_id in clipped for e in excluded))
+        return self._verdicts(
+            output,
+            claims,
+            admitted,
+            excluded,
+            allow_common_knowledge,
+            clipped_admitted=any(e.evidence_id in clipped for e in admitted),
+            clipped_excluded=any(e.evidence_id in clipped for e in excluded),
+        )
 
-    def _verdicts(self, output: JudgeOutput, claims: Sequence[Claim], admitted: Sequence[Evidence],
-                  excluded: Sequence[Evidence], allow_common_knowledge: bool, *, clipped_admitted: bool,
-                  clipped_excluded: bool) -> list[ClaimVerdict]:
+    def _verdicts(
+        self,
+        output: JudgeOutput,
+        claims: Sequence[Claim],
+        admitted: Sequence[Evidence],
+        excluded: Sequence[Evidence],
+        allow_common_knowledge: bool,
+        *,
+        clipped_admitted: bool,
+        clipped_excluded: bool,
+    ) -> list[ClaimVerdict]:
         wanted = {c.claim_id for c in claims}
         by_id = {e.evidence_id: e for e in admitted}
         excluded_ids = {e.evidence_id for e in excluded}
@@ -99,11 +137,23 @@ class LLMJudge:
                 continue
             if out.claim_id in got:
                 continue  # a second verdict for the same claim: the first one stands
-            verdict = to_verdict(out, out.claim_id, admitted=by_id, excluded_ids=excluded_ids,
-                                 allow_common_knowledge=allow_common_knowledge, clipped_admitted=clipped_admitted)
+            verdict = to_verdict(
+                out,
+                out.claim_id,
+                admitted=by_id,
+                excluded_ids=excluded_ids,
+                allow_common_knowledge=allow_common_knowledge,
+                clipped_admitted=clipped_admitted,
+            )
             if clipped_excluded:
-                verdict = verdict.model_copy(update={"judge_errors": (
-                    *verdict.judge_errors, "excluded evidence was clipped: inadmissible_support may be incomplete")})
+                verdict = verdict.model_copy(
+                    update={
+                        "judge_errors": (
+                            *verdict.judge_errors,
+                            "excluded evidence was clipped: inadmissible_support may be incomplete",
+                        )
+                    }
+                )
             got[out.claim_id] = verdict
         if unknown:
             message = f"the model answered for unknown claim id(s) {unknown}"

@@ -14,37 +14,138 @@ from dataclasses import dataclass
 
 from auditor.judges.lexical import STOPWORDS, stem
 
-MONTHS = {m: i + 1 for i, m in enumerate(
-    ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-     "november", "december"])}
+MONTHS = {
+    m: i + 1
+    for i, m in enumerate(
+        [
+            "january",
+            "february",
+            "march",
+            "april",
+            "may",
+            "june",
+            "july",
+            "august",
+            "september",
+            "october",
+            "november",
+            "december",
+        ]
+    )
+}
 _MONTH_ABBR = {m[:3]: i for m, i in MONTHS.items()} | {"sept": 9}
-_MONTH_RE = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
-             r"sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
+_MONTH_RE = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
 
-_SMALL = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-          "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
-          "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30,
-          "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100,
-          "dozen": 12, "single": 1, "double": 2, "twice": 2, "triple": 3}
-_SCALE = {"thousand": 1e3, "k": 1e3, "million": 1e6, "m": 1e6, "mn": 1e6, "billion": 1e9, "bn": 1e9,
-          "b": 1e9, "trillion": 1e12}
-_CURRENCY_WORDS = {"dollar": "USD", "dollars": "USD", "usd": "USD", "us$": "USD", "euro": "EUR", "euros": "EUR",
-                   "eur": "EUR", "pound": "GBP", "pounds": "GBP", "gbp": "GBP", "cents": "cent", "yen": "JPY",
-                   "jpy": "JPY", "inr": "INR", "rupees": "INR", "cad": "CAD", "aud": "AUD"}
+_SMALL = {
+    "zero": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+    "hundred": 100,
+    "dozen": 12,
+    "single": 1,
+    "double": 2,
+    "twice": 2,
+    "triple": 3,
+}
+_SCALE = {
+    "thousand": 1e3,
+    "k": 1e3,
+    "million": 1e6,
+    "m": 1e6,
+    "mn": 1e6,
+    "billion": 1e9,
+    "bn": 1e9,
+    "b": 1e9,
+    "trillion": 1e12,
+}
+_CURRENCY_WORDS = {
+    "dollar": "USD",
+    "dollars": "USD",
+    "usd": "USD",
+    "us$": "USD",
+    "euro": "EUR",
+    "euros": "EUR",
+    "eur": "EUR",
+    "pound": "GBP",
+    "pounds": "GBP",
+    "gbp": "GBP",
+    "cents": "cent",
+    "yen": "JPY",
+    "jpy": "JPY",
+    "inr": "INR",
+    "rupees": "INR",
+    "cad": "CAD",
+    "aud": "AUD",
+}
 _SYMBOLS = {"$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY", "₹": "INR"}
 # unit stem -> (family, factor to the family's base unit)
 _UNITS: dict[str, tuple[str, float]] = {
-    "second": ("time", 1 / 86400), "sec": ("time", 1 / 86400), "minut": ("time", 1 / 1440),
-    "min": ("time", 1 / 1440), "hour": ("time", 1 / 24), "hr": ("time", 1 / 24), "h": ("time", 1 / 24),
-    "day": ("time", 1.0), "week": ("time", 7.0), "fortnight": ("time", 14.0),
-    "month": ("months", 1.0), "year": ("months", 12.0), "yr": ("months", 12.0), "decad": ("months", 120.0),
-    "g": ("mass", 1.0), "gram": ("mass", 1.0), "kg": ("mass", 1000.0), "kilogram": ("mass", 1000.0),
-    "lb": ("mass", 453.6), "pound": ("mass", 453.6),
-    "m": ("length", 1.0), "meter": ("length", 1.0), "metr": ("length", 1.0), "km": ("length", 1000.0),
-    "kilomet": ("length", 1000.0), "cm": ("length", 0.01), "mm": ("length", 0.001), "mile": ("length", 1609.3),
-    "ft": ("length", 0.3048), "feet": ("length", 0.3048), "foot": ("length", 0.3048),
-    "l": ("volume", 1.0), "litr": ("volume", 1.0), "liter": ("volume", 1.0), "ml": ("volume", 0.001),
-    "w": ("power", 1.0), "watt": ("power", 1.0), "kw": ("power", 1000.0),
+    "second": ("time", 1 / 86400),
+    "sec": ("time", 1 / 86400),
+    "minut": ("time", 1 / 1440),
+    "min": ("time", 1 / 1440),
+    "hour": ("time", 1 / 24),
+    "hr": ("time", 1 / 24),
+    "h": ("time", 1 / 24),
+    "day": ("time", 1.0),
+    "week": ("time", 7.0),
+    "fortnight": ("time", 14.0),
+    "month": ("months", 1.0),
+    "year": ("months", 12.0),
+    "yr": ("months", 12.0),
+    "decad": ("months", 120.0),
+    "g": ("mass", 1.0),
+    "gram": ("mass", 1.0),
+    "kg": ("mass", 1000.0),
+    "kilogram": ("mass", 1000.0),
+    "lb": ("mass", 453.6),
+    "pound": ("mass", 453.6),
+    "m": ("length", 1.0),
+    "meter": ("length", 1.0),
+    "metr": ("length", 1.0),
+    "km": ("length", 1000.0),
+    "kilomet": ("length", 1000.0),
+    "cm": ("length", 0.01),
+    "mm": ("length", 0.001),
+    "mile": ("length", 1609.3),
+    "ft": ("length", 0.3048),
+    "feet": ("length", 0.3048),
+    "foot": ("length", 0.3048),
+    "l": ("volume", 1.0),
+    "litr": ("volume", 1.0),
+    "liter": ("volume", 1.0),
+    "ml": ("volume", 0.001),
+    "w": ("power", 1.0),
+    "watt": ("power", 1.0),
+    "kw": ("power", 1000.0),
 }
 
 
@@ -70,23 +171,53 @@ class Quantity:
 
 _NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
-    ("iso", re.compile(r"(?<![\w-])(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ]\d{1,2}:\d{2}(?::\d{2})?\S*)?(?![\w-])")),
+    (
+        "iso",
+        re.compile(r"(?<![\w-])(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ]\d{1,2}:\d{2}(?::\d{2})?\S*)?(?![\w-])"),
+    ),
     ("slash", re.compile(r"(?<![\w/])(\d{1,2})/(\d{1,2})/(\d{4}|\d{2})(?![\w/])")),
-    ("mdy", re.compile(rf"(?<![\w])({_MONTH_RE})\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(\d{{4}}))?(?![\w])", re.I)),
-    ("dmy", re.compile(rf"(?<![\w])(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH_RE})(?:,?\s+(\d{{4}}))?(?![\w])", re.I)),
+    (
+        "mdy",
+        re.compile(rf"(?<![\w])({_MONTH_RE})\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(\d{{4}}))?(?![\w])", re.I),
+    ),
+    (
+        "dmy",
+        re.compile(
+            rf"(?<![\w])(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH_RE})(?:,?\s+(\d{{4}}))?(?![\w])",
+            re.I,
+        ),
+    ),
     ("my", re.compile(rf"(?<![\w])({_MONTH_RE})\s+(?:of\s+)?(\d{{4}})(?![\w])", re.I)),
     ("clock", re.compile(r"(?<![\w:.])(\d{1,2}):(\d{1,2})(?::\d{2})?(?:\s*([ap])\.?m\.?)?(?![\w:])", re.I)),
     ("ampm", re.compile(r"(?<![\w:.])(\d{1,2})\s*([ap])\.?m\b\.?", re.I)),
-    ("money", re.compile(
-        rf"(?:(US\$|[$€£¥₹])\s?|\b(USD|EUR|GBP|CAD|AUD|INR|JPY)\s?)({_NUM})(?:\s?(thousand|million|billion|"
-        rf"trillion|bn|mn|[kmb])\b)?", re.I)),
-    ("number", re.compile(
-        rf"(?<![\w.])(?<![A-Za-z]-)({_NUM})(?:st|nd|rd|th)?(?:\s?(%|percent\b|per cent\b|thousand\b|million\b|"
-        rf"billion\b|trillion\b|bn\b))?(?:[\s-]?([A-Za-z€$£]+(?:/[A-Za-z]+)?))?", re.I)),
-    ("words", re.compile(
-        r"\b((?:a\s+)?(?:" + "|".join(sorted(_SMALL, key=len, reverse=True)) + r")(?:[\s-](?:"
-        + "|".join(sorted(_SMALL, key=len, reverse=True)) + r"))?)(?:\s(thousand|million|billion))?[\s-]"
-        r"([A-Za-z]+)", re.I)),
+    (
+        "money",
+        re.compile(
+            rf"(?:(US\$|[$€£¥₹])\s?|\b(USD|EUR|GBP|CAD|AUD|INR|JPY)\s?)({_NUM})(?:\s?(thousand|million|billion|"
+            rf"trillion|bn|mn|[kmb])\b)?",
+            re.I,
+        ),
+    ),
+    (
+        "number",
+        re.compile(
+            rf"(?<![\w.])(?<![A-Za-z]-)({_NUM})(?:st|nd|rd|th)?(?:\s?(%|percent\b|per cent\b|thousand\b|million\b|"
+            rf"billion\b|trillion\b|bn\b))?(?:[\s-]?([A-Za-z€$£]+(?:/[A-Za-z]+)?))?",
+            re.I,
+        ),
+    ),
+    (
+        "words",
+        re.compile(
+            r"\b((?:a\s+)?(?:"
+            + "|".join(sorted(_SMALL, key=len, reverse=True))
+            + r")(?:[\s-](?:"
+            + "|".join(sorted(_SMALL, key=len, reverse=True))
+            + r"))?)(?:\s(thousand|million|billion))?[\s-]"
+            r"([A-Za-z]+)",
+            re.I,
+        ),
+    ),
 ]
 
 
@@ -145,17 +276,25 @@ def _build(kind: str, m: re.Match[str], money_hint: bool) -> Quantity | None:
     raw = m.group()
     if kind == "iso":
         y, mo, d = int(g[0]), int(g[1]), int(g[2])
-        return Quantity("date", y * 10000 + mo * 100 + d, 0, text=raw, year=y, month=mo, day=d) if 1 <= mo <= 12 else None
+        return (
+            Quantity("date", y * 10000 + mo * 100 + d, 0, text=raw, year=y, month=mo, day=d)
+            if 1 <= mo <= 12
+            else None
+        )
     if kind == "slash":
         mo, d, y = int(g[0]), int(g[1]), int(g[2])
         y = y + 2000 if y < 100 else y
-        return Quantity("date", 0, 0, text=raw, year=y, month=mo, day=d) if 1 <= mo <= 12 and d <= 31 else None
+        return (
+            Quantity("date", 0, 0, text=raw, year=y, month=mo, day=d) if 1 <= mo <= 12 and d <= 31 else None
+        )
     if kind == "mdy" or kind == "dmy":
         month_text, day_text = (g[0], g[1]) if kind == "mdy" else (g[1], g[0])
         d = int(day_text)
         if not 1 <= d <= 31 or (month_text == "may" and not g[2]):  # "may 3" is more often a verb
             return None
-        return Quantity("date", 0, 0, text=raw, year=int(g[2]) if g[2] else None, month=_month(month_text), day=d)
+        return Quantity(
+            "date", 0, 0, text=raw, year=int(g[2]) if g[2] else None, month=_month(month_text), day=d
+        )
     if kind == "my":
         return Quantity("date", 0, 0, text=raw, year=int(g[1]), month=_month(g[0]))
     if kind == "clock":
@@ -219,8 +358,9 @@ def comparable(claim: Quantity, ev: Quantity) -> bool:
     if claim.kind != ev.kind:
         return False
     if claim.kind == "date":
-        return (claim.month is not None and ev.month is not None and claim.day is not None and ev.day is not None) \
-            or (claim.day is None and ev.day is None and claim.year is not None and ev.year is not None)
+        return (
+            claim.month is not None and ev.month is not None and claim.day is not None and ev.day is not None
+        ) or (claim.day is None and ev.day is None and claim.year is not None and ev.year is not None)
     if claim.kind == "measure":
         return claim.unit == ev.unit
     return claim.kind in ("money", "percent", "clock")  # another currency is another amount

@@ -46,9 +46,13 @@ SETTLE_MIN_WORDS = 4  # settle() never answers for shorter claims
 
 _AGGREGATE = re.compile(
     r"\b(both|all (?:two|three|four|five|\d+|the|of the)|each of the|(?:two|three|four|five|\d+|several|multiple) "
-    r"(?:reports|documents|sources|articles|studies|papers|pages|items|results|tools))\b", re.I)
-_AGGREGATE_WORDS = content_stems("both all each two three four reports documents sources articles studies papers "
-                                 "pages items results agree say confirm show state")
+    r"(?:reports|documents|sources|articles|studies|papers|pages|items|results|tools))\b",
+    re.I,
+)
+_AGGREGATE_WORDS = content_stems(
+    "both all each two three four reports documents sources articles studies papers "
+    "pages items results agree say confirm show state"
+)
 _MONEY_KEYS = frozenset({"pay", "fee", "refund", "balanc", "salar", "revenu", "credit", "debit"})
 
 
@@ -108,7 +112,9 @@ def _prepare(evidence_id: str, text: str) -> _Item:
             windows.append(window((a, b), True))
     quantities = tuple(q for w in singles for q, _ in w.quantities)
     stems: frozenset[str] = frozenset().union(*(s.stems for s in segments))
-    return _Item(evidence_id, text, normalise(text), tuple(windows), tuple(singles), quantities, is_json, stems)
+    return _Item(
+        evidence_id, text, normalise(text), tuple(windows), tuple(singles), quantities, is_json, stems
+    )
 
 
 @dataclass(frozen=True)
@@ -132,8 +138,15 @@ def _cues(text: str) -> _ClaimCues:
     if aggregated:
         stems -= _AGGREGATE_WORDS
     money = tuple(q for q in quantities if q.kind == "money")
-    return _ClaimCues(frozenset(stems), quantities, tuple(ent.entities(words_only)), negated_stems(text), aggregated,
-                      frozenset(stems & _MONEY_KEYS) if money else frozenset(), money)
+    return _ClaimCues(
+        frozenset(stems),
+        quantities,
+        tuple(ent.entities(words_only)),
+        negated_stems(text),
+        aggregated,
+        frozenset(stems & _MONEY_KEYS) if money else frozenset(),
+        money,
+    )
 
 
 def _coverage(cues: _ClaimCues, window: _Window) -> float:
@@ -156,8 +169,11 @@ def _quote(item: _Item, window: _Window, cues: _ClaimCues) -> tuple[Citation, ..
     used = {i for i, part in enumerate(window.parts) if part.stems & cues.stems}
     used |= {i for e, i in window.quantities if any(num.matches(q, e) for q in cues.quantities)}
     chosen = sorted(used)[:8] or [0]
-    return tuple(Citation(evidence_id=item.evidence_id, quote=item.text[s:e])
-                 for i in chosen for s, e in window.parts[i].spans)
+    return tuple(
+        Citation(evidence_id=item.evidence_id, quote=item.text[s:e])
+        for i in chosen
+        for s, e in window.parts[i].spans
+    )
 
 
 def _supporting_window(cues: _ClaimCues, item: _Item) -> _Window | None:
@@ -194,7 +210,10 @@ def _combined_support(cues: _ClaimCues, items: Sequence[_Item]) -> list[tuple[_I
             union = w1.seg.stems | w2.seg.stems
             if not cues.stems or len(cues.stems & union) / len(cues.stems) < SUPPORT_COVERAGE:
                 continue
-            if not (cues.stems & w1.seg.stems) - w2.seg.stems or not (cues.stems & w2.seg.stems) - w1.seg.stems:
+            if (
+                not (cues.stems & w1.seg.stems) - w2.seg.stems
+                or not (cues.stems & w2.seg.stems) - w1.seg.stems
+            ):
                 continue  # each item must contribute something
             if all(_stated(q, w1) or _stated(q, w2) for q in cues.quantities):
                 if any(not (ent.present(e, i1.norm) or ent.present(e, i2.norm)) for e in cues.entities):
@@ -230,12 +249,18 @@ def _polarity_conflict(cues: _ClaimCues, items: Sequence[_Item]) -> tuple[_Item,
             continue
         for w in item.singles:
             cov = _coverage(cues, w)
-            if cov >= NEGATION_COVERAGE and OfflineJudge._negation_flip(cues, item, w) and (best is None or cov > best[0]):
+            if (
+                cov >= NEGATION_COVERAGE
+                and OfflineJudge._negation_flip(cues, item, w)
+                and (best is None or cov > best[0])
+            ):
                 best = (cov, item, w)
     return (best[1], best[2]) if best else None
 
 
-def _best_window(cues: _ClaimCues, items: Sequence[_Item], windows: str) -> tuple[_Item, _Window, float] | None:
+def _best_window(
+    cues: _ClaimCues, items: Sequence[_Item], windows: str
+) -> tuple[_Item, _Window, float] | None:
     """The window covering most of the claim; ``windows="polarity"`` skips multi-sentence windows."""
     best: tuple[float, int] | None = None
     chosen = None
@@ -250,10 +275,21 @@ def _best_window(cues: _ClaimCues, items: Sequence[_Item], windows: str) -> tupl
     return chosen
 
 
-def _verdict(claim: Claim, label: Label, rationale: str, citations: tuple[Citation, ...] = (),
-             inadmissible: tuple[str, ...] = ()) -> ClaimVerdict:
-    return ClaimVerdict(claim_id=claim.claim_id, label=label, citations=citations, inadmissible_support=inadmissible,
-                        rationale=rationale, settled_by="offline")
+def _verdict(
+    claim: Claim,
+    label: Label,
+    rationale: str,
+    citations: tuple[Citation, ...] = (),
+    inadmissible: tuple[str, ...] = (),
+) -> ClaimVerdict:
+    return ClaimVerdict(
+        claim_id=claim.claim_id,
+        label=label,
+        citations=citations,
+        inadmissible_support=inadmissible,
+        rationale=rationale,
+        settled_by="offline",
+    )
 
 
 def _where(item: _Item, names: dict[str, str]) -> str:
@@ -269,13 +305,20 @@ class OfflineJudge:
 
     identity = JudgeIdentity(kind="offline", model=None, prompt_version=PROMPT_VERSION, approximate=True)
 
-    async def judge(self, answer: Answer, claims: Sequence[Claim], admitted: Sequence[Evidence],
-                    excluded: Sequence[Evidence], allow_common_knowledge: bool = False) -> list[ClaimVerdict]:
+    async def judge(
+        self,
+        answer: Answer,
+        claims: Sequence[Claim],
+        admitted: Sequence[Evidence],
+        excluded: Sequence[Evidence],
+        allow_common_knowledge: bool = False,
+    ) -> list[ClaimVerdict]:
         """Judge the non-screened ``claims`` of ``answer`` on ``admitted`` evidence."""
         return self.judge_sync(claims, admitted, excluded)
 
-    def judge_sync(self, claims: Sequence[Claim], admitted: Sequence[Evidence],
-                   excluded: Sequence[Evidence] = ()) -> list[ClaimVerdict]:
+    def judge_sync(
+        self, claims: Sequence[Claim], admitted: Sequence[Evidence], excluded: Sequence[Evidence] = ()
+    ) -> list[ClaimVerdict]:
         """The same judgement without an event loop (the judge does no I/O)."""
         items = [_prepare(e.evidence_id, e.text) for e in admitted]
         names = {e.evidence_id: e.document_id or e.name or e.kind.value for e in (*admitted, *excluded)}
@@ -287,7 +330,9 @@ class OfflineJudge:
             verdict = self._judge_one(claim, items, names)
             if verdict.label is not Label.SUPPORTED and out_items:
                 cues = _cues(claim.text)
-                inadmissible = tuple(i.evidence_id for i in out_items if _supporting_window(cues, i) is not None)
+                inadmissible = tuple(
+                    i.evidence_id for i in out_items if _supporting_window(cues, i) is not None
+                )
                 if inadmissible:
                     verdict = verdict.model_copy(update={"inadmissible_support": inadmissible})
             verdicts.append(verdict)
@@ -303,40 +348,60 @@ class OfflineJudge:
         if cues.aggregated and len({i.evidence_id for i, _ in support}) >= 2:
             cites = tuple(c for i, w in support for c in _quote(i, w, cues))
             where = ", ".join(_where(i, names) for i, _ in support)
-            return _verdict(claim, Label.SUPPORTED, f"aggregated claim supported by {len(support)} items: {where}",
-                            cites)
+            return _verdict(
+                claim, Label.SUPPORTED, f"aggregated claim supported by {len(support)} items: {where}", cites
+            )
         if support and not cues.aggregated:
             item, window = max(support, key=lambda iw: (_coverage(cues, iw[1]), -len(iw[1].parts)))
             if _polarity_conflict(cues, [item]) is None:
-                return _verdict(claim, Label.SUPPORTED, f"stated in {_where(item, names)} "
-                                f"({_coverage(cues, window):.0%} of content words, all figures match)",
-                                _quote(item, window, cues))
+                return _verdict(
+                    claim,
+                    Label.SUPPORTED,
+                    f"stated in {_where(item, names)} "
+                    f"({_coverage(cues, window):.0%} of content words, all figures match)",
+                    _quote(item, window, cues),
+                )
         if not cues.aggregated and (combined := _combined_support(cues, items)) is not None:
-            return _verdict(claim, Label.SUPPORTED, "stated across " + " and ".join(
-                _where(i, names) for i, _ in combined) + " together", tuple(
-                c for i, w in combined for c in _quote(i, w, cues)))
+            return _verdict(
+                claim,
+                Label.SUPPORTED,
+                "stated across " + " and ".join(_where(i, names) for i, _ in combined) + " together",
+                tuple(c for i, w in combined for c in _quote(i, w, cues)),
+            )
         for e in cues.entities:
             if not any(ent.present(e, i.norm) for i in items):
                 return _verdict(claim, Label.ABSENT, f"entity {e!r} not found in admitted evidence")
         contradiction = self._number_contradiction(claim, cues, items, names)
         if contradiction is not None:
             return contradiction
-        missing = [q for q in cues.quantities if not any(num.matches(q, e) for i in items for e in i.quantities)]
+        missing = [
+            q for q in cues.quantities if not any(num.matches(q, e) for i in items for e in i.quantities)
+        ]
         if missing:
-            return _verdict(claim, Label.ABSENT, f"{num.describe(missing[0])} found nowhere in admitted evidence")
+            return _verdict(
+                claim, Label.ABSENT, f"{num.describe(missing[0])} found nowhere in admitted evidence"
+            )
         conflict = _polarity_conflict(cues, items)
         if conflict is not None:
             item, window = conflict
-            return _verdict(claim, Label.CONTRADICTED,
-                            f"{_where(item, names)} states the opposite polarity", _quote(item, window, cues))
+            return _verdict(
+                claim,
+                Label.CONTRADICTED,
+                f"{_where(item, names)} states the opposite polarity",
+                _quote(item, window, cues),
+            )
         if cues.aggregated and support:
-            return _verdict(claim, Label.ABSENT, f"aggregated claim supported by only one item "
-                            f"({_where(support[0][0], names)})")
+            return _verdict(
+                claim,
+                Label.ABSENT,
+                f"aggregated claim supported by only one item ({_where(support[0][0], names)})",
+            )
         best = _best_window(cues, items, "windows")
         cov = best[2] if best else 0.0
         where = f" ({_where(best[0], names)})" if best else ""
-        return _verdict(claim, Label.ABSENT, f"best evidence match covers {cov:.0%} of the claim's content "
-                        f"words{where}")
+        return _verdict(
+            claim, Label.ABSENT, f"best evidence match covers {cov:.0%} of the claim's content words{where}"
+        )
 
     @staticmethod
     def _negation_flip(cues: _ClaimCues, item: _Item, window: _Window) -> bool:
@@ -350,8 +415,9 @@ class OfflineJudge:
         return bool(claim_neg ^ ev_neg) and not claim_neg & ev_neg
 
     @staticmethod
-    def _number_contradiction(claim: Claim, cues: _ClaimCues, items: Sequence[_Item],
-                              names: dict[str, str]) -> ClaimVerdict | None:
+    def _number_contradiction(
+        claim: Claim, cues: _ClaimCues, items: Sequence[_Item], names: dict[str, str]
+    ) -> ClaimVerdict | None:
         for q in cues.quantities:
             if any(num.matches(q, e) for i in items for e in i.quantities):
                 continue
@@ -362,8 +428,12 @@ class OfflineJudge:
                     cov = _coverage(cues, w)
                     if cov < CONTRADICT_COVERAGE:
                         continue
-                    rivals = [(e, k) for e, k in w.quantities if num.comparable(q, e)
-                              and not any(num.matches(other, e) for other in cues.quantities)]
+                    rivals = [
+                        (e, k)
+                        for e, k in w.quantities
+                        if num.comparable(q, e)
+                        and not any(num.matches(other, e) for other in cues.quantities)
+                    ]
                     if rivals and (key := (cov, -len(w.parts))) and (best is None or key > best):
                         best, found = key, (item, w, rivals)
             if found is not None:
@@ -371,10 +441,17 @@ class OfflineJudge:
                 if w.contiguous:
                     cites = _quote(item, w, cues)
                 else:
-                    cites = tuple(Citation(evidence_id=item.evidence_id, quote=item.text[s:e])
-                                  for _, k in rivals[:3] for s, e in w.parts[k].spans)
-                return _verdict(claim, Label.CONTRADICTED, f"{num.describe(q)} differs from "
-                                f"{num.describe(rivals[0][0])} in {_where(item, names)}", cites)
+                    cites = tuple(
+                        Citation(evidence_id=item.evidence_id, quote=item.text[s:e])
+                        for _, k in rivals[:3]
+                        for s, e in w.parts[k].spans
+                    )
+                return _verdict(
+                    claim,
+                    Label.CONTRADICTED,
+                    f"{num.describe(q)} differs from {num.describe(rivals[0][0])} in {_where(item, names)}",
+                    cites,
+                )
         return None
 
     def settle(self, claim: Claim, admitted: Sequence[Evidence]) -> ClaimVerdict | None:
@@ -392,15 +469,28 @@ class OfflineJudge:
         tokens = core.split()
         if len(tokens) < SETTLE_MIN_WORDS or _AGGREGATE.search(core):
             return None
-        pattern = re.compile(r"(?<!\w)" + r"\s+".join(re.escape(t) for t in tokens) + r"(?!\w)", re.IGNORECASE)
+        pattern = re.compile(
+            r"(?<!\w)" + r"\s+".join(re.escape(t) for t in tokens) + r"(?!\w)", re.IGNORECASE
+        )
         for e in admitted:
             m = pattern.search(e.text)
             if m is None:
                 continue
-            sentence = next((e.text[s:t] for seg in _prepare(e.evidence_id, e.text).singles
-                             for s, t in seg.seg.spans if s <= m.start() and m.end() <= t), m.group())
+            sentence = next(
+                (
+                    e.text[s:t]
+                    for seg in _prepare(e.evidence_id, e.text).singles
+                    for s, t in seg.seg.spans
+                    if s <= m.start() and m.end() <= t
+                ),
+                m.group(),
+            )
             if negated(sentence) and not negated(core):
                 continue
-            return _verdict(claim, Label.SUPPORTED, f"stated verbatim in {e.name or e.kind.value}",
-                            (Citation(evidence_id=e.evidence_id, quote=m.group()),))
+            return _verdict(
+                claim,
+                Label.SUPPORTED,
+                f"stated verbatim in {e.name or e.kind.value}",
+                (Citation(evidence_id=e.evidence_id, quote=m.group()),),
+            )
         return None

@@ -85,8 +85,12 @@ class Completion:
         return self.finish_reason == "length"
 
 
-def estimate_cost(model: str, prompt_tokens: int, completion_tokens: int,
-                  prices: Mapping[str, tuple[float, float]] = PRICES_PER_MTOK) -> float | None:
+def estimate_cost(
+    model: str,
+    prompt_tokens: int,
+    completion_tokens: int,
+    prices: Mapping[str, tuple[float, float]] = PRICES_PER_MTOK,
+) -> float | None:
     """Estimated USD for the tokens, or None when the model is not in ``prices``."""
     price = prices.get(model)
     if price is None:
@@ -143,12 +147,23 @@ class LLMClient:
         sleep: the sleep function (tests may record waits).
     """
 
-    def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
-                 timeout: float = 60.0, max_retries: int = 4, backoff_base: float = 0.5,
-                 backoff_max: float = 20.0, retry_after_cap: float = 60.0, concurrency: int = 8,
-                 temperature: float | None = 0.0,
-                 token_param: Literal["max_tokens", "max_completion_tokens"] = "max_tokens", prices: Mapping[str, tuple[float, float]] = PRICES_PER_MTOK,
-                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 60.0,
+        max_retries: int = 4,
+        backoff_base: float = 0.5,
+        backoff_max: float = 20.0,
+        retry_after_cap: float = 60.0,
+        concurrency: int = 8,
+        temperature: float | None = 0.0,
+        token_param: Literal["max_tokens", "max_completion_tokens"] = "max_tokens",
+        prices: Mapping[str, tuple[float, float]] = PRICES_PER_MTOK,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
         self.model = model
         self.base_url = base_url
         self.timeout = timeout
@@ -163,10 +178,13 @@ class LLMClient:
         self.schema_supported = True
         self._sleep = sleep
         try:
-            self._openai = openai.AsyncOpenAI(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0)
+            self._openai = openai.AsyncOpenAI(
+                api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0
+            )
         except openai.OpenAIError as err:
-            raise LLMError("No key found: set OPENAI_API_KEY (a local server accepts any value) "
-                           "or pass --judge offline") from err
+            raise LLMError(
+                "No key found: set OPENAI_API_KEY (a local server accepts any value) or pass --judge offline"
+            ) from err
         self.limiter = asyncio.Semaphore(concurrency)
 
     async def aclose(self) -> None:
@@ -178,8 +196,15 @@ class LLMClient:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-    async def complete(self, messages: list[dict[str, str]], *, schema_name: str, schema: dict[str, Any],
-                       max_tokens: int, kind: str = "judge") -> Completion:
+    async def complete(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        schema_name: str,
+        schema: dict[str, Any],
+        max_tokens: int,
+        kind: str = "judge",
+    ) -> Completion:
         """Ask once (with retries) for a JSON answer following ``schema``.
 
         Raises:
@@ -200,8 +225,9 @@ class LLMClient:
                         self.schema_supported = False  # not a retry: a different request
                         continue
                     if err.status_code not in RETRYABLE_STATUS or attempt >= self.max_retries:
-                        raise LLMStatusError(f"LLM server returned HTTP {err.status_code}: {err.message}",
-                                             err.status_code) from err
+                        raise LLMStatusError(
+                            f"LLM server returned HTTP {err.status_code}: {err.message}", err.status_code
+                        ) from err
                     wait = self._backoff(attempt, retry_after_seconds(err.response.headers))
                 except (openai.APITimeoutError, openai.APIConnectionError) as err:
                     if attempt >= self.max_retries:
@@ -219,8 +245,14 @@ class LLMClient:
             return min(retry_after, self.retry_after_cap)
         return random.uniform(0, min(self.backoff_max, self.backoff_base * 2**attempt))
 
-    async def _attempt(self, messages: list[dict[str, str]], mode: ResponseMode, schema_name: str,
-                       schema: dict[str, Any], max_tokens: int) -> Completion:
+    async def _attempt(
+        self,
+        messages: list[dict[str, str]],
+        mode: ResponseMode,
+        schema_name: str,
+        schema: dict[str, Any],
+        max_tokens: int,
+    ) -> Completion:
         response_format: Any = (
             {"type": "json_schema", "json_schema": {"name": schema_name, "schema": schema, "strict": False}}
             if mode == "json_schema"
@@ -231,8 +263,10 @@ class LLMClient:
         if self.temperature is not None:
             options["temperature"] = self.temperature
         response = await self._openai.chat.completions.create(
-            model=self.model, messages=messages,  # type: ignore[arg-type]
-            response_format=response_format, **options,
+            model=self.model,
+            messages=messages,  # type: ignore[arg-type]
+            response_format=response_format,
+            **options,
         )
         choice = response.choices[0]
         prompt_tokens = response.usage.prompt_tokens if response.usage else 0
@@ -242,10 +276,15 @@ class LLMClient:
         self.usage.completion_tokens += completion_tokens
         self.usage.cached_prompt_tokens += (details.cached_tokens or 0) if details else 0
         cost = estimate_cost(self.model, prompt_tokens, completion_tokens, self.prices)
-        self.usage.cost_usd = None if cost is None or self.usage.cost_usd is None else self.usage.cost_usd + cost
+        self.usage.cost_usd = (
+            None if cost is None or self.usage.cost_usd is None else self.usage.cost_usd + cost
+        )
         return Completion(
-            content=choice.message.content or "", finish_reason=choice.finish_reason,
-            prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, mode=mode,
+            content=choice.message.content or "",
+            finish_reason=choice.finish_reason,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            mode=mode,
             refusal=choice.message.refusal,
         )
 

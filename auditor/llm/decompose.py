@@ -47,10 +47,15 @@ def _overlaps(span: tuple[int, int], taken: Sequence[tuple[int, int]]) -> bool:
     return any(span[0] < e and s < span[1] for s, e in taken)
 
 
-def locate(text: str, claim_text: str, start: int, end: int,
-           taken: Sequence[tuple[int, int]] = ()) -> tuple[int, int] | None:
+def locate(
+    text: str, claim_text: str, start: int, end: int, taken: Sequence[tuple[int, int]] = ()
+) -> tuple[int, int] | None:
     """Where ``claim_text`` is in ``text``: the given span if right, else the nearest free occurrence."""
-    if 0 <= start <= end <= len(text) and text[start:end] == claim_text and not _overlaps((start, end), taken):
+    if (
+        0 <= start <= end <= len(text)
+        and text[start:end] == claim_text
+        and not _overlaps((start, end), taken)
+    ):
         return start, end
     needle = claim_text.strip()
     if not needle:
@@ -85,15 +90,28 @@ def validate_claims(answer: Answer, outs: Sequence[C], errors: list[str]) -> lis
             errors.append(f"claim not found in the answer, dropped: {out.text[:60]!r}")
             continue
         if span != (out.start, out.end):
-            errors.append(f"claim re-located from {out.start}-{out.end} to {span[0]}-{span[1]}: {out.text[:40]!r}")
+            errors.append(
+                f"claim re-located from {out.start}-{out.end} to {span[0]}-{span[1]}: {out.text[:40]!r}"
+            )
         placed.append((out, *span))
     placed.sort(key=lambda p: p[1])
     result = []
     for n, (out, s, e) in enumerate(placed):
         reason = _screen(out.screen_reason, errors, out.text) if out.screened else None
-        result.append((out, Claim(claim_id=f"{answer.answer_id}:c{n}", answer_id=answer.answer_id,
-                                  text=answer.text[s:e], start=s, end=e, screened=reason is not None,
-                                  screen_reason=reason)))
+        result.append(
+            (
+                out,
+                Claim(
+                    claim_id=f"{answer.answer_id}:c{n}",
+                    answer_id=answer.answer_id,
+                    text=answer.text[s:e],
+                    start=s,
+                    end=e,
+                    screened=reason is not None,
+                    screen_reason=reason,
+                ),
+            )
+        )
     return result
 
 
@@ -103,8 +121,15 @@ def whole_answer(answer: Answer) -> tuple[Claim, ...]:
     if not stripped:
         return ()
     start = answer.text.index(stripped)
-    return (Claim(claim_id=f"{answer.answer_id}:c0", answer_id=answer.answer_id, text=stripped, start=start,
-                  end=start + len(stripped)),)
+    return (
+        Claim(
+            claim_id=f"{answer.answer_id}:c0",
+            answer_id=answer.answer_id,
+            text=stripped,
+            start=start,
+            end=start + len(stripped),
+        ),
+    )
 
 
 class LLMDecomposer:
@@ -122,8 +147,14 @@ class LLMDecomposer:
     decomposition is recognised by :func:`call_failed`.
     """
 
-    def __init__(self, client: LLMClient, *, tokens_base: int = 200, tokens_per_char: float = 0.6,
-                 max_output_tokens: int = 8_192) -> None:
+    def __init__(
+        self,
+        client: LLMClient,
+        *,
+        tokens_base: int = 200,
+        tokens_per_char: float = 0.6,
+        max_output_tokens: int = 8_192,
+    ) -> None:
         self.client = client
         self.name = f"llm:{client.model}"
         # What decides the output, for the decomposition cache: the model and the prompt version.
@@ -142,22 +173,43 @@ class LLMDecomposer:
 
     async def _one(self, answer: Answer) -> Decomposition:
         errors = self.errors.setdefault(answer.answer_id, [])
-        messages = render_decompose(DecomposeInput(answer_id=answer.answer_id, question=answer.question,
-                                                   answer=answer.text))
+        messages = render_decompose(
+            DecomposeInput(answer_id=answer.answer_id, question=answer.question, answer=answer.text)
+        )
         try:
-            raw = await ask_json(self.client, messages, schema_name="answer_claims", schema=decompose_schema(),
-                                 max_tokens=self.max_tokens_for(answer), kind="decompose")
+            raw = await ask_json(
+                self.client,
+                messages,
+                schema_name="answer_claims",
+                schema=decompose_schema(),
+                max_tokens=self.max_tokens_for(answer),
+                kind="decompose",
+            )
             output = DecomposeOutput.model_validate(raw)
         except CallFailed as failed:
-            errors.append(f"decomposition failed ({failed.reason.value}): {failed.message}; {WHOLE_ANSWER_KEPT}")
-            return Decomposition(answer_id=answer.answer_id, claims=whole_answer(answer), extractor=self.name,
-                                 errors=tuple(errors))
+            errors.append(
+                f"decomposition failed ({failed.reason.value}): {failed.message}; {WHOLE_ANSWER_KEPT}"
+            )
+            return Decomposition(
+                answer_id=answer.answer_id,
+                claims=whole_answer(answer),
+                extractor=self.name,
+                errors=tuple(errors),
+            )
         except ValidationError as err:
-            errors.append(f"decomposition output does not match the schema ({err.error_count()} errors); "
-                          f"{WHOLE_ANSWER_KEPT}")
-            return Decomposition(answer_id=answer.answer_id, claims=whole_answer(answer), extractor=self.name,
-                                 errors=tuple(errors))
+            errors.append(
+                f"decomposition output does not match the schema ({err.error_count()} errors); "
+                f"{WHOLE_ANSWER_KEPT}"
+            )
+            return Decomposition(
+                answer_id=answer.answer_id,
+                claims=whole_answer(answer),
+                extractor=self.name,
+                errors=tuple(errors),
+            )
         if output.refusal:
             return Decomposition(answer_id=answer.answer_id, claims=(), refusal=True, extractor=self.name)
         claims = tuple(c for _, c in validate_claims(answer, output.claims, errors))
-        return Decomposition(answer_id=answer.answer_id, claims=claims, extractor=self.name, errors=tuple(errors))
+        return Decomposition(
+            answer_id=answer.answer_id, claims=claims, extractor=self.name, errors=tuple(errors)
+        )

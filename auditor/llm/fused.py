@@ -49,8 +49,16 @@ class FusedAuditor:
         max_output_tokens: ceiling on ``max_tokens``.
     """
 
-    def __init__(self, client: LLMClient, *, max_evidence_chars: int = 60_000, tokens_base: int = 200,
-                 tokens_per_char: float = 0.6, tokens_per_claim: int = 220, max_output_tokens: int = 8_192) -> None:
+    def __init__(
+        self,
+        client: LLMClient,
+        *,
+        max_evidence_chars: int = 60_000,
+        tokens_base: int = 200,
+        tokens_per_char: float = 0.6,
+        tokens_per_claim: int = 220,
+        max_output_tokens: int = 8_192,
+    ) -> None:
         self.client = client
         self.budget_chars = max_evidence_chars
         self.tokens_base = tokens_base
@@ -65,25 +73,52 @@ class FusedAuditor:
         wanted = self.tokens_base + int(n * self.tokens_per_char) + self.tokens_per_claim * (n // 60 + 1)
         return min(self.max_output_tokens, wanted)
 
-    async def audit(self, answer: Answer, admitted: Sequence[Evidence], excluded: Sequence[Evidence],
-                    allow_common_knowledge: bool = False) -> FusedResult:
+    async def audit(
+        self,
+        answer: Answer,
+        admitted: Sequence[Evidence],
+        excluded: Sequence[Evidence],
+        allow_common_knowledge: bool = False,
+    ) -> FusedResult:
         admitted_in, excluded_in, clipped = fit_evidence(admitted, excluded, self.budget_chars)
-        inp = FusedInput(admitted=admitted_in, excluded=excluded_in, question=answer.question,
-                         answer_id=answer.answer_id, answer=answer.text, allow_common_knowledge=allow_common_knowledge)
+        inp = FusedInput(
+            admitted=admitted_in,
+            excluded=excluded_in,
+            question=answer.question,
+            answer_id=answer.answer_id,
+            answer=answer.text,
+            allow_common_knowledge=allow_common_knowledge,
+        )
         try:
-            raw = await ask_json(self.client, render_fused(inp), schema_name="answer_claims_verdicts",
-                                 schema=fused_schema(allow_common_knowledge), max_tokens=self.max_tokens_for(answer),
-                                 kind="fused")
+            raw = await ask_json(
+                self.client,
+                render_fused(inp),
+                schema_name="answer_claims_verdicts",
+                schema=fused_schema(allow_common_knowledge),
+                max_tokens=self.max_tokens_for(answer),
+                kind="fused",
+            )
             output = FusedOutput.model_validate(raw)
         except (CallFailed, ValidationError) as err:
-            reason, message = ((err.reason, err.message) if isinstance(err, CallFailed) else
-                               (UnjudgedReason.PARSE_FAILURE, f"output does not match the schema: {err.error_count()} errors"))
+            reason, message = (
+                (err.reason, err.message)
+                if isinstance(err, CallFailed)
+                else (
+                    UnjudgedReason.PARSE_FAILURE,
+                    f"output does not match the schema: {err.error_count()} errors",
+                )
+            )
             claims = whole_answer(answer)
-            return FusedResult(Decomposition(answer_id=answer.answer_id, claims=claims, extractor=self.name),
-                               [unjudged(c.claim_id, reason, message) for c in claims], [message], failed=True)
+            return FusedResult(
+                Decomposition(answer_id=answer.answer_id, claims=claims, extractor=self.name),
+                [unjudged(c.claim_id, reason, message) for c in claims],
+                [message],
+                failed=True,
+            )
         if output.refusal:
-            return FusedResult(Decomposition(answer_id=answer.answer_id, claims=(), refusal=True,
-                                             extractor=self.name), [])
+            return FusedResult(
+                Decomposition(answer_id=answer.answer_id, claims=(), refusal=True, extractor=self.name), []
+            )
         errors: list[str] = []
         pairs = validate_claims(answer, output.claims, errors)
         by_id = {e.evidence_id: e for e in admitted}
@@ -94,13 +129,28 @@ class FusedAuditor:
             if claim.screened:
                 continue
             if out.label is None:
-                verdicts.append(unjudged(claim.claim_id, UnjudgedReason.MISSING, "no label for an unscreened claim"))
+                verdicts.append(
+                    unjudged(claim.claim_id, UnjudgedReason.MISSING, "no label for an unscreened claim")
+                )
                 continue
-            verdicts.append(to_verdict(
-                VerdictOut(claim_id=claim.claim_id, label=out.label, citations=out.citations,
-                           inadmissible_support=out.inadmissible_support, rationale=out.rationale,
-                           common_knowledge=out.common_knowledge),
-                claim.claim_id, admitted=by_id, excluded_ids=excluded_ids,
-                allow_common_knowledge=allow_common_knowledge, clipped_admitted=clipped_admitted))
-        decomposition = Decomposition(answer_id=answer.answer_id, claims=tuple(c for _, c in pairs), extractor=self.name)
+            verdicts.append(
+                to_verdict(
+                    VerdictOut(
+                        claim_id=claim.claim_id,
+                        label=out.label,
+                        citations=out.citations,
+                        inadmissible_support=out.inadmissible_support,
+                        rationale=out.rationale,
+                        common_knowledge=out.common_knowledge,
+                    ),
+                    claim.claim_id,
+                    admitted=by_id,
+                    excluded_ids=excluded_ids,
+                    allow_common_knowledge=allow_common_knowledge,
+                    clipped_admitted=clipped_admitted,
+                )
+            )
+        decomposition = Decomposition(
+            answer_id=answer.answer_id, claims=tuple(c for _, c in pairs), extractor=self.name
+        )
         return FusedResult(decomposition, verdicts, errors)

@@ -36,8 +36,9 @@ def _share(lengths: list[int], budget: int) -> list[int]:
     return allowed
 
 
-def fit_evidence(admitted: Sequence[Evidence], excluded: Sequence[Evidence],
-                 budget_chars: int) -> tuple[tuple[EvidenceIn, ...], tuple[EvidenceIn, ...], set[str]]:
+def fit_evidence(
+    admitted: Sequence[Evidence], excluded: Sequence[Evidence], budget_chars: int
+) -> tuple[tuple[EvidenceIn, ...], tuple[EvidenceIn, ...], set[str]]:
     """Prompt items for the evidence within ``budget_chars`` of text; admitted items are served first.
 
     Returns the admitted and excluded prompt items and the ids of items that were clipped.
@@ -52,8 +53,15 @@ def fit_evidence(admitted: Sequence[Evidence], excluded: Sequence[Evidence],
             if keep < len(text):
                 clipped.add(item.evidence_id)
                 text = text[:keep] + CLIP_MARK.format(n=len(text) - keep)
-            out.append(EvidenceIn(evidence_id=item.evidence_id, kind=item.kind.value, name=item.name,
-                                  text=text, clipped=keep < len(item.text)))
+            out.append(
+                EvidenceIn(
+                    evidence_id=item.evidence_id,
+                    kind=item.kind.value,
+                    name=item.name,
+                    text=text,
+                    clipped=keep < len(item.text),
+                )
+            )
         return tuple(out), budget - sum(allowed)
 
     admitted_in, left = convert(admitted, budget_chars)
@@ -62,16 +70,31 @@ def fit_evidence(admitted: Sequence[Evidence], excluded: Sequence[Evidence],
 
 
 def unjudged(claim_id: str, reason: UnjudgedReason, error: str, settled_by: str = "llm") -> ClaimVerdict:
-    return ClaimVerdict(claim_id=claim_id, label=Label.UNJUDGED, unjudged_reason=reason,
-                        judge_errors=(error,) if error else (), settled_by=settled_by)
+    return ClaimVerdict(
+        claim_id=claim_id,
+        label=Label.UNJUDGED,
+        unjudged_reason=reason,
+        judge_errors=(error,) if error else (),
+        settled_by=settled_by,
+    )
 
 
-def to_verdict(out: VerdictOut, claim_id: str, *, admitted: Mapping[str, Evidence], excluded_ids: set[str],
-               allow_common_knowledge: bool, clipped_admitted: bool) -> ClaimVerdict:
+def to_verdict(
+    out: VerdictOut,
+    claim_id: str,
+    *,
+    admitted: Mapping[str, Evidence],
+    excluded_ids: set[str],
+    allow_common_knowledge: bool,
+    clipped_admitted: bool,
+) -> ClaimVerdict:
     """One checked verdict from one model verdict (see the module docstring for the rules)."""
     if out.label not in JUDGE_LABELS:
-        return unjudged(claim_id, UnjudgedReason.PARSE_FAILURE,
-                        f"label {out.label[:40]!r} is not one of {', '.join(JUDGE_LABELS)}")
+        return unjudged(
+            claim_id,
+            UnjudgedReason.PARSE_FAILURE,
+            f"label {out.label[:40]!r} is not one of {', '.join(JUDGE_LABELS)}",
+        )
     errors: list[str] = []
     inadmissible: list[str] = []
     for ev_id in out.inadmissible_support:
@@ -83,18 +106,31 @@ def to_verdict(out: VerdictOut, claim_id: str, *, admitted: Mapping[str, Evidenc
     if common and not allow_common_knowledge:
         errors.append("common_knowledge set although the policy does not allow it; ignored")
         common = False
-    verdict = verify_quotes(ClaimVerdict(
-        claim_id=claim_id, label=Label(out.label),
-        citations=tuple(Citation(evidence_id=c.evidence_id, quote=c.quote) for c in out.citations),
-        inadmissible_support=tuple(dict.fromkeys(inadmissible)), rationale=out.rationale or None,
-        judge_errors=tuple(errors), common_knowledge=common, settled_by="llm",
-    ), admitted)
+    verdict = verify_quotes(
+        ClaimVerdict(
+            claim_id=claim_id,
+            label=Label(out.label),
+            citations=tuple(Citation(evidence_id=c.evidence_id, quote=c.quote) for c in out.citations),
+            inadmissible_support=tuple(dict.fromkeys(inadmissible)),
+            rationale=out.rationale or None,
+            judge_errors=tuple(errors),
+            common_knowledge=common,
+            settled_by="llm",
+        ),
+        admitted,
+    )
     if clipped_admitted and verdict.label == Label.ABSENT:
         # The missing text might have addressed the claim: "absent" cannot be asserted.
-        return verdict.model_copy(update={
-            "label": Label.UNJUDGED, "unjudged_reason": UnjudgedReason.EVIDENCE_CLIPPED,
-            "judge_errors": (*verdict.judge_errors, "admitted evidence was clipped to fit the context budget"),
-        })
+        return verdict.model_copy(
+            update={
+                "label": Label.UNJUDGED,
+                "unjudged_reason": UnjudgedReason.EVIDENCE_CLIPPED,
+                "judge_errors": (
+                    *verdict.judge_errors,
+                    "admitted evidence was clipped to fit the context budget",
+                ),
+            }
+        )
     return verdict
 
 
@@ -107,8 +143,16 @@ class CallFailed(Exception):
         self.message = message
 
 
-async def ask_json(client: LLMClient, messages: list[dict[str, str]], *, schema_name: str,
-                   schema: dict[str, object], max_tokens: int, kind: str, parse_retries: int = 1) -> object:
+async def ask_json(
+    client: LLMClient,
+    messages: list[dict[str, str]],
+    *,
+    schema_name: str,
+    schema: dict[str, object],
+    max_tokens: int,
+    kind: str,
+    parse_retries: int = 1,
+) -> object:
     """One structured call: the parsed JSON, or :class:`CallFailed` with the unjudged reason.
 
     Malformed JSON is asked again ``parse_retries`` times; truncation is not (a longer answer
@@ -117,8 +161,9 @@ async def ask_json(client: LLMClient, messages: list[dict[str, str]], *, schema_
     last = ""
     for _ in range(1 + parse_retries):
         try:
-            completion: Completion = await client.complete(messages, schema_name=schema_name, schema=schema,
-                                                           max_tokens=max_tokens, kind=kind)
+            completion: Completion = await client.complete(
+                messages, schema_name=schema_name, schema=schema, max_tokens=max_tokens, kind=kind
+            )
         except LLMTimeoutError as err:
             raise CallFailed(UnjudgedReason.TIMEOUT, str(err)) from err
         except (LLMStatusError, LLMConnectionError) as err:
@@ -126,8 +171,9 @@ async def ask_json(client: LLMClient, messages: list[dict[str, str]], *, schema_
         if completion.refusal or completion.finish_reason == "content_filter":
             raise CallFailed(UnjudgedReason.REFUSED, f"the model refused: {(completion.refusal or '')[:120]}")
         if completion.truncated:
-            raise CallFailed(UnjudgedReason.TRUNCATED,
-                             f"output cut off at max_tokens={max_tokens} (finish_reason=length)")
+            raise CallFailed(
+                UnjudgedReason.TRUNCATED, f"output cut off at max_tokens={max_tokens} (finish_reason=length)"
+            )
         try:
             return parse_json(completion.content)
         except ValueError as err:

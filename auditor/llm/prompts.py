@@ -139,8 +139,11 @@ class FusedOutput(BaseModel):
 
 # ---- schemas ------------------------------------------------------------------------------------
 
-_CITATION = {"type": "object", "properties": {"evidence_id": {"type": "string"}, "quote": {"type": "string"}},
-             "required": ["evidence_id", "quote"]}
+_CITATION = {
+    "type": "object",
+    "properties": {"evidence_id": {"type": "string"}, "quote": {"type": "string"}},
+    "required": ["evidence_id", "quote"],
+}
 
 
 def _verdict_properties(allow_common_knowledge: bool) -> dict[str, Any]:
@@ -156,14 +159,22 @@ def _verdict_properties(allow_common_knowledge: bool) -> dict[str, Any]:
 
 
 def judge_schema(allow_common_knowledge: bool) -> dict[str, Any]:
-    verdict = {"type": "object", "required": ["claim_id", "label", "citations", "rationale"],
-               "properties": {"claim_id": {"type": "string"}, **_verdict_properties(allow_common_knowledge)}}
-    return {"type": "object", "required": ["verdicts"],
-            "properties": {"verdicts": {"type": "array", "items": verdict}}}
+    verdict = {
+        "type": "object",
+        "required": ["claim_id", "label", "citations", "rationale"],
+        "properties": {"claim_id": {"type": "string"}, **_verdict_properties(allow_common_knowledge)},
+    }
+    return {
+        "type": "object",
+        "required": ["verdicts"],
+        "properties": {"verdicts": {"type": "array", "items": verdict}},
+    }
 
 
 _CLAIM_PROPS: dict[str, Any] = {
-    "text": {"type": "string"}, "start": {"type": "integer"}, "end": {"type": "integer"},
+    "text": {"type": "string"},
+    "start": {"type": "integer"},
+    "end": {"type": "integer"},
     "screened": {"type": "boolean"},
     "screen_reason": {"anyOf": [{"type": "string", "enum": list(SCREEN_REASONS)}, {"type": "null"}]},
 }
@@ -171,16 +182,22 @@ _CLAIM_PROPS: dict[str, Any] = {
 
 def decompose_schema() -> dict[str, Any]:
     claim = {"type": "object", "required": ["text", "start", "end", "screened"], "properties": _CLAIM_PROPS}
-    return {"type": "object", "required": ["refusal", "claims"],
-            "properties": {"refusal": {"type": "boolean"}, "claims": {"type": "array", "items": claim}}}
+    return {
+        "type": "object",
+        "required": ["refusal", "claims"],
+        "properties": {"refusal": {"type": "boolean"}, "claims": {"type": "array", "items": claim}},
+    }
 
 
 def fused_schema(allow_common_knowledge: bool) -> dict[str, Any]:
     props = {**_CLAIM_PROPS, **_verdict_properties(allow_common_knowledge)}
     props["label"] = {"anyOf": [props["label"], {"type": "null"}]}
     claim = {"type": "object", "required": ["text", "start", "end", "screened", "label"], "properties": props}
-    return {"type": "object", "required": ["refusal", "claims"],
-            "properties": {"refusal": {"type": "boolean"}, "claims": {"type": "array", "items": claim}}}
+    return {
+        "type": "object",
+        "required": ["refusal", "claims"],
+        "properties": {"refusal": {"type": "boolean"}, "claims": {"type": "array", "items": claim}},
+    }
 
 
 # ---- rendering ----------------------------------------------------------------------------------
@@ -222,8 +239,10 @@ def _evidence_block(item: EvidenceIn, section: str) -> str:
         attrs += f' source="{_attr(item.name)}"'
     if item.clipped:
         attrs += ' clipped="true"'
-    return (f"{OPEN}EVIDENCE {attrs}{CLOSE}\n{neutralise(item.text)}\n"
-            f'{OPEN}END EVIDENCE id="{_attr(item.evidence_id)}"{CLOSE}')
+    return (
+        f"{OPEN}EVIDENCE {attrs}{CLOSE}\n{neutralise(item.text)}\n"
+        f'{OPEN}END EVIDENCE id="{_attr(item.evidence_id)}"{CLOSE}'
+    )
 
 
 def render_evidence(admitted: tuple[EvidenceIn, ...], excluded: tuple[EvidenceIn, ...]) -> str:
@@ -244,45 +263,62 @@ def _answer(answer_id: str, text: str) -> str:
 
 
 def _system(task: str, *rules: str) -> str:
-    return "\n\n".join([f"You are a groundedness auditor. {task}. Answer with one JSON object only.",
-                        _UNTRUSTED, *rules])
+    return "\n\n".join(
+        [f"You are a groundedness auditor. {task}. Answer with one JSON object only.", _UNTRUSTED, *rules]
+    )
 
 
 def render_judge(inp: JudgeInput) -> list[dict[str, str]]:
     rules = [_LABELS, _COMMON] if inp.allow_common_knowledge else [_LABELS]
-    claims = "\n".join(f'{OPEN}CLAIM id="{_attr(c.claim_id)}"{CLOSE} {neutralise(c.text)} {OPEN}END CLAIM{CLOSE}'
-                       for c in inp.claims)
-    user = "\n\n".join([
-        render_evidence(inp.admitted, inp.excluded),
-        "# CONTEXT (the question and the full answer, for resolving references only)",
-        _question(inp.question), _answer("answer", inp.answer),
-        f"# CLAIMS TO JUDGE ({len(inp.claims)}): return exactly one verdict per claim id",
-        claims,
-        'Reply as {"verdicts": [{"claim_id", "label", "citations": [{"evidence_id", "quote"}], '
-        '"inadmissible_support", "rationale"' + (', "common_knowledge"' if inp.allow_common_knowledge else "")
-        + "}]}.",
-    ])
+    claims = "\n".join(
+        f'{OPEN}CLAIM id="{_attr(c.claim_id)}"{CLOSE} {neutralise(c.text)} {OPEN}END CLAIM{CLOSE}'
+        for c in inp.claims
+    )
+    user = "\n\n".join(
+        [
+            render_evidence(inp.admitted, inp.excluded),
+            "# CONTEXT (the question and the full answer, for resolving references only)",
+            _question(inp.question),
+            _answer("answer", inp.answer),
+            f"# CLAIMS TO JUDGE ({len(inp.claims)}): return exactly one verdict per claim id",
+            claims,
+            'Reply as {"verdicts": [{"claim_id", "label", "citations": [{"evidence_id", "quote"}], '
+            '"inadmissible_support", "rationale"'
+            + (', "common_knowledge"' if inp.allow_common_knowledge else "")
+            + "}]}.",
+        ]
+    )
     return [{"role": "system", "content": _system(JUDGE_TASK, *rules)}, {"role": "user", "content": user}]
 
 
 def render_decompose(inp: DecomposeInput) -> list[dict[str, str]]:
-    user = "\n\n".join([
-        _question(inp.question), _answer(inp.answer_id, inp.answer),
-        'Reply as {"refusal": bool, "claims": [{"text", "start", "end", "screened", "screen_reason"}]}.',
-    ])
-    return [{"role": "system", "content": _system(DECOMPOSE_TASK, _DECOMPOSE)}, {"role": "user", "content": user}]
+    user = "\n\n".join(
+        [
+            _question(inp.question),
+            _answer(inp.answer_id, inp.answer),
+            'Reply as {"refusal": bool, "claims": [{"text", "start", "end", "screened", "screen_reason"}]}.',
+        ]
+    )
+    return [
+        {"role": "system", "content": _system(DECOMPOSE_TASK, _DECOMPOSE)},
+        {"role": "user", "content": user},
+    ]
 
 
 def render_fused(inp: FusedInput) -> list[dict[str, str]]:
     rules = [_DECOMPOSE, _LABELS] + ([_COMMON] if inp.allow_common_knowledge else [])
-    user = "\n\n".join([
-        render_evidence(inp.admitted, inp.excluded),
-        _question(inp.question), _answer(inp.answer_id, inp.answer),
-        "Decompose the answer, then judge every claim that is not screened (label null when screened).",
-        'Reply as {"refusal": bool, "claims": [{"text", "start", "end", "screened", "screen_reason", "label", '
-        '"citations": [{"evidence_id", "quote"}], "inadmissible_support", "rationale"'
-        + (', "common_knowledge"' if inp.allow_common_knowledge else "") + "}]}.",
-    ])
+    user = "\n\n".join(
+        [
+            render_evidence(inp.admitted, inp.excluded),
+            _question(inp.question),
+            _answer(inp.answer_id, inp.answer),
+            "Decompose the answer, then judge every claim that is not screened (label null when screened).",
+            'Reply as {"refusal": bool, "claims": [{"text", "start", "end", "screened", "screen_reason", "label", '
+            '"citations": [{"evidence_id", "quote"}], "inadmissible_support", "rationale"'
+            + (', "common_knowledge"' if inp.allow_common_knowledge else "")
+            + "}]}.",
+        ]
+    )
     return [{"role": "system", "content": _system(FUSED_TASK, *rules)}, {"role": "user", "content": user}]
 
 

@@ -76,7 +76,8 @@ class SqlVerdictCache:
             return  # a failure today must not be a verdict tomorrow
         identity = self.identity
         values = {
-            "verdict": verdict.model_dump(mode="json"), "label": verdict.label.value,
+            "verdict": verdict.model_dump(mode="json"),
+            "label": verdict.label.value,
             "judge_kind": identity.kind if identity else None,
             "judge_model": identity.model if identity else None,
             "judge_prompt_version": identity.prompt_version if identity else None,
@@ -115,10 +116,19 @@ class SqlDecompositionCache:
     def put(self, key: str, decomposition: Decomposition) -> None:
         if call_failed(decomposition):
             return  # a failed call today must not be the decomposition tomorrow
-        _upsert(self.store.engine, CachedDecompositionRecord, key, {
-            "kind": "decompose", "extractor": decomposition.extractor,
-            "decomposition": decomposition.model_dump(mode="json"), "verdicts": None, "errors": [],
-            "created_at": datetime.now(UTC)})
+        _upsert(
+            self.store.engine,
+            CachedDecompositionRecord,
+            key,
+            {
+                "kind": "decompose",
+                "extractor": decomposition.extractor,
+                "decomposition": decomposition.model_dump(mode="json"),
+                "verdicts": None,
+                "errors": [],
+                "created_at": datetime.now(UTC),
+            },
+        )
 
 
 class SqlFusedCache:
@@ -137,8 +147,9 @@ class SqlFusedCache:
         if row is None:
             return None
         try:
-            return fused_from_json({"decomposition": row.decomposition, "verdicts": row.verdicts,
-                                    "errors": row.errors})
+            return fused_from_json(
+                {"decomposition": row.decomposition, "verdicts": row.verdicts, "errors": row.errors}
+            )
         except (ValueError, KeyError, TypeError, ValidationError):
             self.damaged += 1
             return None
@@ -147,5 +158,14 @@ class SqlFusedCache:
         if not cacheable_fused(result):
             return
         data = fused_to_json(result)
-        _upsert(self.store.engine, CachedDecompositionRecord, key, {
-            "kind": "fused", "extractor": result.decomposition.extractor, "created_at": datetime.now(UTC), **data})
+        _upsert(
+            self.store.engine,
+            CachedDecompositionRecord,
+            key,
+            {
+                "kind": "fused",
+                "extractor": result.decomposition.extractor,
+                "created_at": datetime.now(UTC),
+                **data,
+            },
+        )

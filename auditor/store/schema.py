@@ -182,8 +182,12 @@ class EvidenceRecord(Base):
 
     __tablename__ = "evidence"
     __table_args__ = (
-        ForeignKeyConstraint(["run_id", "answer_id"], ["answers.run_id", "answers.answer_id"],
-                             ondelete="CASCADE", name="fk_evidence_answer"),
+        ForeignKeyConstraint(
+            ["run_id", "answer_id"],
+            ["answers.run_id", "answers.answer_id"],
+            ondelete="CASCADE",
+            name="fk_evidence_answer",
+        ),
         Index("ix_evidence_evidence_id", "evidence_id"),
     )
 
@@ -213,8 +217,12 @@ class ClaimRecord(Base):
 
     __tablename__ = "claims"
     __table_args__ = (
-        ForeignKeyConstraint(["run_id", "answer_id"], ["answers.run_id", "answers.answer_id"],
-                             ondelete="CASCADE", name="fk_claims_answer"),
+        ForeignKeyConstraint(
+            ["run_id", "answer_id"],
+            ["answers.run_id", "answers.answer_id"],
+            ondelete="CASCADE",
+            name="fk_claims_answer",
+        ),
     )
 
     run_id: Mapped[str] = mapped_column(SafeText, primary_key=True)
@@ -237,9 +245,12 @@ class VerdictRecord(Base):
 
     __tablename__ = "verdicts"
     __table_args__ = (
-        ForeignKeyConstraint(["run_id", "answer_id", "position"],
-                             ["claims.run_id", "claims.answer_id", "claims.position"],
-                             ondelete="CASCADE", name="fk_verdicts_claim"),
+        ForeignKeyConstraint(
+            ["run_id", "answer_id", "position"],
+            ["claims.run_id", "claims.answer_id", "claims.position"],
+            ondelete="CASCADE",
+            name="fk_verdicts_claim",
+        ),
     )
 
     run_id: Mapped[str] = mapped_column(SafeText, primary_key=True)
@@ -288,9 +299,7 @@ class CalibrationRecord(Base):
     """A judge measured against human labels (``auditor calibrate``), found again by judge identity."""
 
     __tablename__ = "calibrations"
-    __table_args__ = (
-        Index("ix_calibrations_judge", "judge_kind", "judge_model", "judge_prompt_version"),
-    )
+    __table_args__ = (Index("ix_calibrations_judge", "judge_kind", "judge_model", "judge_prompt_version"),)
 
     id: Mapped[str] = mapped_column(SafeText, primary_key=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
@@ -304,4 +313,6 @@ class CalibrationRecord(Base):
     labelled_path: Mapped[str] = mapped_column(SafeText)
     labelled_sha256: Mapped[str] = mapped_column(SafeText)
     records: Mapped[int] = mapped_column(Integer)
-    body: Mapped[dict[str, Any]] = mapped_column(_json())  # the whole :class:`auditor.calibration.Calibration`
+    body: Mapped[dict[str, Any]] = mapped_column(
+        _json()
+    )  # the whole :class:`auditor.calibration.Calibration`

@@ -106,8 +106,10 @@ def _headline(summary: dict[str, Any] | None, name: str) -> tuple[float | None, 
     if not isinstance(figure, dict):
         return None, None
     value, denominator = figure.get("value"), figure.get("denominator")
-    return (float(value) if isinstance(value, int | float) else None,
-            int(denominator) if isinstance(denominator, int) else None)
+    return (
+        float(value) if isinstance(value, int | float) else None,
+        int(denominator) if isinstance(denominator, int) else None,
+    )
 
 
 class Store:
@@ -148,8 +150,9 @@ class Store:
     def __enter__(self) -> Store:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()
 
     def close(self) -> None:
@@ -211,8 +214,13 @@ class Store:
             row = self._run(session, run_id)
             row.status, row.finished_at = "running", None
 
-    def finish_run(self, run_id: str, summary: dict[str, Any], usage: dict[str, Any] | None = None,
-                   status: str = "finished") -> None:
+    def finish_run(
+        self,
+        run_id: str,
+        summary: dict[str, Any],
+        usage: dict[str, Any] | None = None,
+        status: str = "finished",
+    ) -> None:
         """Close a run with its summary figures and token usage.
 
         Args:
@@ -242,8 +250,11 @@ class Store:
         try:
             with self._session() as session:
                 if session.get(TraceRecord, key) is None:
-                    session.add(TraceRecord(key=key, trace_id=trace_id, digest=digest, spans=spans,
-                                            first_seen_at=_now()))
+                    session.add(
+                        TraceRecord(
+                            key=key, trace_id=trace_id, digest=digest, spans=spans, first_seen_at=_now()
+                        )
+                    )
         except IntegrityError:
             pass  # stored meanwhile by another writer: the same row
         with self._session() as session:
@@ -256,8 +267,10 @@ class Store:
             return self._link_trace(run_id, trace_id, digest, None)
         with self._session() as session:
             key = session.scalar(
-                select(TraceRecord.key).join(RunTraceRecord, RunTraceRecord.trace_key == TraceRecord.key)
-                .where(RunTraceRecord.run_id == run_id, TraceRecord.trace_id == trace_id).limit(1)
+                select(TraceRecord.key)
+                .join(RunTraceRecord, RunTraceRecord.trace_key == TraceRecord.key)
+                .where(RunTraceRecord.run_id == run_id, TraceRecord.trace_id == trace_id)
+                .limit(1)
             )
             inputs = self._run(session, run_id).inputs_digest
         # Not recorded with its spans: the trace is identified by the input files it came from.
@@ -281,12 +294,15 @@ class Store:
                 session.delete(existing)
                 session.flush()
             else:
-                last = session.scalar(select(func.max(AnswerRecord.position)).where(AnswerRecord.run_id == run_id))
+                last = session.scalar(
+                    select(func.max(AnswerRecord.position)).where(AnswerRecord.run_id == run_id)
+                )
                 position = 0 if last is None else last + 1
             session.add(convert.answer_record(run_id, answer, position, trace_key, _now()))
 
-    def save_result(self, result: AuditResult, policy_text: str | None = None,
-                    usage: dict[str, Any] | None = None) -> str:
+    def save_result(
+        self, result: AuditResult, policy_text: str | None = None, usage: dict[str, Any] | None = None
+    ) -> str:
         """Save a whole finished result at once (begin, every answer, finish); return the run id."""
         run_id = self.begin_run(result.run, policy_text)
         for answer in result.answers:
@@ -308,9 +324,12 @@ class Store:
         """The public result of a stored run, as it was saved."""
         with self._session() as session:
             row = session.scalars(
-                select(RunRecord).where(RunRecord.id == run_id).options(
+                select(RunRecord)
+                .where(RunRecord.id == run_id)
+                .options(
                     selectinload(RunRecord.answers).selectinload(AnswerRecord.evidence),
-                    selectinload(RunRecord.answers).selectinload(AnswerRecord.claims)
+                    selectinload(RunRecord.answers)
+                    .selectinload(AnswerRecord.claims)
                     .selectinload(ClaimRecord.verdict),
                 )
             ).one_or_none()
@@ -330,25 +349,41 @@ class Store:
 
     def list_runs(self, limit: int | None = None) -> list[RunRow]:
         """Stored runs, newest first, with their headline figures."""
-        counts = (select(AnswerRecord.run_id, func.count().label("n")).group_by(AnswerRecord.run_id).subquery())
-        query = (select(RunRecord, counts.c.n).outerjoin(counts, counts.c.run_id == RunRecord.id)
-                 .order_by(RunRecord.started_at.desc(), RunRecord.id.desc()).limit(limit))
+        counts = select(AnswerRecord.run_id, func.count().label("n")).group_by(AnswerRecord.run_id).subquery()
+        query = (
+            select(RunRecord, counts.c.n)
+            .outerjoin(counts, counts.c.run_id == RunRecord.id)
+            .order_by(RunRecord.started_at.desc(), RunRecord.id.desc())
+            .limit(limit)
+        )
         rows = []
         with self._session() as session:
             for run, saved in session.execute(query):
                 rate, judged = _headline(run.summary, "groundedness_rate")
                 unsupported, with_claims = _headline(run.summary, "answers_with_unsupported_claim")
                 info = convert.run_info(run)
-                rows.append(RunRow(
-                    id=run.id, status=run.status, started_at=run.started_at, finished_at=run.finished_at,
-                    auditor_version=run.auditor_version, inputs=info.inputs, policy=info.policy,
-                    judge=info.judge, answers_saved=saved or 0, groundedness_rate=rate, judged_claims=judged,
-                    answers_with_unsupported_claim=unsupported, answers_with_claims=with_claims,
-                ))
+                rows.append(
+                    RunRow(
+                        id=run.id,
+                        status=run.status,
+                        started_at=run.started_at,
+                        finished_at=run.finished_at,
+                        auditor_version=run.auditor_version,
+                        inputs=info.inputs,
+                        policy=info.policy,
+                        judge=info.judge,
+                        answers_saved=saved or 0,
+                        groundedness_rate=rate,
+                        judged_claims=judged,
+                        answers_with_unsupported_claim=unsupported,
+                        answers_with_claims=with_claims,
+                    )
+                )
         return rows
 
-    def find_resumable(self, input_digests: Iterable[str], policy_sha256: str | None,
-                       judge: JudgeLike | None) -> str | None:
+    def find_resumable(
+        self, input_digests: Iterable[str], policy_sha256: str | None, judge: JudgeLike | None
+    ) -> str | None:
         """The latest interrupted run on the same inputs (by digest), policy and judge, or None.
 
         Args:
@@ -356,14 +391,19 @@ class Store:
             policy_sha256: the policy's canonical hash.
             judge: the judge identity (kind, model, prompt version); None for evidence-only runs.
         """
-        query = select(RunRecord.id).where(
-            RunRecord.status == "interrupted",
-            RunRecord.inputs_digest == convert.inputs_digest(sorted(input_digests)),
-            RunRecord.policy_sha256 == policy_sha256,
-            RunRecord.judge_kind == (judge.kind if judge else None),
-            RunRecord.judge_model == (judge.model if judge else None),
-            RunRecord.judge_prompt_version == (judge.prompt_version if judge else None),
-        ).order_by(RunRecord.started_at.desc(), RunRecord.id.desc()).limit(1)
+        query = (
+            select(RunRecord.id)
+            .where(
+                RunRecord.status == "interrupted",
+                RunRecord.inputs_digest == convert.inputs_digest(sorted(input_digests)),
+                RunRecord.policy_sha256 == policy_sha256,
+                RunRecord.judge_kind == (judge.kind if judge else None),
+                RunRecord.judge_model == (judge.model if judge else None),
+                RunRecord.judge_prompt_version == (judge.prompt_version if judge else None),
+            )
+            .order_by(RunRecord.started_at.desc(), RunRecord.id.desc())
+            .limit(1)
+        )
         with self._session() as session:
             return session.scalar(query)
 
@@ -373,26 +413,41 @@ class Store:
         """Store a calibration (``auditor calibrate``) under its judge identity; return its id."""
         judge = calibration.judge
         with self._session() as session:
-            session.add(CalibrationRecord(
-                id=calibration.id, created_at=calibration.created_at, auditor_version=calibration.auditor_version,
-                judge_kind=judge.kind, judge_model=judge.model, judge_prompt_version=judge.prompt_version,
-                judge_approximate=judge.approximate,
-                policy_name=calibration.policy.name if calibration.policy else None,
-                policy_sha256=calibration.policy.sha256 if calibration.policy else None,
-                labelled_path=calibration.labelled_path, labelled_sha256=calibration.labelled_sha256,
-                records=calibration.records, body=calibration.model_dump(mode="json"),
-            ))
+            session.add(
+                CalibrationRecord(
+                    id=calibration.id,
+                    created_at=calibration.created_at,
+                    auditor_version=calibration.auditor_version,
+                    judge_kind=judge.kind,
+                    judge_model=judge.model,
+                    judge_prompt_version=judge.prompt_version,
+                    judge_approximate=judge.approximate,
+                    policy_name=calibration.policy.name if calibration.policy else None,
+                    policy_sha256=calibration.policy.sha256 if calibration.policy else None,
+                    labelled_path=calibration.labelled_path,
+                    labelled_sha256=calibration.labelled_sha256,
+                    records=calibration.records,
+                    body=calibration.model_dump(mode="json"),
+                )
+            )
         return calibration.id
 
     def latest_calibration(self, judge: JudgeLike) -> Calibration | None:
         """The newest calibration of this judge (same kind, model and prompt version), or None."""
-        query = select(CalibrationRecord.body).where(
-            CalibrationRecord.judge_kind == judge.kind,
-            CalibrationRecord.judge_model.is_(None) if judge.model is None
-            else CalibrationRecord.judge_model == judge.model,
-            CalibrationRecord.judge_prompt_version.is_(None) if judge.prompt_version is None
-            else CalibrationRecord.judge_prompt_version == judge.prompt_version,
-        ).order_by(CalibrationRecord.created_at.desc(), CalibrationRecord.id.desc()).limit(1)
+        query = (
+            select(CalibrationRecord.body)
+            .where(
+                CalibrationRecord.judge_kind == judge.kind,
+                CalibrationRecord.judge_model.is_(None)
+                if judge.model is None
+                else CalibrationRecord.judge_model == judge.model,
+                CalibrationRecord.judge_prompt_version.is_(None)
+                if judge.prompt_version is None
+                else CalibrationRecord.judge_prompt_version == judge.prompt_version,
+            )
+            .order_by(CalibrationRecord.created_at.desc(), CalibrationRecord.id.desc())
+            .limit(1)
+        )
         with self._session() as session:
             body = session.scalar(query)
         return None if body is None else Calibration.model_validate(body)

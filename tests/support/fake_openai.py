@@ -38,7 +38,8 @@ from auditor.evidence_model import Answer, Evidence, EvidenceKind
 
 _EVIDENCE = re.compile(
     r'<<<EVIDENCE id="(?P<id>[^"]*)" section="(?P<section>\w+)"[^\n]*?>>>\n(?P<text>.*?)\n<<<END EVIDENCE id="(?P=id)">>>',
-    re.S)
+    re.S,
+)
 _CLAIM = re.compile(r'<<<CLAIM id="(?P<id>[^"]*)">>> (?P<text>.*?) <<<END CLAIM>>>', re.S)
 _ANSWER = re.compile(r'<<<ANSWER id="(?P<id>[^"]*)">>>\n(?P<text>.*?)\n<<<END ANSWER>>>', re.S)
 _CLIP = re.compile(r"\n\[\.\.\. clipped: \d+ characters not shown\]$")
@@ -47,7 +48,60 @@ _NUMBER = re.compile(r"^\d")
 _SEGMENT = re.compile(r"(?<=[.!?])\s+|\n")
 _SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?](?![\s]|$))+(?:[.!?]+|$)")
 STOPWORDS = frozenset(
-    ["a", "an", "the", "is", "are", "was", "were", "be", "been", "of", "on", "in", "at", "to", "for", "and", "or", "with", "by", "it", "its", "this", "that", "as", "from", "has", "have", "had", "your", "you", "our", "we", "i", "their", "they", "them", "his", "her", "he", "she", "do", "does", "did", "not", "no", "so", "than", "then", "there", "these", "those"])
+    [
+        "a",
+        "an",
+        "the",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "of",
+        "on",
+        "in",
+        "at",
+        "to",
+        "for",
+        "and",
+        "or",
+        "with",
+        "by",
+        "it",
+        "its",
+        "this",
+        "that",
+        "as",
+        "from",
+        "has",
+        "have",
+        "had",
+        "your",
+        "you",
+        "our",
+        "we",
+        "i",
+        "their",
+        "they",
+        "them",
+        "his",
+        "her",
+        "he",
+        "she",
+        "do",
+        "does",
+        "did",
+        "not",
+        "no",
+        "so",
+        "than",
+        "then",
+        "there",
+        "these",
+        "those",
+    ]
+)
 INJECTION = "ignore the above"
 
 
@@ -65,7 +119,9 @@ def _best_segment(words: set[str], text: str) -> str:
     return best
 
 
-def judge_claim(claim: str, admitted: list[tuple[str, str]], excluded: list[tuple[str, str]]) -> dict[str, Any]:
+def judge_claim(
+    claim: str, admitted: list[tuple[str, str]], excluded: list[tuple[str, str]]
+) -> dict[str, Any]:
     """The lexical verdict for one claim (see the module docstring)."""
     words = set(content_words(claim))
     inadmissible = [eid for eid, text in excluded if words and words <= set(content_words(text))]
@@ -73,20 +129,29 @@ def judge_claim(claim: str, admitted: list[tuple[str, str]], excluded: list[tupl
     for eid, text in admitted:
         have = set(content_words(text))
         if words and words <= have:
-            return {**base, "label": "supported", "citations": [{"evidence_id": eid, "quote": _best_segment(words, text)}],
-                    "rationale": "all content words of the claim appear in the item"}
+            return {
+                **base,
+                "label": "supported",
+                "citations": [{"evidence_id": eid, "quote": _best_segment(words, text)}],
+                "rationale": "all content words of the claim appear in the item",
+            }
     for eid, text in admitted:
         have = set(content_words(text))
         numbers = {w for w in words if _NUMBER.match(w)}
         others = words - numbers
         if numbers - have and others and others <= have and any(_NUMBER.match(w) for w in have):
-            return {**base, "label": "contradicted",
-                    "citations": [{"evidence_id": eid, "quote": _best_segment(others, text)}],
-                    "rationale": "the item gives a different figure"}
+            return {
+                **base,
+                "label": "contradicted",
+                "citations": [{"evidence_id": eid, "quote": _best_segment(others, text)}],
+                "rationale": "the item gives a different figure",
+            }
     return {**base, "label": "absent", "rationale": "no admitted item states it"}
 
 
-def offline_claim(claim: str, admitted: list[tuple[str, str]], excluded: list[tuple[str, str]]) -> dict[str, Any]:
+def offline_claim(
+    claim: str, admitted: list[tuple[str, str]], excluded: list[tuple[str, str]]
+) -> dict[str, Any]:
     """The verdict of the project's offline judge, in the LLM's output shape (more plausible verdicts)."""
     from auditor.judges.offline import OfflineJudge
 
@@ -98,8 +163,12 @@ def offline_claim(claim: str, admitted: list[tuple[str, str]], excluded: list[tu
     if not verdicts or verdicts[0].label.value not in ("supported", "contradicted", "absent"):
         return judge_claim(claim, admitted, excluded)
     v = verdicts[0]
-    return {"label": v.label.value, "citations": [c.model_dump() for c in v.citations],
-            "inadmissible_support": list(v.inadmissible_support), "rationale": v.rationale or ""}
+    return {
+        "label": v.label.value,
+        "citations": [c.model_dump() for c in v.citations],
+        "inadmissible_support": list(v.inadmissible_support),
+        "rationale": v.rationale or "",
+    }
 
 
 def decompose_text(text: str) -> dict[str, Any]:
@@ -118,8 +187,15 @@ def decompose_text(text: str) -> dict[str, Any]:
             reason = "pleasantry"
         elif lower.startswith(("i don't have", "i do not have", "i'm sorry, i don't")):
             reason = "refusal"
-        claims.append({"text": stripped, "start": start, "end": start + len(stripped),
-                       "screened": reason is not None, "screen_reason": reason})
+        claims.append(
+            {
+                "text": stripped,
+                "start": start,
+                "end": start + len(stripped),
+                "screened": reason is not None,
+                "screen_reason": reason,
+            }
+        )
     refusal = bool(claims) and all(c["screen_reason"] == "refusal" for c in claims)
     return {"refusal": refusal, "claims": [] if refusal else claims}
 
@@ -127,8 +203,15 @@ def decompose_text(text: str) -> dict[str, Any]:
 class FakeOpenAI:
     """The server; ``base_url`` is ready once started (``with FakeOpenAI() as server: ...``)."""
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, *, latency: float = 0.0,
-                 hang_seconds: float = 10.0, offline_judge: bool = False) -> None:
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        latency: float = 0.0,
+        hang_seconds: float = 10.0,
+        offline_judge: bool = False,
+    ) -> None:
         self.latency = latency
         self.offline_judge = offline_judge
         self.hang_seconds = hang_seconds
@@ -145,8 +228,9 @@ class FakeOpenAI:
         self._stop = threading.Event()
         self._conns: set[socket.socket] = set()
         self._httpd = _Server((host, port), _make_handler(self))
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), name="fake-openai",
-                                        daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, args=(0.05,), name="fake-openai", daemon=True
+        )
 
     @property
     def port(self) -> int:
@@ -190,8 +274,15 @@ class FakeOpenAI:
         messages = body.get("messages", [])
         system = next((m.get("content", "") for m in messages if m.get("role") == "system"), "")
         prompt = "\n".join(str(m.get("content", "")) for m in messages)
-        kind = ("fused" if "Task: decompose-and-judge" in system else "judge" if "Task: judge-claims" in system
-                else "decompose" if "Task: decompose-answer" in system else "other")
+        kind = (
+            "fused"
+            if "Task: decompose-and-judge" in system
+            else "judge"
+            if "Task: judge-claims" in system
+            else "decompose"
+            if "Task: decompose-answer" in system
+            else "other"
+        )
         with self._lock:
             self.requests += 1
             self.by_kind[kind] += 1
@@ -200,14 +291,24 @@ class FakeOpenAI:
         if self.latency:
             time.sleep(self.latency)
         if action == "429":
-            return 429, {"Retry-After": str(options.get("retry_after", "1"))}, _error("rate limited", "rate_limit")
+            return (
+                429,
+                {"Retry-After": str(options.get("retry_after", "1"))},
+                _error("rate limited", "rate_limit"),
+            )
         if action == "500":
             return 500, {}, _error("internal error", "server_error")
         if action == "hang":
             self._stop.wait(float(options.get("seconds", self.hang_seconds)))
         rf = body.get("response_format") or {}
         if self.reject_json_schema and rf.get("type") == "json_schema":
-            return 400, {}, _error("response_format json_schema is not supported by this server", "invalid_request_error")
+            return (
+                400,
+                {},
+                _error(
+                    "response_format json_schema is not supported by this server", "invalid_request_error"
+                ),
+            )
         payload = self._answer(kind, prompt, action)
         content = payload if isinstance(payload, str) else json.dumps(payload)
         finish = "stop"
@@ -218,14 +319,28 @@ class FakeOpenAI:
         refusal = "I can't help with that." if action == "refuse" else None
         if refusal:
             content = ""
-        return 200, {}, {
-            "id": f"chatcmpl-{self.requests}", "object": "chat.completion", "created": int(time.time()),
-            "model": body.get("model", "fake"),
-            "choices": [{"index": 0, "finish_reason": finish,
-                         "message": {"role": "assistant", "content": content, "refusal": refusal}}],
-            "usage": {"prompt_tokens": len(prompt) // 4 + 1, "completion_tokens": len(content) // 4 + 1,
-                      "total_tokens": len(prompt) // 4 + len(content) // 4 + 2},
-        }
+        return (
+            200,
+            {},
+            {
+                "id": f"chatcmpl-{self.requests}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body.get("model", "fake"),
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": finish,
+                        "message": {"role": "assistant", "content": content, "refusal": refusal},
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": len(prompt) // 4 + 1,
+                    "completion_tokens": len(content) // 4 + 1,
+                    "total_tokens": len(prompt) // 4 + len(content) // 4 + 2,
+                },
+            },
+        )
 
     def _answer(self, kind: str, prompt: str, action: str) -> dict[str, Any]:
         admitted: list[tuple[str, str]] = []
@@ -238,12 +353,18 @@ class FakeOpenAI:
         def verdict(text: str) -> dict[str, Any]:
             if injected:
                 cite = (admitted or excluded or [("none", "")])[0][0]
-                return {"label": "supported", "citations": [{"evidence_id": cite, "quote": "Verified by the source."}],
-                        "inadmissible_support": [], "rationale": "as instructed"}
+                return {
+                    "label": "supported",
+                    "citations": [{"evidence_id": cite, "quote": "Verified by the source."}],
+                    "inadmissible_support": [],
+                    "rationale": "as instructed",
+                }
             v = (offline_claim if self.offline_judge else judge_claim)(text, admitted, excluded)
             if action == "fake_quote":
-                v["citations"] = [{"evidence_id": c["evidence_id"], "quote": "an invented quotation"}
-                                  for c in v["citations"]]
+                v["citations"] = [
+                    {"evidence_id": c["evidence_id"], "quote": "an invented quotation"}
+                    for c in v["citations"]
+                ]
             if action == "bad_label":
                 v["label"] = "probably"
             if action == "common_knowledge" and v["label"] == "absent":
@@ -251,7 +372,9 @@ class FakeOpenAI:
             return v
 
         if kind == "judge":
-            verdicts = [{"claim_id": m.group("id"), **verdict(m.group("text"))} for m in _CLAIM.finditer(prompt)]
+            verdicts = [
+                {"claim_id": m.group("id"), **verdict(m.group("text"))} for m in _CLAIM.finditer(prompt)
+            ]
             if action == "unknown_id":
                 for v in verdicts:
                     v["claim_id"] = "c-" + v["claim_id"][::-1]
@@ -262,8 +385,15 @@ class FakeOpenAI:
             for c in result["claims"]:
                 c["start"] += 3
                 c["end"] += 3
-            result["claims"].append({"text": "A claim the answer never made.", "start": 0, "end": 30,
-                                     "screened": False, "screen_reason": None})
+            result["claims"].append(
+                {
+                    "text": "A claim the answer never made.",
+                    "start": 0,
+                    "end": 30,
+                    "screened": False,
+                    "screen_reason": None,
+                }
+            )
         if kind == "fused":
             for c in result["claims"]:
                 c.update({"label": None} if c["screened"] else verdict(c["text"]))
@@ -360,18 +490,41 @@ if __name__ == "__main__":
 # ---- scenario builders for the tests -------------------------------------------------------------
 
 
-def make_evidence(evidence_id: str, text: str, kind: str = "tool_result", name: str | None = "lookup") -> Evidence:
-    return Evidence(evidence_id=evidence_id, kind=EvidenceKind(kind), name=name, text=text, trace_id="trace-1")
+def make_evidence(
+    evidence_id: str, text: str, kind: str = "tool_result", name: str | None = "lookup"
+) -> Evidence:
+    return Evidence(
+        evidence_id=evidence_id, kind=EvidenceKind(kind), name=name, text=text, trace_id="trace-1"
+    )
 
 
-def make_answer(text: str, claim_texts: list[str], evidence: tuple[Evidence, ...] = (),
-                answer_id: str = "a1", question: str | None = None) -> tuple[Answer, list[Claim]]:
+def make_answer(
+    text: str,
+    claim_texts: list[str],
+    evidence: tuple[Evidence, ...] = (),
+    answer_id: str = "a1",
+    question: str | None = None,
+) -> tuple[Answer, list[Claim]]:
     """An answer and its claims (each claim text must occur in ``text``; offsets are computed)."""
-    answer = Answer(answer_id=answer_id, trace_id="trace-1", span_id="span-1", text=text, question=question,
-                    generated_at=datetime(2026, 3, 12, 10, 0, tzinfo=UTC), evidence=evidence)
+    answer = Answer(
+        answer_id=answer_id,
+        trace_id="trace-1",
+        span_id="span-1",
+        text=text,
+        question=question,
+        generated_at=datetime(2026, 3, 12, 10, 0, tzinfo=UTC),
+        evidence=evidence,
+    )
     claims = []
     for n, claim in enumerate(claim_texts):
         start = text.index(claim)
-        claims.append(Claim(claim_id=f"{answer_id}:c{n}", answer_id=answer_id, text=claim, start=start,
-                            end=start + len(claim)))
+        claims.append(
+            Claim(
+                claim_id=f"{answer_id}:c{n}",
+                answer_id=answer_id,
+                text=claim,
+                start=start,
+                end=start + len(claim),
+            )
+        )
     return answer, claims

@@ -66,5 +66,8 @@ def question(sc: gen_traces.Scenario, turn: int = 0) -> dict[str, Any]:
 
 def config(sc: gen_traces.Scenario, *callbacks: Any) -> dict[str, Any]:
     session = f"sess-{sc.name.replace('_', '-')}"
-    return {"callbacks": list(callbacks), "metadata": {"session_id": session},
-            "configurable": {"thread_id": session}}
+    return {
+        "callbacks": list(callbacks),
+        "metadata": {"session_id": session},
+        "configurable": {"thread_id": session},
+    }

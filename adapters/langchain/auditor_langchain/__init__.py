@@ -37,6 +37,7 @@ def __getattr__(name: str) -> Any:
     try:
         imported = __import__(module, fromlist=[name])
     except ImportError as err:
-        raise ImportError(f"auditor_langchain.{name} needs langchain-core: pip install 'auditor-langchain[live]' "
-                          f"({err})") from err
+        raise ImportError(
+            f"auditor_langchain.{name} needs langchain-core: pip install 'auditor-langchain[live]' ({err})"
+        ) from err
     return getattr(imported, name)

@@ -72,8 +72,13 @@ class UngroundedAnswerError(AuditorError):
         run_id: the top-level LangChain run.
     """
 
-    def __init__(self, message: str, audit: AnswerOut | None, audits: list[AnswerOut] | None = None,
-                 run_id: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        audit: AnswerOut | None,
+        audits: list[AnswerOut] | None = None,
+        run_id: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.audit = audit
         self.audits = audits or ([audit] if audit else [])
@@ -119,13 +124,23 @@ class GroundednessGuard(RunRecorder):
 
     name: str = "auditor_groundedness_guard"
 
-    def __init__(self, policy: Policy | str | Path | None = None, judge: str = "offline", *,
-                 base_url: str | None = None, on_ungrounded: OnUngrounded = "flag", db_url: str | None = None,
-                 history: int = 50, conversations: int = 1000) -> None:
+    def __init__(
+        self,
+        policy: Policy | str | Path | None = None,
+        judge: str = "offline",
+        *,
+        base_url: str | None = None,
+        on_ungrounded: OnUngrounded = "flag",
+        db_url: str | None = None,
+        history: int = 50,
+        conversations: int = 1000,
+    ) -> None:
         super().__init__(on_trace=self._on_trace_end)
         if on_ungrounded not in ("flag", "raise"):
-            raise AuditorError(f"on_ungrounded must be 'flag' or 'raise', not {on_ungrounded!r}: "
-                               "use guarded(runnable, guard, on_ungrounded=...) to strip, refuse or fall back.")
+            raise AuditorError(
+                f"on_ungrounded must be 'flag' or 'raise', not {on_ungrounded!r}: "
+                "use guarded(runnable, guard, on_ungrounded=...) to strip, refuse or fall back."
+            )
         self.policy = policy if isinstance(policy, Policy) else load_policy(policy)
         self.judge_spec = judge
         self.base_url = base_url
@@ -167,8 +182,9 @@ class GroundednessGuard(RunRecorder):
                 self.failures.append(failure)
             logger.error("auditor guard: could not audit run %s: %s", run_id, failure.error)
             if self.raise_error:
-                raise UngroundedAnswerError(f"The answer could not be audited ({failure.error}); not served.",
-                                            None, [], run_id) from exc
+                raise UngroundedAnswerError(
+                    f"The answer could not be audited ({failure.error}); not served.", None, [], run_id
+                ) from exc
             return
         with self._lock:
             self._by_run[run_id] = answers
@@ -179,18 +195,24 @@ class GroundednessGuard(RunRecorder):
                 self.last_audit = answers[-1]
         bad = [a for a in answers if a.grounded is False]
         for answer in bad:
-            logger.warning("auditor guard: ungrounded answer %s (run %s): unsupported claims %s",
-                           answer.answer_id, run_id, unsupported_claims(answer))
+            logger.warning(
+                "auditor guard: ungrounded answer %s (run %s): unsupported claims %s",
+                answer.answer_id,
+                run_id,
+                unsupported_claims(answer),
+            )
         if bad and self.raise_error:
             claims = "; ".join(unsupported_claims(bad[-1])) or "no judged claim"
-            raise UngroundedAnswerError(f"Ungrounded answer {bad[-1].answer_id}: {claims}", bad[-1], answers, run_id)
+            raise UngroundedAnswerError(
+                f"Ungrounded answer {bad[-1].answer_id}: {claims}", bad[-1], answers, run_id
+            )
 
     def _conversation(self, trace: Trace) -> list[Trace]:
         if trace.conversation_id is None:
             return [trace]
         with self._lock:
             earlier = self._conversations.pop(trace.conversation_id, [])
-            kept = [*earlier, trace][-self._history:]
+            kept = [*earlier, trace][-self._history :]
             self._conversations[trace.conversation_id] = kept
             while len(self._conversations) > self._max_conversations:
                 self._conversations.popitem(last=False)
@@ -203,7 +225,9 @@ class GroundednessGuard(RunRecorder):
             raise AuditorError("the run could not be read: " + "; ".join(p.reason for p in problems[:3]))
         trace = traces[0]
         together = self._conversation(trace)
-        answers = [a for a in reconstruct(together, self.policy.answer_selection()) if a.trace_id == trace.trace_id]
+        answers = [
+            a for a in reconstruct(together, self.policy.answer_selection()) if a.trace_id == trace.trace_id
+        ]
         if not answers:
             return []
 
@@ -231,8 +255,12 @@ class GroundednessGuard(RunRecorder):
             if self._store is None:
                 self._store = Store(self.db_url)
                 identity = build_judge(self.judge_spec, base_url=self.base_url).judge.identity
-                info = RunInfo(id=uuid.uuid4().hex, started_at=started, policy=policy_ref(self.policy),
-                               judge=judge_ref(identity))
+                info = RunInfo(
+                    id=uuid.uuid4().hex,
+                    started_at=started,
+                    policy=policy_ref(self.policy),
+                    judge=judge_ref(identity),
+                )
                 self._store_run = self._store.begin_run(info, self.policy.source_text)
             store, run_id = self._store, self._store_run
             digest = trace_digest(trace)
@@ -307,8 +335,9 @@ def replace_text(output: Any, text: str) -> Any:
     if isinstance(output, str):
         return text
     if isinstance(output, BaseMessage):
-        return output.model_copy(update={"content": text, "tool_calls": []} if isinstance(output, AIMessage)
-                                 else {"content": text})
+        return output.model_copy(
+            update={"content": text, "tool_calls": []} if isinstance(output, AIMessage) else {"content": text}
+        )
     if isinstance(output, dict):
         messages = output.get("messages")
         if isinstance(messages, list) and messages and isinstance(messages[-1], BaseMessage):

@@ -31,8 +31,23 @@ from auditor.trace import Trace
 from auditor_langchain.runtree import RunTreeAdapter
 
 #: The run fields LangSmith posts (``child_runs`` is replaced by ``parent_run_id`` + ``dotted_order``).
-RUN_KEYS = ("id", "name", "run_type", "start_time", "end_time", "inputs", "outputs", "error", "extra",
-            "parent_run_id", "trace_id", "dotted_order", "tags", "events", "session_name")
+RUN_KEYS = (
+    "id",
+    "name",
+    "run_type",
+    "start_time",
+    "end_time",
+    "inputs",
+    "outputs",
+    "error",
+    "extra",
+    "parent_run_id",
+    "trace_id",
+    "dotted_order",
+    "tags",
+    "events",
+    "session_name",
+)
 
 #: The ``file`` of problems and source references for live traces.
 LIVE_SOURCE = "<live langchain run>"

@@ -165,7 +165,9 @@ def _feed(
     yield from collector.add(records)
 
 
-def _read_jsonl(lines: Iterator[tuple[int, bytes]], data: _Bytes, collector: _Collector) -> Iterator[Trace | Problem]:
+def _read_jsonl(
+    lines: Iterator[tuple[int, bytes]], data: _Bytes, collector: _Collector
+) -> Iterator[Trace | Problem]:
     source = data.source
     for number, raw in lines:
         if not raw.strip():
@@ -252,7 +254,9 @@ def _read_array(
             problems.append(problem.model_copy(update={"reason": reason}))
             yield from problems
             return False
-        yield from _feed(_expand(value, line, source, problems, inside_array=True), source, problems, collector)
+        yield from _feed(
+            _expand(value, line, source, problems, inside_array=True), source, problems, collector
+        )
         count += 1
 
 
@@ -272,7 +276,9 @@ def _close_export(text: _Text, source: str) -> Iterator[Problem]:
 
 def _json_problem(source: str, exc: ValueError | RecursionError, line: int | None = None) -> Problem:
     if isinstance(exc, json.JSONDecodeError):
-        return Problem(file=source, line=line or exc.lineno, reason=f"malformed JSON: {exc.msg} (column {exc.colno})")
+        return Problem(
+            file=source, line=line or exc.lineno, reason=f"malformed JSON: {exc.msg} (column {exc.colno})"
+        )
     if isinstance(exc, RecursionError):
         return Problem(file=source, reason="JSON nested too deeply to read")
     return Problem(file=source, reason=f"malformed JSON: {exc}")
@@ -635,7 +641,9 @@ class _Collector:
         earlier = entry.earlier
         conversation = next((t.conversation_id for t in out if isinstance(t, Trace)), None)
         ids = frozenset(entry.records) | (earlier.run_ids if earlier is not None else frozenset())
-        self._emitted[trace_id] = _Emitted(conversation or (earlier.conversation_id if earlier else None), ids)
+        self._emitted[trace_id] = _Emitted(
+            conversation or (earlier.conversation_id if earlier else None), ids
+        )
         self._emitted.move_to_end(trace_id)
         self._emitted_runs.update(dict.fromkeys(entry.records, trace_id))
         while len(self._emitted) > self.remember:
@@ -761,7 +769,11 @@ class _Text:
         except UnicodeDecodeError as exc:
             if not self.data.utf8_warned:
                 self.data.utf8_warned = True
-                line = self.line_base + self.buf.count("\n") + raw.count(b"\n", 0, max(exc.start - len(state[0]), 0))
+                line = (
+                    self.line_base
+                    + self.buf.count("\n")
+                    + raw.count(b"\n", 0, max(exc.start - len(state[0]), 0))
+                )
                 self.problems.append(
                     Problem(
                         file=self.data.source,

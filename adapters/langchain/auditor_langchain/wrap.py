@@ -57,8 +57,15 @@ def _with_guard(config: RunnableConfig, guard: GroundednessGuard, run_id: uuid.U
 class GuardedRunnable(Runnable[Any, Any]):
     """See :func:`guarded`."""
 
-    def __init__(self, runnable: Runnable[Any, Any], guard: GroundednessGuard, on_ungrounded: WrapMode,
-                 refusal: str, fallback: Fallback | None, note: str) -> None:
+    def __init__(
+        self,
+        runnable: Runnable[Any, Any],
+        guard: GroundednessGuard,
+        on_ungrounded: WrapMode,
+        refusal: str,
+        fallback: Fallback | None,
+        note: str,
+    ) -> None:
         if on_ungrounded not in ("strip", "refuse", "fallback"):
             raise AuditorError(f"on_ungrounded must be strip, refuse or fallback, not {on_ungrounded!r}.")
         if on_ungrounded == "fallback" and fallback is None:
@@ -81,7 +88,9 @@ class GuardedRunnable(Runnable[Any, Any]):
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         run_id = uuid.uuid4()
         try:
-            output = self.runnable.invoke(input, _with_guard(ensure_config(config), self.guard, run_id), **kwargs)
+            output = self.runnable.invoke(
+                input, _with_guard(ensure_config(config), self.guard, run_id), **kwargs
+            )
         except UngroundedAnswerError as err:
             return self._handle(input, None, err.audit, run_id)
         return self._handle(input, output, None, run_id)
@@ -89,8 +98,9 @@ class GuardedRunnable(Runnable[Any, Any]):
     async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         run_id = uuid.uuid4()
         try:
-            output = await self.runnable.ainvoke(input, _with_guard(ensure_config(config), self.guard, run_id),
-                                                 **kwargs)
+            output = await self.runnable.ainvoke(
+                input, _with_guard(ensure_config(config), self.guard, run_id), **kwargs
+            )
         except UngroundedAnswerError as err:
             return self._handle(input, None, err.audit, run_id)
         return self._handle(input, output, None, run_id)
@@ -121,9 +131,15 @@ class GuardedRunnable(Runnable[Any, Any]):
             return served
 
 
-def guarded(runnable: Runnable[Any, Any], guard: GroundednessGuard, *, on_ungrounded: WrapMode = "strip",
-            refusal: str = DEFAULT_REFUSAL, fallback: Fallback | None = None,
-            note: str = STRIP_NOTE) -> GuardedRunnable:
+def guarded(
+    runnable: Runnable[Any, Any],
+    guard: GroundednessGuard,
+    *,
+    on_ungrounded: WrapMode = "strip",
+    refusal: str = DEFAULT_REFUSAL,
+    fallback: Fallback | None = None,
+    note: str = STRIP_NOTE,
+) -> GuardedRunnable:
     """Wrap ``runnable`` so an ungrounded final answer is stripped, refused or replaced by a fallback.
 
     Args:

@@ -28,6 +28,7 @@ def __getattr__(name: str) -> Any:
     try:
         from auditor_otel.processor import AuditSpanProcessor
     except ImportError as err:
-        raise ImportError(f"AuditSpanProcessor needs the OpenTelemetry SDK: pip install 'auditor-otel[live]' "
-                          f"({err})") from err
+        raise ImportError(
+            f"AuditSpanProcessor needs the OpenTelemetry SDK: pip install 'auditor-otel[live]' ({err})"
+        ) from err
     return AuditSpanProcessor

@@ -193,8 +193,7 @@ class TraceCollector:
         if earlier is not None:
             linked = {s.span_id for s in entry.spans if s.parent_id in earlier.span_ids}
             problems = [
-                p for p in problems
-                if not (p.span_id in linked and p.reason.startswith("parent span "))
+                p for p in problems if not (p.span_id in linked and p.reason.startswith("parent span "))
             ]
             first = min(entry.spans, key=lambda s: (s.source.line or 0) if s.source else 0)
             out.append(

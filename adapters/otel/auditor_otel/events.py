@@ -25,8 +25,12 @@ _EXPLANATION_LIMIT = 1000
 
 def _context(answer: AnswerOut) -> Any:
     try:
-        span = SpanContext(trace_id=int(answer.trace_id, 16), span_id=int(answer.span_id, 16), is_remote=False,
-                           trace_flags=TraceFlags(TraceFlags.SAMPLED))
+        span = SpanContext(
+            trace_id=int(answer.trace_id, 16),
+            span_id=int(answer.span_id, 16),
+            is_remote=False,
+            trace_flags=TraceFlags(TraceFlags.SAMPLED),
+        )
     except ValueError:  # ids not in OTLP hex form: the event is emitted without a parent
         return None
     return set_span_in_context(NonRecordingSpan(span))
@@ -45,8 +49,11 @@ def answer_attributes(answer: AnswerOut) -> dict[str, Any]:
     else:
         label = "grounded" if answer.grounded else "ungrounded"
         bad = [c for c in answer.claims or [] if not c.screened and c.verdict != "supported"]
-        explanation = ("Every judged claim is supported by admitted evidence." if not bad else
-                       "; ".join(f"{c.verdict}: {c.text}" for c in bad))
+        explanation = (
+            "Every judged claim is supported by admitted evidence."
+            if not bad
+            else "; ".join(f"{c.verdict}: {c.text}" for c in bad)
+        )
     attributes: dict[str, Any] = {
         "gen_ai.evaluation.name": ANSWER_EVALUATION,
         "gen_ai.evaluation.score.label": label,

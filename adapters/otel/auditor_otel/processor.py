@@ -131,10 +131,20 @@ class AuditSpanProcessor(SpanProcessor):
         history: traces kept per conversation, so later turns see earlier turns' evidence.
     """
 
-    def __init__(self, policy: Policy | str | Path | None = None, judge: str = "offline", *,
-                 base_url: str | None = None, db_url: str | None = None, logger_provider: Any = None,
-                 max_queue: int = 256, max_open_traces: int = 10_000, keep: int = 10_000,
-                 on_audit: Callable[[list[AnswerOut]], None] | None = None, history: int = 50) -> None:
+    def __init__(
+        self,
+        policy: Policy | str | Path | None = None,
+        judge: str = "offline",
+        *,
+        base_url: str | None = None,
+        db_url: str | None = None,
+        logger_provider: Any = None,
+        max_queue: int = 256,
+        max_open_traces: int = 10_000,
+        keep: int = 10_000,
+        on_audit: Callable[[list[AnswerOut]], None] | None = None,
+        history: int = 50,
+    ) -> None:
         self.policy = policy if isinstance(policy, Policy) else load_policy(policy)
         self.judge_spec = judge
         self.base_url = base_url
@@ -144,8 +154,9 @@ class AuditSpanProcessor(SpanProcessor):
         self.stats = ProcessorStats()
         self.audits: deque[AnswerOut] = deque(maxlen=keep)
         self.failures: deque[AuditFailure] = deque(maxlen=1000)
-        self._event_logger = (logger_provider.get_logger("auditor_otel.processor")
-                              if logger_provider is not None else None)
+        self._event_logger = (
+            logger_provider.get_logger("auditor_otel.processor") if logger_provider is not None else None
+        )
         self._queue: queue.Queue[Any] = queue.Queue(maxsize=max_queue)
         self._open: OrderedDict[str, _Work] = OrderedDict()
         self._max_open = max_open_traces
@@ -223,8 +234,12 @@ class AuditSpanProcessor(SpanProcessor):
 
     def _drop(self, trace_id: str, why: str) -> None:
         self.stats.dropped += 1
-        logger.warning("auditor: trace %s not audited: %s (%d trace(s) dropped so far)", trace_id, why,
-                       self.stats.dropped)
+        logger.warning(
+            "auditor: trace %s not audited: %s (%d trace(s) dropped so far)",
+            trace_id,
+            why,
+            self.stats.dropped,
+        )
 
     # -- the worker ---------------------------------------------------------------------------------
 
@@ -242,8 +257,12 @@ class AuditSpanProcessor(SpanProcessor):
                     self._audit(item, setup, loop)
                 except Exception as exc:  # recorded, never propagated
                     self.stats.failed += 1
-                    self.failures.append(AuditFailure(item.trace_id, f"{type(exc).__name__}: {exc}", datetime.now(UTC)))
-                    logger.error("auditor: could not audit trace %s: %s: %s", item.trace_id, type(exc).__name__, exc)
+                    self.failures.append(
+                        AuditFailure(item.trace_id, f"{type(exc).__name__}: {exc}", datetime.now(UTC))
+                    )
+                    logger.error(
+                        "auditor: could not audit trace %s: %s: %s", item.trace_id, type(exc).__name__, exc
+                    )
                 finally:
                     with self._idle:
                         self._pending -= 1
@@ -260,7 +279,7 @@ class AuditSpanProcessor(SpanProcessor):
         if trace.conversation_id is None:
             return [trace]
         earlier = self._conversations.pop(trace.conversation_id, [])
-        kept = [*earlier, trace][-self._history:]
+        kept = [*earlier, trace][-self._history :]
         self._conversations[trace.conversation_id] = kept
         while len(self._conversations) > 1000:
             self._conversations.popitem(last=False)
@@ -272,8 +291,11 @@ class AuditSpanProcessor(SpanProcessor):
         out: list[AnswerOut] = []
         for trace in traces:
             together = self._conversation(trace)
-            answers = [a for a in reconstruct(together, self.policy.answer_selection())
-                       if a.trace_id == trace.trace_id]
+            answers = [
+                a
+                for a in reconstruct(together, self.policy.answer_selection())
+                if a.trace_id == trace.trace_id
+            ]
             if not answers:
                 continue
             audits = loop.run_until_complete(audit_all(answers, self.policy, setup.extractor, setup.judge))
@@ -298,8 +320,12 @@ class AuditSpanProcessor(SpanProcessor):
 
         if self._store is None:
             self._store = Store(self.db_url)
-            info = RunInfo(id=uuid.uuid4().hex, started_at=started, policy=policy_ref(self.policy),
-                           judge=judge_ref(setup.judge.identity))
+            info = RunInfo(
+                id=uuid.uuid4().hex,
+                started_at=started,
+                policy=policy_ref(self.policy),
+                judge=judge_ref(setup.judge.identity),
+            )
             self._store_run = self._store.begin_run(info, self.policy.source_text)
         digest = trace_digest(trace)
         for answer in answers:

@@ -38,8 +38,12 @@ def upgrade() -> None:
         sa.Column("body", sa.JSON(none_as_null=True), nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_calibrations")),
     )
-    op.create_index("ix_calibrations_judge", "calibrations", ["judge_kind", "judge_model", "judge_prompt_version"],
-                    unique=False)
+    op.create_index(
+        "ix_calibrations_judge",
+        "calibrations",
+        ["judge_kind", "judge_model", "judge_prompt_version"],
+        unique=False,
+    )
     op.create_index(op.f("ix_calibrations_created_at"), "calibrations", ["created_at"], unique=False)
 
 
