@@ -11,9 +11,20 @@ from rich.console import Console
 from rich.markup import escape
 
 from auditor.audit import audit
-from auditor.cli.evidence import format_option, policy_option, print_problems, traces_argument
+from auditor.cli.evidence import print_problems
+from auditor.cli.options import (
+    base_url_option,
+    cache_option,
+    cascade_option,
+    concurrency_option,
+    db_option,
+    format_option,
+    judge_option,
+    labels_option,
+    policy_option,
+    traces_argument,
+)
 from auditor.cli.progress import progress_reporter
-from auditor.cli.store_options import db_option
 from auditor.correction import describe
 from auditor.labels import load_labels
 from auditor.metrics_model import Summary
@@ -94,14 +105,8 @@ def _ratio(figure: dict[str, float | int | None]) -> str:
 @traces_argument
 @format_option
 @policy_option
-@click.option(
-    "--judge",
-    "judge_spec",
-    metavar="SPEC",
-    default=None,
-    help="offline (default; approximate, no network) or openai:MODEL (any OpenAI-compatible server).",
-)
-@click.option("--base-url", default=None, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1.")
+@judge_option
+@base_url_option
 @click.option(
     "--decomposer",
     type=click.Choice(["rules", "llm", "fused"]),
@@ -109,27 +114,11 @@ def _ratio(figure: dict[str, float | int | None]) -> str:
     show_default=True,
     help="How answers are split into claims; fused: one LLM call decomposes and judges together.",
 )
-@click.option(
-    "--cascade/--no-cascade",
-    default=True,
-    show_default=True,
-    help="Settle claims the offline checks are certain about without an LLM call.",
-)
-@click.option(
-    "--cache/--no-cache",
-    default=True,
-    show_default=True,
-    help="Reuse cached LLM decompositions and verdicts from the store.",
-)
-@click.option("--concurrency", type=click.IntRange(1, 256), default=8, show_default=True)
+@cascade_option
+@cache_option
+@concurrency_option
 @click.option("--trace-id", default=None, help="Only answers from this trace (a unique prefix is enough).")
-@click.option(
-    "--labels",
-    "labels_path",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
-    help="Labels file (JSONL: answerable per question): adds refusal accuracy and over-refusal.",
-)
+@labels_option
 @click.option(
     "--json",
     "json_path",

@@ -11,7 +11,14 @@ from rich.table import Table
 
 from auditor.calibration import Calibration, LevelReport
 from auditor.calibration_run import calibrate
-from auditor.cli.evidence import policy_option
+from auditor.cli.options import (
+    base_url_option,
+    cache_option,
+    cascade_option,
+    concurrency_option,
+    db_option,
+    policy_option,
+)
 from auditor.metrics_model import Rate
 from auditor.policy import load_policy
 from auditor.settings import setting
@@ -73,14 +80,12 @@ def print_calibration(calibration: Calibration, console: Console) -> None:
     help="offline (default) or openai:MODEL: the judge to measure.",
 )
 @policy_option
-@click.option("--base-url", default=None, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1.")
+@base_url_option
 @click.option("--decomposer", type=click.Choice(["rules", "llm"]), default="rules", show_default=True)
-@click.option("--cascade/--no-cascade", default=True, show_default=True)
-@click.option("--cache/--no-cache", default=True, show_default=True)
-@click.option("--concurrency", type=click.IntRange(1, 256), default=8, show_default=True)
-@click.option(
-    "--db", "db_url", default=None, help="Store URL (default: AUDITOR_DB_URL or the app directory's SQLite)."
-)
+@cascade_option
+@cache_option
+@concurrency_option
+@db_option
 @click.option(
     "--store/--no-store", default=True, show_default=True, help="Save the calibration in the store."
 )

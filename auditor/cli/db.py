@@ -4,15 +4,8 @@ from __future__ import annotations
 
 import click
 
+from auditor.cli.options import db_option
 from auditor.store import revision, upgrade
-
-_db_option = click.option(
-    "--db",
-    "db_url",
-    metavar="URL",
-    default=None,
-    help="Database URL (default: AUDITOR_DB_URL, else auditor.db in the app directory).",
-)
 
 
 @click.group("db")
@@ -21,14 +14,14 @@ def db_group() -> None:
 
 
 @db_group.command("upgrade")
-@_db_option
+@db_option
 def upgrade_command(db_url: str | None) -> None:
     """Migrate the database to the newest schema revision (creating it when empty)."""
     click.echo(f"Database at schema revision {upgrade(db_url)} (head).")
 
 
 @db_group.command("current")
-@_db_option
+@db_option
 def current_command(db_url: str | None) -> None:
     """Show the database's schema revision and whether it is the newest."""
     found, head = revision(db_url)

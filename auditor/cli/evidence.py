@@ -9,21 +9,11 @@ from rich.console import Console
 from rich.markup import escape
 
 from auditor.adapters import broken_adapters, installed_adapters
+from auditor.cli.options import format_option, policy_option, traces_argument
 from auditor.pipeline import collect_evidence
 from auditor.policy import load_policy
 from auditor.results import AuditResult
 from auditor.text import clip
-
-format_option = click.option(
-    "--format",
-    "format_",
-    metavar="NAME",
-    default=None,
-    help="Read the inputs with this adapter instead of detecting it (see `auditor adapters`).",
-)
-traces_argument = click.argument(
-    "traces", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
-)
 
 
 @click.command("adapters")
@@ -74,15 +64,6 @@ def print_evidence(result: AuditResult, console: Console) -> None:
     console.print(
         f"\n{len(result.answers)} answer(s) from {sum(i.traces for i in result.run.inputs)} trace(s)."
     )
-
-
-policy_option = click.option(
-    "--policy",
-    "policy_name",
-    metavar="FILE|NAME",
-    default=None,
-    help="Admissible-source policy: a TOML file or a shipped name (default, strict, ...). Default: default.",
-)
 
 
 @click.command("evidence")

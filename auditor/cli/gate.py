@@ -14,6 +14,7 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
+from auditor.cli.options import base_url_option, db_option, format_option, judge_option
 from auditor.correction import describe as describe_correction
 from auditor.errors import AuditorError
 from auditor.gate import GateDecision, GateRun, describe_rate, run_gate
@@ -94,18 +95,10 @@ def print_decision(run: GateRun, console: Console) -> None:
     default=None,
     help="Write the HTML report here.",
 )
-@click.option(
-    "--judge",
-    "judge_spec",
-    metavar="SPEC",
-    default=None,
-    help="offline (default; approximate) or openai:MODEL.",
-)
-@click.option("--base-url", default=None, help="OpenAI-compatible endpoint for openai: judges.")
-@click.option(
-    "--db", "db_url", default=None, help="Store the gate's audit in this database (SQLAlchemy URL)."
-)
-@click.option("--format", "format_", metavar="NAME", default=None, help="Force a trace adapter.")
+@judge_option
+@base_url_option
+@db_option
+@format_option
 def gate_command(
     traces: tuple[Path, ...],
     policy_name: str | None,

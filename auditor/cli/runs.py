@@ -8,7 +8,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from auditor.cli.store_options import db_option
+from auditor.cli.options import db_option
 from auditor.history import list_runs, render_stored_run
 
 

@@ -739,7 +739,7 @@ def _make_tools(retriever: Any) -> dict[str, Any]:
 
 
 def _make_run_collector() -> Any:
-    from auditor_langchain.live import LangSmithChatRuns
+    from auditor_langchain.live import RUN_KEYS, LangSmithChatRuns
     from langchain_core.tracers.schemas import Run
 
     class LangSmithStyleRunCollector(LangSmithChatRuns):
@@ -761,26 +761,9 @@ def _make_run_collector() -> Any:
         def dump(self) -> list[dict[str, Any]]:
             from langsmith._internal._serde import dumps_json
 
-            keys = (
-                "id",
-                "name",
-                "run_type",
-                "start_time",
-                "end_time",
-                "inputs",
-                "outputs",
-                "error",
-                "extra",
-                "parent_run_id",
-                "trace_id",
-                "dotted_order",
-                "tags",
-                "events",
-                "session_name",
-            )
             out = []
             for run in sorted(self.runs, key=lambda r: r.dotted_order or ""):
-                d = {k: getattr(run, k, None) for k in keys}
+                d = {k: getattr(run, k, None) for k in RUN_KEYS}
                 out.append(json.loads(dumps_json(d)))
             return out
 
