@@ -139,3 +139,40 @@ def test_evidence_json_has_no_claims_key() -> None:
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert "claims" not in data["answers"][0] and data["run"]["judge"] is None
+
+
+def test_a_claim_presenting_a_failed_tool_call_as_a_result_is_flagged() -> None:
+    import asyncio
+
+    from auditor.claims import decompose_answer
+    from auditor.evidence import reconstruct
+    from auditor.judges.offline import OfflineJudge
+    from auditor.pipeline import audit_answer
+    from tests.tracebuilder import TraceBuilder, user
+
+    b = TraceBuilder("t-error")
+    b.tool(
+        "t",
+        "get_refund",
+        0,
+        1,
+        {"order_id": "10042"},
+        "Refund service error: order 10042 refund status unknown",
+        error=True,
+    )
+    b.llm(
+        "ans",
+        2,
+        3,
+        [user("Was order 10042 refunded?")],
+        output="The refund status of order 10042 is unknown.",
+    )
+    (answer,) = reconstruct([b.build()])
+    audit = asyncio.run(
+        audit_answer(answer, decompose_answer(answer), load_policy("default"), OfflineJudge())
+    )
+    (decision,) = [d for d in audit.decisions if d.source_class == "tool_error"]
+    assert decision.admitted is False and "error" in decision.reason
+    (verdict,) = audit.verdicts
+    assert verdict.label.value == "absent"
+    assert verdict.inadmissible_support == (decision.evidence_id,)  # flagged: it rests on a failed call
