@@ -21,9 +21,10 @@ from auditor.llm.client import run_sync
 from auditor.metrics import summarise
 from auditor.pipeline import AnswerAudit, audit_all, audit_out, find_answers, run_info
 from auditor.policy import Policy, load_policy
-from auditor.results import AnswerOut, AuditResult, judge_ref
+from auditor.results import AnswerOut, AuditResult, RunInfo, judge_ref
 from auditor.store import SqlDecompositionCache, SqlFusedCache, SqlVerdictCache, Store
 from auditor.store.store import trace_digest
+from auditor.trace import Trace
 
 
 @dataclass(frozen=True)
@@ -108,10 +109,12 @@ async def audit_async(
         todo = [a for a in answers if a.answer_id not in done]
         digests = {t.trace_id: trace_digest(t) for t in ingested.traces}
         counts = {"done": 0, "claims": 0}
+        fresh: dict[str, AnswerOut] = {}
 
         def on_done(audit: AnswerAudit) -> None:
+            out = fresh[audit.answer.answer_id] = audit_out(audit)
             if db is not None:
-                db.save_answer(run_id, audit_out(audit), digests.get(audit.answer.trace_id))
+                db.save_answer(run_id, out, digests.get(audit.answer.trace_id))
             counts["done"] += 1
             counts["claims"] += audit.figures.judged + audit.figures.unjudged
             if on_progress is not None:
@@ -138,7 +141,6 @@ async def audit_async(
             raise
         finally:
             await setup.aclose()
-        fresh = {a.answer.answer_id: audit_out(a) for a in audits}
         earlier = {a.answer_id: a for a in db.load_run(run_id).answers} if db is not None and done else {}
         ordered: list[AnswerOut] = [fresh.get(a.answer_id) or earlier[a.answer_id] for a in answers]
         result = finish_result(
@@ -173,7 +175,7 @@ def with_correction(result: AuditResult, db: Store) -> AuditResult:
 
 
 def _open_run(
-    db: Store | None, info: Any, policy: Policy, resume: bool, traces: Sequence[Any]
+    db: Store | None, info: RunInfo, policy: Policy, resume: bool, traces: Sequence[Trace]
 ) -> tuple[str, set[str]]:
     """The run to write into: an interrupted one on the same inputs, policy and judge, or a new one."""
     if db is None:
