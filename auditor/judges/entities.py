@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import re
 
+from auditor.judges.lexical import ALIASES as _ALIASES
 from auditor.judges.lexical import STOPWORDS
 
 _TOKEN = re.compile("[A-Za-z0-9][A-Za-z0-9'\u2019&.\\-]*[A-Za-z0-9]|[A-Za-z0-9]")
 _CODE = re.compile(r"^(?=.*[A-Za-z])(?=.*\d)[A-Za-z0-9\-]+$")
 _COMMON_CAPS = frozenset(
     """i monday tuesday wednesday thursday friday saturday sunday january february march april may june
-    july august september october november december yes no ok mr mrs ms dr st am pm passage passages document documents source sources article""".split()  # noqa: SIM905 (a word list reads better as prose)
+    july august september october november december yes no ok mr mrs ms dr st am pm passage passages document documents source sources article json""".split()  # noqa: SIM905 (a word list reads better as prose)
 )
 
 
@@ -42,9 +43,17 @@ def entities(text: str) -> list[str]:
 
 
 def present(entity: str, normalised_text: str) -> bool:
-    """Whether the entity occurs in already-normalised evidence text (a light plural/possessive match)."""
+    """Whether the entity occurs in already-normalised evidence text (a light plural/possessive match).
+
+    A US state is also present as its postal code standing alone ("California" in ``"state": "CA"``),
+    and "USA" / "UK" as the country's name.
+    """
     e = entity.casefold()
     if e in normalised_text:
+        return True
+    if any(
+        re.search(rf"(?<![\w.]){re.escape(alias)}(?![\w.])", normalised_text) for alias in _ALIASES.get(e, ())
+    ):
         return True
     if len(e) > 5 and e[:-2] in normalised_text:  # "Americans" / "American", "Chinese" / "China" no
         return True

@@ -8,6 +8,7 @@ of the enclosing objects as extra words), so "refund of $80.00" can meet ``"amou
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -28,6 +29,13 @@ STOPWORDS = frozenset(
     passage passages provided given context information out up down off
     one's upon while whether within without however although though because since until unless
     including include includes included like well much many also et al e.g i.e etc""".split()  # noqa: SIM905 (a word list reads better as prose)
+) | frozenset(
+    # framing words: they describe the act of stating, the source, or hedge, not the facts stated
+    """overview summary summarize summarizes summarized summarise concise concisely objective
+    objectively describe describes described describing mention mentions mentioning express
+    expresses expressed expressing highlight highlights highlighted highlighting appear appears
+    appeared seem seems seemed overall despite other others another various particular
+    particularly specific specifically eventually structured here's""".split()  # noqa: SIM905
 )
 
 NEGATION = frozenset(
@@ -117,7 +125,41 @@ _SYNONYMS: dict[str, str] = {
     "base": "locat",
     "peopl": "person",
     "person": "person",
+    "rating": "star",
+    "rated": "star",
+    "star": "star",
+    "address": "locat",
+    "meal": "food",
+    "dish": "food",
+    "cuisin": "food",
+    "food": "food",
+    "hurt": "injur",
+    "wound": "injur",
+    "injur": "injur",
+    "decision": "decid",
+    "decid": "decid",
 }
+
+# US states and a few countries, with the codes a record uses for them ("state": "CA").
+ALIASES: dict[str, tuple[str, ...]] = {
+    name.casefold(): (code.casefold(),)
+    for name, code in (
+        pair.split("=")
+        for pair in """Alabama=AL Alaska=AK Arizona=AZ Arkansas=AR California=CA Colorado=CO Connecticut=CT
+        Delaware=DE Florida=FL Georgia=GA Hawaii=HI Idaho=ID Illinois=IL Indiana=IN Iowa=IA Kansas=KS
+        Kentucky=KY Louisiana=LA Maine=ME Maryland=MD Massachusetts=MA Michigan=MI Minnesota=MN
+        Mississippi=MS Missouri=MO Montana=MT Nebraska=NE Nevada=NV Ohio=OH Oklahoma=OK Oregon=OR
+        Pennsylvania=PA Tennessee=TN Texas=TX Utah=UT Vermont=VT Virginia=VA Washington=WA
+        Wisconsin=WI Wyoming=WY""".split()  # noqa: SIM905 (a word list reads better as prose)
+    )
+} | {
+    "usa": ("united states", "u.s."),
+    "us": ("united states", "u.s."),
+    "uk": ("united kingdom", "britain"),
+}
+
+
+_CODES = {codes[0].upper(): name for name, codes in ALIASES.items() if len(codes) == 1}
 
 _SUFFIXES = (
     "ational",
@@ -151,6 +193,25 @@ _SUFFIXES = (
 )
 
 
+def _strip(w: str) -> str:
+    """The suffix-stripping part of :func:`stem`, without the synonym list."""
+    for suffix in _SUFFIXES:
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            w = w[: -len(suffix)]
+            break
+    if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "lsz":
+        w = w[:-1]
+    return w
+
+
+# The plural / third person of a listed word reaches the same canonical stem: the list is also
+# keyed by the stripped form of each entry + "s" ("offers" strips to "off", "prices" to "pric").
+_STEM_SYNONYMS: dict[str, str] = {
+    **{_strip(k + "s"): v for k, v in _SYNONYMS.items() if len(k) > 3},
+    **_SYNONYMS,
+}
+
+
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """A deterministic suffix-stripping stem (lemma-lite), mapped through the synonym list."""
@@ -162,13 +223,8 @@ def stem(word: str) -> str:
         return _SYNONYMS[w]
     if not w.isalpha():
         return w
-    for suffix in _SUFFIXES:
-        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
-            w = w[: -len(suffix)]
-            break
-    if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "lsz":
-        w = w[:-1]
-    return _SYNONYMS.get(w, w)
+    w = _strip(w)
+    return _STEM_SYNONYMS.get(w, w)
 
 
 def words(text: str) -> list[str]:
@@ -185,9 +241,32 @@ def content_stems(text: str) -> set[str]:
     }
 
 
+_COMPOUND = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)+|[A-Za-z]*[a-z][A-Z][A-Za-z]*")
+
+
+def compound_stems(text: str) -> set[str]:
+    """Stems of adjacent word pairs written as one word elsewhere: "TakeOut" and "take-out" give
+    "takeout", "WiFi" gives "wifi" (evidence side only, so a claim's word count is unchanged)."""
+    out: set[str] = set()
+    for m in _COMPOUND.finditer(text):
+        parts = _CAMEL.sub(" ", m.group().replace("-", " ")).split()
+        out.update(stem(a + b) for a, b in itertools.pairwise(parts))
+    return out
+
+
+# a cheap pre-check: a text without any of these cannot carry a negation cue
+_ANY_CUE = re.compile(r"no|ne|without|cannot|n't|n\u2019t", re.I)
+
+
 def negated(text: str) -> bool:
     """Whether the text carries a negation cue ("not", "no", "n't", "non-", "without"...)."""
-    return any(_is_cue(w) for w in _WORD.findall(text))
+    tokens = _WORD.findall(text)
+    return any(_is_cue(w) and not _is_ordinal_no(w, tokens[i + 1 : i + 2]) for i, w in enumerate(tokens))
+
+
+def _is_ordinal_no(word: str, following: list[str]) -> bool:
+    """ "No. 74", "world no 1": "no" before a figure abbreviates "number", it negates nothing."""
+    return word.casefold() == "no" and bool(following) and following[0][0].isdigit()
 
 
 def _is_cue(word: str) -> bool:
@@ -202,10 +281,12 @@ _SCOPE_END = frozenset({"and", "but", "while", "whereas", "although", "though", 
 
 def negated_stems(text: str) -> frozenset[str]:
     """Stems of the content words within the scope of a negation cue (a clause boundary ends it)."""
+    if not _ANY_CUE.search(text):
+        return frozenset()
     tokens = _WORD.findall(_ESCAPE.sub(" ", text).replace("_", " "))
     out: set[str] = set()
     for i, tok in enumerate(tokens):
-        if not _is_cue(tok):
+        if not _is_cue(tok) or _is_ordinal_no(tok, tokens[i + 1 : i + 2]):
             continue
         taken = 0
         for t in tokens[i + 1 : i + 1 + NEGATION_SCOPE]:
@@ -330,6 +411,7 @@ def segments_of(evidence_id: str, text: str) -> list[Segment]:
                 text,
                 ((start, end),),
                 extra=" ".join(keypath[:-1]),
+                also=_CODES.get(value.strip('"'), ""),  # "state": "CA" also states "california"
                 negative=value.casefold() in _FALSY,
                 boolean=value.casefold() in _BOOLEAN,
             )
@@ -344,10 +426,16 @@ def _segment(
     extra: str = "",
     negative: bool = False,
     boolean: bool = False,
+    also: str = "",
 ) -> Segment:
     body = " ".join(text[s:e] for s, e in spans)
-    stems = frozenset(content_stems(body + " " + extra))
-    negs = frozenset(content_stems(body)) if negative else negated_stems(body)  # the key path is not negated
+    stems = frozenset(content_stems(body + " " + extra + " " + also) | compound_stems(body))
+    # the key path is not negated; "WiFi" is negated both as one word and as its parts "Wi Fi"
+    negs = (
+        frozenset(content_stems(body))
+        if negative
+        else negated_stems(body) | negated_stems(" ".join(words(body)))
+    )
     return Segment(evidence_id, spans, body, extra, negative, stems, negs, boolean)
 
 

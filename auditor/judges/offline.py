@@ -34,7 +34,7 @@ from auditor.claims_model import Claim
 from auditor.evidence_model import Answer, Evidence
 from auditor.judges import entities as ent
 from auditor.judges import numbers as num
-from auditor.judges.lexical import Segment, content_stems, merge, negated, negated_stems, segments_of
+from auditor.judges.lexical import Segment, content_stems, merge, negated, negated_stems, segments_of, words
 from auditor.text import normalise
 from auditor.verdicts import Citation, ClaimVerdict, JudgeIdentity, Label
 
@@ -128,8 +128,29 @@ class _ClaimCues:
     money: tuple[num.Quantity, ...]
 
 
+_REFERENCE = re.compile(r"\b(?:passages?|documents?|sources?|docs?|references?|refs?)\s*#?\s*$", re.I)
+
+
+def _checked(q: num.Quantity, text: str) -> bool:
+    """Whether a quantity of the claim is a figure to check.
+
+    Not "(Passage 2)", which cites a source, nor the opening "One reviewer ..." / "One customer ...",
+    which introduces an individual rather than counting (an opening "One year ..." still counts).
+    """
+    before = text[: max(text.find(q.text), 0)]
+    if q.kind == "number" and _REFERENCE.search(before):
+        return False
+    return not (
+        q.kind == "measure"
+        and q.raw == 1
+        and q.text.casefold().startswith("one ")
+        and not before.strip()
+        and q.unit not in {"time", "months", "mass", "length", "volume", "power"}
+    )
+
+
 def _cues(text: str) -> _ClaimCues:
-    quantities = tuple(num.extract(text))
+    quantities = tuple(q for q in num.extract(text) if _checked(q, text))
     words_only = text
     for q in quantities:
         words_only = words_only.replace(q.text, " ")
@@ -142,7 +163,7 @@ def _cues(text: str) -> _ClaimCues:
         frozenset(stems),
         quantities,
         tuple(ent.entities(words_only)),
-        negated_stems(text),
+        negated_stems(text) | negated_stems(" ".join(words(text))),  # "WiFi" and its parts "Wi Fi"
         aggregated,
         frozenset(stems & _MONEY_KEYS) if money else frozenset(),
         money,
