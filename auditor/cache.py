@@ -67,41 +67,56 @@ def cache_key(
     )
 
 
-class MemoryVerdictCache:
+T = TypeVar("T")
+
+
+class _MemoryCache(Generic[T]):
     def __init__(self) -> None:
-        self._items: dict[str, ClaimVerdict] = {}
+        self._items: dict[str, T] = {}
 
     def __len__(self) -> int:
         return len(self._items)
 
-    def get(self, key: str) -> ClaimVerdict | None:
+    def get(self, key: str) -> T | None:
         return self._items.get(key)
 
-    def put(self, key: str, verdict: ClaimVerdict) -> None:
-        self._items[key] = verdict
+    def put(self, key: str, value: T) -> None:
+        self._items[key] = value
 
 
-class JsonlVerdictCache(MemoryVerdictCache):
-    """The memory cache, loaded from and appended to a JSON-lines file."""
+class _JsonlCache(_MemoryCache[T]):
+    """A memory cache loaded from and appended to a JSON-lines file (``{"key": ..., "value": ...}``)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, load: Callable[[Any], T], dump: Callable[[T], Any]) -> None:
         super().__init__()
         self.path = path
+        self._dump = dump
         self.damaged_lines = 0
         if path.exists():
             with path.open(encoding="utf-8") as f:
                 for line in f:
                     try:
                         row = json.loads(line)
-                        super().put(str(row["key"]), ClaimVerdict.model_validate(row["verdict"]))
+                        super().put(str(row["key"]), load(row["value"]))
                     except (ValueError, KeyError, TypeError, ValidationError):
                         self.damaged_lines += 1
 
-    def put(self, key: str, verdict: ClaimVerdict) -> None:
-        super().put(key, verdict)
+    def put(self, key: str, value: T) -> None:
+        super().put(key, value)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.path.open("a", encoding="utf-8") as f:
-            f.write(json.dumps({"key": key, "verdict": verdict.model_dump(mode="json")}) + "\n")
+            f.write(json.dumps({"key": key, "value": self._dump(value)}) + "\n")
+
+
+class MemoryVerdictCache(_MemoryCache[ClaimVerdict]):
+    """Implements :class:`VerdictCache` in a dict."""
+
+
+class JsonlVerdictCache(_JsonlCache[ClaimVerdict]):
+    """Implements :class:`VerdictCache` over a JSON-lines file (damaged lines skipped and counted)."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path, ClaimVerdict.model_validate, lambda v: v.model_dump(mode="json"))
 
 
 class CachingJudge:
@@ -152,8 +167,6 @@ class CachingJudge:
 
 
 # -- decompositions and fused results ------------------------------------------------------------
-
-T = TypeVar("T")
 
 
 class DecompositionCache(Protocol):
@@ -218,44 +231,6 @@ def fused_from_json(data: Any) -> FusedResult:
 def cacheable_fused(result: FusedResult) -> bool:
     """A fused result may be cached when its call succeeded and none of its verdicts is ``unjudged``."""
     return not result.failed and all(v.label != Label.UNJUDGED for v in result.verdicts)
-
-
-class _MemoryCache(Generic[T]):
-    def __init__(self) -> None:
-        self._items: dict[str, T] = {}
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def get(self, key: str) -> T | None:
-        return self._items.get(key)
-
-    def put(self, key: str, value: T) -> None:
-        self._items[key] = value
-
-
-class _JsonlCache(_MemoryCache[T]):
-    """A memory cache loaded from and appended to a JSON-lines file (``{"key": ..., "value": ...}``)."""
-
-    def __init__(self, path: Path, load: Callable[[Any], T], dump: Callable[[T], Any]) -> None:
-        super().__init__()
-        self.path = path
-        self._dump = dump
-        self.damaged_lines = 0
-        if path.exists():
-            with path.open(encoding="utf-8") as f:
-                for line in f:
-                    try:
-                        row = json.loads(line)
-                        super().put(str(row["key"]), load(row["value"]))
-                    except (ValueError, KeyError, TypeError, ValidationError):
-                        self.damaged_lines += 1
-
-    def put(self, key: str, value: T) -> None:
-        super().put(key, value)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.open("a", encoding="utf-8") as f:
-            f.write(json.dumps({"key": key, "value": self._dump(value)}) + "\n")
 
 
 class MemoryDecompositionCache(_MemoryCache[Decomposition]):
