@@ -8,12 +8,10 @@ judge's identity, so later audits with the same judge can show corrected rates.
 
 from __future__ import annotations
 
-import inspect
 import uuid
 from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from auditor import __version__
 from auditor.audit import audit_async
@@ -22,7 +20,6 @@ from auditor.calibration_map import LabelledRecord, compare, load_labelled
 from auditor.ingest import file_digest
 from auditor.judging import Decomposer
 from auditor.llm.client import run_sync
-from auditor.pipeline import policy_ref
 from auditor.policy import Policy, load_policy
 from auditor.records import FORMAT
 from auditor.results import AuditResult, JudgeRef
@@ -100,11 +97,7 @@ async def calibrate_async(
     """See :func:`calibrate`."""
     records = load_labelled(path)
     policy = policy or load_policy()
-    options: dict[str, Any] = {}
-    if "store" in inspect.signature(audit_async).parameters:
-        options["store"] = (
-            False  # the calibration is stored below; the audit behind it is not a run of its own
-        )
+    # The calibration is stored below; the audit behind it is not a run of its own.
     result, _ = await audit_async(
         [path],
         policy=policy,
@@ -115,12 +108,8 @@ async def calibrate_async(
         decomposer=decomposer,
         format=FORMAT,
         concurrency=concurrency,
-        **options,
+        store=False,
     )
-    if result.run.policy is None:
-        result = result.model_copy(
-            update={"run": result.run.model_copy(update={"policy": policy_ref(policy)})}
-        )
     calibration = calibration_from(
         records, result, labelled_path=str(path), labelled_sha256=file_digest(path), decomposer=decomposer
     )

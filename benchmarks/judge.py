@@ -20,7 +20,6 @@ included (its per-item cache cleared first) and with it warm.
 
 from __future__ import annotations
 
-import inspect
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -84,8 +83,7 @@ def _time_judge(audits: list[AnswerAudit]) -> tuple[int, float]:
 
 async def run(dev: Path = DEV) -> dict[str, Any]:
     records = load_labelled(dev)
-    options: dict[str, Any] = {"store": False} if "store" in inspect.signature(audit_async).parameters else {}
-    result, audits = await audit_async([dev], judge="offline", format=FORMAT, **options)
+    result, audits = await audit_async([dev], judge="offline", format=FORMAT, store=False)
     answers = {a.trace_id: a for a in result.answers}
     cleared = _clear_caches()
     claims, cold = _time_judge(audits)

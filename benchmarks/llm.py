@@ -16,7 +16,6 @@ with concurrency ``C``. Each mode runs in a fresh app directory (a cold verdict 
 
 from __future__ import annotations
 
-import inspect
 import json
 import os
 import tempfile
@@ -76,9 +75,8 @@ def _fresh_home() -> Iterator[Path]:
 
 
 async def _audit(
-    path: Path, server: FakeOpenAI, *, decomposer: str, cascade: bool, cache: bool, concurrency: int
+    path: Path, server: FakeOpenAI, *, decomposer: Decomposer, cascade: bool, cache: bool, concurrency: int
 ) -> dict[str, Any]:
-    options: dict[str, Any] = {"store": False} if "store" in inspect.signature(audit_async).parameters else {}
     before = server.requests
     started = time.perf_counter()
     result, _ = await audit_async(
@@ -87,10 +85,10 @@ async def _audit(
         base_url=server.base_url,
         cascade=cascade,
         cache=cache,
-        decomposer=decomposer,  # type: ignore[arg-type]
+        decomposer=decomposer,
         format=FORMAT,
         concurrency=concurrency,
-        **options,
+        store=False,
     )
     seconds = time.perf_counter() - started
     usage = (result.run.usage or {}).get("llm", {})
@@ -124,7 +122,7 @@ async def run(
         "ideal_answers_per_second": concurrency / latency,
         "modes": {},
     }
-    modes: list[tuple[str, str, bool]] = [
+    modes: list[tuple[str, Decomposer, bool]] = [
         ("throughput (rules, no cascade)", "rules", False),
         ("separate (llm decomposer, no cascade)", "llm", False),
     ]
@@ -148,10 +146,11 @@ async def run(
             row["ratio_to_ideal"] = row["answers_per_second"] / results["ideal_answers_per_second"]
             results["modes"][name] = row
         second: dict[str, Any] = {}
-        for name, decomposer, cascade in (
+        repeated: list[tuple[str, Decomposer, bool]] = [
             ("cascade (rules decomposer)", "rules", True),
             ("separate (llm decomposer, no cascade)", "llm", False),
-        ):
+        ]
+        for name, decomposer, cascade in repeated:
             with _fresh_home():
                 first = await _audit(
                     path, server, decomposer=decomposer, cascade=cascade, cache=True, concurrency=concurrency
