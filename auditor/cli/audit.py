@@ -22,6 +22,7 @@ from auditor.cli.options import (
     judge_option,
     labels_option,
     policy_option,
+    report_option,
     traces_argument,
 )
 from auditor.cli.progress import progress_reporter
@@ -126,13 +127,7 @@ def _ratio(figure: dict[str, float | int | None]) -> str:
     default=None,
     help="Write the result as JSON (see README, 'The JSON result') to this file, or - for stdout.",
 )
-@click.option(
-    "--report",
-    "report_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Write the self-contained HTML audit report to this file.",
-)
+@report_option
 @db_option
 @click.option("--store/--no-store", default=True, show_default=True, help="Record the run in the store.")
 @click.option(

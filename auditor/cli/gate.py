@@ -14,7 +14,7 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
-from auditor.cli.options import base_url_option, db_option, format_option, judge_option
+from auditor.cli.options import base_url_option, db_option, format_option, judge_option, report_option
 from auditor.correction import describe as describe_correction
 from auditor.errors import AuditorError
 from auditor.gate import GateDecision, GateRun, describe_rate, run_gate
@@ -88,13 +88,7 @@ def print_decision(run: GateRun, console: Console) -> None:
     default=None,
     help="Write JUnit XML here (one test case per answer).",
 )
-@click.option(
-    "--report",
-    "report_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Write the HTML report here.",
-)
+@report_option
 @judge_option
 @base_url_option
 @db_option

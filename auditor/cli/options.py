@@ -70,3 +70,11 @@ labels_option = click.option(
     default=None,
     help="Labels file (JSONL: answerable per question): adds refusal accuracy and over-refusal.",
 )
+
+report_option = click.option(
+    "--report",
+    "report_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the self-contained HTML audit report to this file.",
+)
