@@ -1,7 +1,7 @@
 """trace-auditor: a groundedness auditor for tool-using agents.
 
-The pipeline, one module per stage: ``trace -> evidence -> policy -> claims -> verdicts ->
-metrics -> results -> store | report``. See ``README.md`` for the commands and the JSON contract.
+The pipeline, one package per stage: ``trace -> evidence -> policy -> claims -> judges ->
+results -> metrics -> store | report`` (``docs/architecture.md``). See ``README.md`` for the commands and the JSON contract.
 
 The names below are the public API; they are imported on first use, so ``import auditor`` stays
 cheap (no model client, database or statistics library is loaded until asked for).
@@ -17,7 +17,7 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "audit": "auditor.audit",
     "collect_evidence": "auditor.pipeline",
-    "read_traces": "auditor.ingest",
+    "read_traces": "auditor.trace",
     "reconstruct": "auditor.evidence",
     "load_policy": "auditor.policy",
     "Policy": "auditor.policy",

@@ -1,8 +1,10 @@
-"""``audit()``: the library call behind ``auditor audit`` (a sync edge over the async pipeline).
+"""``audit()`` and ``calibrate()``: the runs around the pipeline (sync edges over async code).
 
 It adds to the pipeline what a run needs around it: the store (each answer is saved as it
 finishes, so an interrupted run keeps its work and can be resumed), the verdict cache in the
 store, the metrics summary, token usage, and progress reports for a caller to display.
+``calibrate()`` audits a labelled file the same way (with no run of its own) and stores the
+judge's calibration (:mod:`auditor.calibration`), which later audits use to correct their rates.
 """
 
 from __future__ import annotations
@@ -13,18 +15,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from auditor.cache import CachingFused
-from auditor.correction import corrected_share
-from auditor.judging import Decomposer, JudgeSetup, build_judge
-from auditor.labels import Labels
-from auditor.llm.client import run_sync
-from auditor.metrics import summarise
+from auditor.calibration import Calibration, calibration_from, corrected_share, load_labelled
+from auditor.judges import CachingFused, Decomposer, JudgeSetup, build_judge
+from auditor.llm import run_sync
+from auditor.metrics import Labels, summarise
 from auditor.pipeline import AnswerAudit, audit_all, audit_out, find_answers, run_info
 from auditor.policy import Policy, load_policy
 from auditor.results import AnswerOut, AuditResult, RunInfo, judge_ref
-from auditor.store import SqlDecompositionCache, SqlFusedCache, SqlVerdictCache, Store
-from auditor.store.store import trace_digest
-from auditor.trace import Trace
+from auditor.store import SqlDecompositionCache, SqlFusedCache, SqlVerdictCache, Store, trace_digest
+from auditor.trace import FORMAT, Trace, file_digest
 
 
 @dataclass(frozen=True)
@@ -249,3 +248,83 @@ def audit(
         )
     )
     return result
+
+
+async def calibrate_async(
+    path: Path,
+    *,
+    judge: str = "offline",
+    policy: Policy | None = None,
+    base_url: str | None = None,
+    cascade: bool = True,
+    cache: bool = True,
+    decomposer: Decomposer = "rules",
+    concurrency: int = 8,
+    db_url: str | None = None,
+    store: bool = True,
+) -> Calibration:
+    """See :func:`calibrate`."""
+    records = load_labelled(path)
+    policy = policy or load_policy()
+    # The calibration is stored below; the audit behind it is not a run of its own.
+    result, _ = await audit_async(
+        [path],
+        policy=policy,
+        judge=judge,
+        base_url=base_url,
+        cascade=cascade,
+        cache=cache,
+        decomposer=decomposer,
+        format=FORMAT,
+        concurrency=concurrency,
+        store=False,
+    )
+    calibration = calibration_from(
+        records, result, labelled_path=str(path), labelled_sha256=file_digest(path), decomposer=decomposer
+    )
+    if store:
+        with Store(db_url) as opened:
+            opened.save_calibration(calibration)
+    return calibration
+
+
+def calibrate(
+    path: Path,
+    *,
+    judge: str = "offline",
+    policy: Policy | None = None,
+    base_url: str | None = None,
+    cascade: bool = True,
+    cache: bool = True,
+    decomposer: Decomposer = "rules",
+    concurrency: int = 8,
+    db_url: str | None = None,
+    store: bool = True,
+) -> Calibration:
+    """Measure a judge against a labelled file and store the calibration under the judge's identity.
+
+    Args:
+        path: a labelled JSONL file (the dev-set shape; see ``docs/calibration.md``).
+        judge: ``offline`` or ``openai:MODEL``, as for ``audit``.
+        policy: the policy to audit under (the shipped default when None).
+        base_url, cascade, cache, decomposer, concurrency: as for :func:`auditor.audit.audit`.
+        db_url: the store to save into (default: the app directory's SQLite file or ``AUDITOR_DB_URL``).
+        store: save the calibration (``False``: only compute it).
+
+    Raises:
+        UsageError: the labelled file cannot be read or has a bad line (file and line named).
+    """
+    return run_sync(
+        lambda: calibrate_async(
+            path,
+            judge=judge,
+            policy=policy,
+            base_url=base_url,
+            cascade=cascade,
+            cache=cache,
+            decomposer=decomposer,
+            concurrency=concurrency,
+            db_url=db_url,
+            store=store,
+        )
+    )

@@ -16,25 +16,24 @@ from functools import partial
 from pathlib import Path
 from typing import Protocol
 
-from auditor.claims_model import ClaimExtractor, Decomposition
-from auditor.evidence import reconstruct
-from auditor.evidence_model import Answer, Evidence
-from auditor.ingest import IngestResult, read_traces
-from auditor.llm.fused import FusedResult
-from auditor.outcome import AnswerFigures, answer_figures
+from auditor.claims import ClaimExtractor, Decomposition
+from auditor.evidence import Answer, Evidence, reconstruct
+from auditor.judges import ClaimVerdict, FusedResult, Judge, JudgeIdentity, check_complete, verify_quotes
 from auditor.policy import Decision, Policy, evaluate, load_policy
 from auditor.results import (
+    AnswerFigures,
     AnswerOut,
     AuditResult,
     InputRef,
     PolicyRef,
     ProblemOut,
     RunInfo,
+    answer_figures,
     answer_out,
     claim_out,
     judge_ref,
 )
-from auditor.verdicts import ClaimVerdict, Judge, JudgeIdentity, check_complete, verify_quotes
+from auditor.trace import IngestResult, read_traces
 
 
 def policy_ref(policy: Policy) -> PolicyRef:

@@ -26,12 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from auditor.audit import audit_async
-from auditor.calibration import LevelReport, level_report
-from auditor.calibration_map import compare, human_claim_verdict, load_labelled
-from auditor.judges import offline
-from auditor.judges.offline import OfflineJudge
+from auditor.calibration import LevelReport
+from auditor.calibration._agreement import level_report
+from auditor.calibration._labelled import compare, human_claim_verdict, load_labelled
+from auditor.judges import _offline as offline
+from auditor.judges._offline import OfflineJudge
 from auditor.pipeline import AnswerAudit
-from auditor.records import FORMAT
+from auditor.trace import FORMAT
 
 DEV = (
     Path(__file__).resolve().parents[1].parent / "shared" / "data" / "labelled" / "dev.jsonl"

@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any, get_args
 
 from auditor.audit import audit_async
-from auditor.judging import Decomposer
-from auditor.records import FORMAT
+from auditor.judges import Decomposer
+from auditor.trace import FORMAT
 from tests.support.fake_openai import FakeOpenAI
 
 _CITIES = ["Lyon", "Porto", "Turin", "Ghent", "Leeds", "Graz", "Brno", "Cork"]

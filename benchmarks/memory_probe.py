@@ -12,9 +12,9 @@ import sys
 import time
 from pathlib import Path
 
-from auditor.adapters import get_adapter
-from auditor.ingest import iter_file
 from auditor.trace import Trace
+from auditor.trace._adapters import get_adapter
+from auditor.trace._ingest import iter_file
 
 
 def _peak_kb() -> int:

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from auditor.audit import Progress, audit, audit_async
 from auditor.cli import cli
-from auditor.llm.client import run_sync
+from auditor.llm import run_sync
 from auditor.policy import load_policy
 from auditor.store import Store
 from tests.conftest import FIXTURES, ROOT
@@ -62,7 +62,7 @@ def test_re_auditing_the_same_traces_stores_each_trace_once(tmp_path: Path) -> N
     with Store(db) as store:
         from sqlalchemy import func, select
 
-        from auditor.store.schema import TraceRecord
+        from auditor.store._schema import TraceRecord
 
         with store.engine.connect() as conn:
             traces = conn.scalar(select(func.count()).select_from(TraceRecord))
@@ -98,7 +98,7 @@ def test_unknown_run_is_a_usage_error(tmp_path: Path) -> None:
 def test_audit_shows_the_corrected_share_beside_the_raw_one_once_the_judge_is_calibrated(
     tmp_path: Path,
 ) -> None:
-    from auditor.calibration_run import calibrate
+    from auditor.audit import calibrate
 
     dev = ROOT.parent / "shared" / "data" / "labelled" / "dev.jsonl"
     if not dev.exists():

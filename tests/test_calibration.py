@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from auditor.calibration import Pair, bootstrap_kappa, confusion, kappa_of, level_report
-from auditor.calibration_map import (
+from auditor.audit import calibrate
+from auditor.calibration._agreement import Pair, bootstrap_kappa, confusion, kappa_of, level_report
+from auditor.calibration._labelled import (
     HumanSpan,
     JudgedClaim,
     LabelledRecord,
@@ -19,7 +20,6 @@ from auditor.calibration_map import (
     load_labelled,
     worst,
 )
-from auditor.calibration_run import calibrate
 from auditor.cli.calibrate import calibrate_command
 from auditor.errors import UsageError
 from auditor.store import Store

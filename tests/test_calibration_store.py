@@ -7,10 +7,11 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import inspect
 
 import tests.test_store
-from auditor.calibration import Calibration, level_report
+from auditor.calibration import Calibration
+from auditor.calibration._agreement import level_report
+from auditor.judges import JudgeIdentity
 from auditor.store import Store
-from auditor.store.migrate import head_revision
-from auditor.verdicts import JudgeIdentity
+from auditor.store._migrate import head_revision
 from tests.test_store import db_url, fresh_pg_url, pg_url  # noqa: F401  (fixtures)
 
 store = tests.test_store.store  # the fixture, re-exported for pytest

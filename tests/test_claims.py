@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from auditor.claims import RuleExtractor, decompose_answer, decompose_text
-from auditor.claims_model import Claim, ClaimExtractor, Decomposition, ScreenReason
-from auditor.evidence_model import Answer
+from auditor.claims import Claim, ClaimExtractor, Decomposition, RuleExtractor, ScreenReason
+from auditor.claims._rules import decompose_answer, decompose_text
+from auditor.evidence import Answer
 
 
 def _texts(d: Decomposition, *, screened: bool | None = False) -> list[str]:

@@ -4,17 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from auditor.calibration import Calibration, ConfusionMatrix, level_report
-from auditor.correction import (
-    CannotCorrect,
-    CorrectedRate,
-    correct,
-    corrected_share,
-    delta_interval,
-    describe,
-    rogan_gladen,
-)
-from auditor.metrics_rates import rate
+from auditor.calibration import Calibration, corrected_share, describe
+from auditor.calibration._agreement import ConfusionMatrix, level_report
+from auditor.calibration._correction import correct, delta_interval, rogan_gladen
+from auditor.metrics import CannotCorrect, CorrectedRate, rate
 
 
 def test_rogan_gladen_hand_computed() -> None:
@@ -74,7 +67,7 @@ def calibration(tp: int, fn: int, fp: int, tn: int) -> Calibration:
     )
     from datetime import UTC, datetime
 
-    from auditor.verdicts import JudgeIdentity
+    from auditor.judges import JudgeIdentity
 
     return Calibration(
         id="c0ffee" * 4,

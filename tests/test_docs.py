@@ -8,7 +8,8 @@ import pytest
 
 import auditor
 from auditor.cli import cli
-from auditor.policy import load_policy, shipped_policies
+from auditor.policy import load_policy
+from auditor.policy._loading import shipped_policies
 from auditor.settings import SETTINGS
 from tests.conftest import ROOT
 

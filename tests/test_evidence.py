@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from auditor.evidence import reconstruct
-from auditor.evidence_model import AnswerSelection, EvidenceKind
+from auditor.evidence import AnswerSelection, EvidenceKind, reconstruct
 from auditor.trace import Document, ToolCall
 from tests.tracebuilder import TraceBuilder, assistant, system, tool_msg, user
 

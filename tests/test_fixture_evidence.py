@@ -14,10 +14,9 @@ from typing import Any
 
 import pytest
 
-from auditor.evidence import reconstruct
-from auditor.evidence_model import Answer, EvidenceKind
-from auditor.ingest import read_traces
+from auditor.evidence import Answer, EvidenceKind, reconstruct
 from auditor.text import normalise
+from auditor.trace import read_traces
 from tests.conftest import FIXTURES
 
 ENCODINGS = ("openinference.otlp.jsonl", "openinference.otlp.pb", "openllmetry.otlp.jsonl", "runtree.json")

@@ -11,9 +11,9 @@ import xmlschema
 from click.testing import CliRunner
 
 from auditor.cli.gate import gate_command
-from auditor.gate import decide
+from auditor.gate._gate import decide
 from auditor.metrics import summarise
-from auditor.policy_model import Thresholds
+from auditor.policy import Thresholds
 from auditor.results import AnswerOut, ClaimOut
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -157,7 +157,7 @@ def test_junit_validates_against_the_jenkins_schema(tmp_path: Path) -> None:
 
 
 def test_junit_survives_control_characters_in_trace_text(tmp_path: Path) -> None:
-    from auditor.junit import junit_xml
+    from auditor.gate._junit import junit_xml
     from auditor.results import AuditResult, RunInfo
 
     answer = _answer("a-1", [("supported", "Fine."), ("contradicted", "Bad \x07 bell & <tag>")])

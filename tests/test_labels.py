@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from auditor.errors import UsageError
-from auditor.labels import load_labels, match_labels
+from auditor.metrics import load_labels, match_labels
 from tests.test_metrics import ans
 
 

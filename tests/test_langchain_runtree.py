@@ -11,9 +11,8 @@ import pytest
 from auditor_langchain.messages import split_prompt
 from auditor_langchain.runtree import RunTreeAdapter
 
-from auditor.adapters import detect_adapter, get_adapter
-from auditor.problems import Problem, Severity
-from auditor.trace import Span, SpanKind, SpanStatus, Trace
+from auditor.trace import Problem, Severity, Span, SpanKind, SpanStatus, Trace
+from auditor.trace._adapters import detect_adapter, get_adapter
 
 ROOT = "0b9f1a9e-0000-4000-8000-000000000001"
 LLM = "0b9f1a9e-0000-4000-8000-000000000002"

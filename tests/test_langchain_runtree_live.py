@@ -17,8 +17,7 @@ from typing import Any
 import pytest
 from auditor_langchain.runtree import RunTreeAdapter
 
-from auditor.problems import Problem
-from auditor.trace import Message, Span, SpanKind, Trace
+from auditor.trace import Message, Problem, Span, SpanKind, Trace
 
 HERE = Path(__file__).parent
 

@@ -13,8 +13,7 @@ from typing import Any
 from auditor_langchain.runtree import EVICTED_REASON, PART_REASON, RunTreeAdapter
 from test_langchain_runtree import ROOT, run, sample_runs
 
-from auditor.problems import Problem, Severity
-from auditor.trace import Trace
+from auditor.trace import Problem, Severity, Trace
 
 
 class SmallReads(io.BytesIO):

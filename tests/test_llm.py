@@ -12,12 +12,13 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from auditor.claims_model import Claim
-from auditor.evidence_model import Answer, Evidence
-from auditor.judges.llm import LLMJudge
-from auditor.llm.client import LLMClient, estimate_cost, retry_after_seconds, run_sync
-from auditor.llm.prompts import PROMPT_VERSION, EvidenceIn, JudgeInput, render_judge
-from auditor.verdicts import ClaimVerdict, Label
+from auditor.claims import Claim
+from auditor.evidence import Answer, Evidence
+from auditor.judges import PROMPT_VERSION, ClaimVerdict, Label
+from auditor.judges._llm import LLMJudge
+from auditor.judges._prompts import EvidenceIn, JudgeInput, render_judge
+from auditor.llm import LLMClient, run_sync
+from auditor.llm._client import estimate_cost, retry_after_seconds
 from tests.support.fake_openai import FakeOpenAI, make_answer, make_evidence
 
 REFUND = make_evidence(
@@ -352,7 +353,7 @@ def test_run_sync_at_the_edge_only(server: FakeOpenAI) -> None:
 
 
 def test_missing_key_says_what_to_do(monkeypatch: pytest.MonkeyPatch) -> None:
-    from auditor.llm.client import LLMError
+    from auditor.errors import LLMError
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(LLMError, match="set OPENAI_API_KEY"):
@@ -375,7 +376,7 @@ def test_unreachable_server_is_api_error_after_retries() -> None:
 
 @pytest.mark.parametrize("allow", [False, True])
 def test_schemas_match_the_output_models(allow: bool) -> None:
-    from auditor.llm import prompts
+    from auditor.judges import _prompts as prompts
 
     pairs: list[tuple[dict[str, Any], type[BaseModel]]] = [
         (prompts.judge_schema(allow)["properties"]["verdicts"]["items"], prompts.VerdictOut),

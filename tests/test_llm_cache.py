@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 
-from auditor.cache import (
+from auditor.claims import Decomposition
+from auditor.evidence import Answer, Evidence
+from auditor.judges import CachingFused, ClaimVerdict, FusedResult, JudgeIdentity, Label, call_failed
+from auditor.judges._cache import (
     CachingExtractor,
-    CachingFused,
     DecompositionCache,
     FusedCache,
     JsonlDecompositionCache,
@@ -22,13 +24,11 @@ from auditor.cache import (
     fused_key,
     rebase,
 )
-from auditor.claims_model import Decomposition
-from auditor.evidence_model import Answer, Evidence
-from auditor.llm.client import LLMClient
-from auditor.llm.decompose import LLMDecomposer, call_failed
-from auditor.llm.fused import FusedAuditor, FusedResult
-from auditor.llm.parse import unjudged
-from auditor.verdicts import ClaimVerdict, JudgeIdentity, Label, UnjudgedReason
+from auditor.judges._decompose import LLMDecomposer
+from auditor.judges._fused import FusedAuditor
+from auditor.judges._parse import unjudged
+from auditor.judges._verdicts import UnjudgedReason
+from auditor.llm import LLMClient
 from tests.support.fake_openai import FakeOpenAI, make_answer
 from tests.test_llm_modes import POLICY, REFUND, answers, check_offsets, client_for
 

@@ -9,15 +9,16 @@ from typing import Any
 
 import pytest
 
-from auditor.cache import CachingJudge, JsonlVerdictCache, MemoryVerdictCache, VerdictCache
-from auditor.claims_model import Claim, Decomposition, ScreenReason
-from auditor.evidence_model import Answer, Evidence
-from auditor.judges.cascade import CascadeJudge
-from auditor.judges.llm import LLMJudge
-from auditor.llm.client import LLMClient
-from auditor.llm.decompose import LLMDecomposer, locate
-from auditor.llm.fused import FusedAuditor, FusedResult
-from auditor.verdicts import ClaimVerdict, Label, UnjudgedReason
+from auditor.claims import Claim, Decomposition, ScreenReason
+from auditor.evidence import Answer, Evidence
+from auditor.judges import ClaimVerdict, FusedResult, Label
+from auditor.judges._cache import CachingJudge, JsonlVerdictCache, MemoryVerdictCache, VerdictCache
+from auditor.judges._cascade import CascadeJudge
+from auditor.judges._decompose import LLMDecomposer, locate
+from auditor.judges._fused import FusedAuditor
+from auditor.judges._llm import LLMJudge
+from auditor.judges._verdicts import UnjudgedReason
+from auditor.llm import LLMClient
 from tests.support.fake_openai import FakeOpenAI, make_answer, make_evidence
 
 
@@ -254,7 +255,7 @@ def test_cascade_accepts_any_settle_function_and_distrusts_bad_quotes(server: Fa
     answer, claims = make_answer(
         "Return shipping is free for members.", ["Return shipping is free for members."], (POLICY,)
     )
-    from auditor.verdicts import Citation
+    from auditor.judges._verdicts import Citation
 
     def liar(claim: Claim, admitted: Sequence[Evidence]) -> ClaimVerdict | None:
         return ClaimVerdict(

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from auditor.evidence_model import EvidenceKind
-from auditor.labels import Label, Labels
-from auditor.metrics import summarise
-from auditor.metrics_model import Rate, Segment
-from auditor.policy_model import Thresholds
+from auditor.evidence import EvidenceKind
+from auditor.metrics import Labels, Rate, summarise
+from auditor.metrics._labels import Label
+from auditor.metrics._model import Segment
+from auditor.policy import Thresholds
 from auditor.results import AnswerOut, CitationOut, ClaimOut, EvidenceOut
 
 WHEN = datetime(2026, 1, 1, tzinfo=UTC)

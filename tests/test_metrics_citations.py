@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from auditor.metrics import summarise
-from auditor.metrics_citations import marker_names
+from auditor.metrics._citations import marker_names
 from tests.test_metrics import ans, cl, ev, figures
 
 

@@ -8,7 +8,8 @@ from statistics import NormalDist
 
 import pytest
 
-from auditor.metrics import interval, rate
+from auditor.metrics import rate
+from auditor.metrics._rates import interval
 
 Z = NormalDist().inv_cdf(0.975)
 PAIRS = [(0, 1), (1, 1), (0, 10), (10, 10), (3, 10), (7, 25), (1, 40), (49, 50)]

@@ -12,11 +12,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from auditor.claims_model import Claim, ScreenReason
-from auditor.evidence_model import Answer, Evidence, EvidenceKind
-from auditor.judges import OfflineJudge
-from auditor.judges.offline import _prepare
-from auditor.verdicts import ClaimVerdict, Label, verify_quotes
+from auditor.claims import Claim, ScreenReason
+from auditor.evidence import Answer, Evidence, EvidenceKind
+from auditor.judges import ClaimVerdict, Label, verify_quotes
+from auditor.judges._offline import OfflineJudge, _prepare
 from tests.support.gen_traces import KB_DOCS, format_docs_text, get_order_text, get_refund_text
 
 JUDGE = OfflineJudge()

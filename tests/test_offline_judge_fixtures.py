@@ -12,8 +12,8 @@ import asyncio
 import pytest
 
 from auditor.claims import RuleExtractor
-from auditor.evidence_model import EvidenceKind
-from auditor.judges import OfflineJudge
+from auditor.evidence import EvidenceKind
+from auditor.judges._offline import OfflineJudge
 from auditor.pipeline import audit_paths
 from auditor.policy import load_policy
 from auditor.results import AnswerOut, ClaimOut

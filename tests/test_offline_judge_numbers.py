@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from auditor.judges.entities import entities
-from auditor.judges.lexical import json_pairs, negated_stems, segments_of
-from auditor.judges.numbers import comparable, extract, matches
+from auditor.judges._entities import entities
+from auditor.judges._lexical import json_pairs, negated_stems, segments_of
+from auditor.judges._numbers import comparable, extract, matches
 
 
 def one(text: str) -> object:

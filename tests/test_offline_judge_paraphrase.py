@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 
-from auditor.claims_model import Claim
-from auditor.evidence_model import Evidence, EvidenceKind
-from auditor.judges import OfflineJudge
-from auditor.judges.lexical import content_stems, negated, negated_stems, stem
-from auditor.verdicts import ClaimVerdict, Label, verify_quotes
+from auditor.claims import Claim
+from auditor.evidence import Evidence, EvidenceKind
+from auditor.judges import ClaimVerdict, Label, verify_quotes
+from auditor.judges._lexical import content_stems, negated, negated_stems, stem
+from auditor.judges._offline import OfflineJudge
 
 JUDGE = OfflineJudge()
 

@@ -16,8 +16,7 @@ import pytest
 from auditor_otel.otlp_json import OtlpJsonAdapter
 from auditor_otel.otlp_proto import OtlpProtoAdapter
 
-from auditor.problems import Problem, Severity
-from auditor.trace import SpanKind, Trace
+from auditor.trace import Problem, Severity, SpanKind, Trace
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 CAPTURES = ("openinference.otlp.jsonl", "openinference.otlp.pb", "openllmetry.otlp.jsonl")

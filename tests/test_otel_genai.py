@@ -7,8 +7,7 @@ import json
 
 from otel_samples.otlp import line, named, one_trace, parse, span
 
-from auditor.problems import Severity
-from auditor.trace import SpanKind, ToolCall
+from auditor.trace import Severity, SpanKind, ToolCall
 
 INPUT = [
     {"role": "user", "parts": [{"type": "text", "content": "Weather in Paris?"}]},

@@ -10,8 +10,7 @@ from auditor_otel.otlp_json import OtlpJsonAdapter
 from auditor_otel.otlp_proto import OtlpProtoAdapter
 from otel_samples.otlp import T0, TRACE, line, parse, request, sid, span
 
-from auditor.problems import Severity
-from auditor.trace import SpanStatus
+from auditor.trace import Severity, SpanStatus
 
 
 def test_trace_spread_over_lines_children_first_is_rebuilt() -> None:

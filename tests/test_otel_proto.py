@@ -14,8 +14,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from otel_samples.otlp import line, parse, span
 
-from auditor.problems import Severity
-from auditor.trace import SpanKind
+from auditor.trace import Severity, SpanKind
 
 
 def sdk_spans(service: str, tool_name: str = "get_order") -> list[ReadableSpan]:

@@ -15,8 +15,7 @@ from auditor_otel.otlp_proto import OtlpProtoAdapter
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 from otel_samples.otlp import T0, line, sid, span
 
-from auditor.problems import Problem, Severity
-from auditor.trace import Trace
+from auditor.trace import Problem, Severity, Trace
 
 
 def tid(k: int) -> str:

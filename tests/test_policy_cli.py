@@ -10,10 +10,9 @@ from click.testing import CliRunner
 
 from auditor.cli.policy import policy_group
 from auditor.errors import PolicyError
-from auditor.evidence import reconstruct
-from auditor.evidence_model import Answer, EvidenceKind
-from auditor.ingest import read_traces
+from auditor.evidence import Answer, EvidenceKind, reconstruct
 from auditor.policy import explain, load_policy
+from auditor.trace import read_traces
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 TRACE_FILES = ["runtree.json", "openinference.otlp.jsonl", "openinference.otlp.pb", "openllmetry.otlp.jsonl"]

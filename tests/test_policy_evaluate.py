@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from auditor.evidence_model import Answer, Evidence, EvidenceKind
+from auditor.evidence import Answer, Evidence, EvidenceKind
 from auditor.policy import Decision, Policy, evaluate, explain, parse_policy
 from auditor.policy import diff as policy_diff
 

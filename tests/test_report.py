@@ -13,9 +13,11 @@ from jinja2 import UndefinedError
 from scipy.stats import binomtest
 
 from auditor.audit import audit
-from auditor.metrics_model import Interval, Rate, Segment, Summary
+from auditor.metrics import Interval, Rate, Summary
+from auditor.metrics._model import Segment
 from auditor.policy import load_policy
-from auditor.report import ReportError, find_quote, marked_pieces, render_report, template, write_report
+from auditor.report import write_report
+from auditor.report._render import ReportError, find_quote, marked_pieces, render_report, template
 from auditor.results import AnswerOut, AuditResult, CitationOut, ClaimOut, EvidenceOut, JudgeRef
 from tests.conftest import FIXTURES
 

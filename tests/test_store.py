@@ -21,11 +21,12 @@ from click.testing import CliRunner
 from sqlalchemy import create_engine, func, inspect, make_url, select, text
 
 from auditor.audit import audit
-from auditor.cache import cache_key, decomposition_key, fused_key
-from auditor.claims_model import Claim, Decomposition, ScreenReason
+from auditor.claims import Claim, Decomposition, ScreenReason
 from auditor.cli.db import db_group
-from auditor.evidence_model import Answer, EvidenceKind
-from auditor.llm.fused import FusedResult
+from auditor.evidence import Answer, EvidenceKind
+from auditor.judges import ClaimVerdict, FusedResult, JudgeIdentity, Label
+from auditor.judges._cache import cache_key, decomposition_key, fused_key
+from auditor.judges._verdicts import Citation
 from auditor.results import (
     AnswerOut,
     AuditResult,
@@ -38,17 +39,10 @@ from auditor.results import (
     ProblemOut,
     RunInfo,
 )
-from auditor.store import (
-    SqlDecompositionCache,
-    SqlFusedCache,
-    SqlVerdictCache,
-    Store,
-    StoreError,
-    trace_digest,
-)
-from auditor.store.migrate import head_revision
-from auditor.store.schema import AnswerRecord, Base, ClaimRecord, EvidenceRecord, TraceRecord, VerdictRecord
-from auditor.verdicts import Citation, ClaimVerdict, JudgeIdentity, Label
+from auditor.store import SqlDecompositionCache, SqlFusedCache, SqlVerdictCache, Store, trace_digest
+from auditor.store._migrate import head_revision
+from auditor.store._schema import AnswerRecord, Base, ClaimRecord, EvidenceRecord, TraceRecord, VerdictRecord
+from auditor.store._store import StoreError
 from tests.conftest import FIXTURES
 
 PG_DEFAULT = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -387,7 +381,7 @@ def test_saving_the_same_answer_again_replaces_it(store: Store) -> None:
 
 
 def test_reingesting_a_trace_does_not_duplicate_it(store: Store) -> None:
-    from auditor.ingest import read_traces
+    from auditor.trace import read_traces
 
     traces = read_traces([FIXTURES / "multi_hop" / "runtree.json"]).traces
     first, second = store.begin_run(run_info()), store.begin_run(run_info())
@@ -618,7 +612,7 @@ def test_nul_characters_in_trace_content_do_not_fail_a_run(store: Store, db_url:
 def test_migrations_downgrade_to_empty_and_back(store: Store) -> None:
     from alembic import command
 
-    from auditor.migrations import alembic_config
+    from auditor.store.migrations import alembic_config
 
     with store.engine.begin() as conn:
         config = alembic_config(store.url)

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from auditor.audit import audit
+from auditor.calibration import describe
 from auditor.cli.evidence import print_problems
 from auditor.cli.options import (
     base_url_option,
@@ -26,9 +27,7 @@ from auditor.cli.options import (
     traces_argument,
 )
 from auditor.cli.progress import progress_reporter
-from auditor.correction import describe
-from auditor.labels import load_labels
-from auditor.metrics_model import Summary
+from auditor.metrics import Summary, load_labels
 from auditor.policy import load_policy
 from auditor.report import write_report
 from auditor.results import AuditResult

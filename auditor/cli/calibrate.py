@@ -9,8 +9,8 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from auditor.audit import calibrate
 from auditor.calibration import Calibration, LevelReport
-from auditor.calibration_run import calibrate
 from auditor.cli.options import (
     base_url_option,
     cache_option,
@@ -19,7 +19,7 @@ from auditor.cli.options import (
     db_option,
     policy_option,
 )
-from auditor.metrics_model import Rate
+from auditor.metrics import Rate
 from auditor.policy import load_policy
 from auditor.settings import setting
 

@@ -8,12 +8,12 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
-from auditor.adapters import broken_adapters, installed_adapters
 from auditor.cli.options import format_option, policy_option, traces_argument
 from auditor.pipeline import collect_evidence
 from auditor.policy import load_policy
 from auditor.results import AuditResult
 from auditor.text import clip
+from auditor.trace import broken_adapters, installed_adapters
 
 
 @click.command("adapters")

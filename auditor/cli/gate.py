@@ -14,11 +14,11 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
+from auditor.calibration import describe as describe_correction
 from auditor.cli.options import base_url_option, db_option, format_option, judge_option, report_option
-from auditor.correction import describe as describe_correction
 from auditor.errors import AuditorError
 from auditor.gate import GateDecision, GateRun, describe_rate, run_gate
-from auditor.labels import load_labels
+from auditor.metrics import load_labels
 from auditor.policy import load_policy
 from auditor.settings import setting
 
@@ -127,7 +127,7 @@ def gate_command(
         )
         print_decision(run, Console(highlight=False, soft_wrap=True))
         if junit_path is not None:
-            from auditor.junit import write_junit
+            from auditor.gate import write_junit
 
             write_junit(run.decision, run.result, junit_path)
             err.print(f"Wrote {junit_path}")

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from auditor.cli.options import db_option
-from auditor.history import list_runs, render_stored_run
+from auditor.report import list_runs, render_stored_run
 
 
 def _pct(value: float | None) -> str:

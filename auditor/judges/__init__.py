@@ -1,10 +1,73 @@
-"""Judges: decide, per claim, whether admitted evidence supports, contradicts or does not address it.
+"""The judges stage: claims and admitted evidence in, one verdict per claim out.
 
-:class:`~auditor.judges.offline.OfflineJudge` is the embedded default: deterministic, no network,
-approximate (its identity says so). The :class:`auditor.verdicts.Judge` protocol is the interface
-every judge implements.
+Every judge implements the :class:`Judge` protocol and returns :class:`ClaimVerdict` objects
+(``supported`` / ``contradicted`` / ``absent`` / ``unjudged`` with quotes); :func:`verify_quotes`
+checks every quote against its item for all judges alike. Implementations: the offline judge
+(deterministic cues, the embedded default), the LLM judge, the cascade that settles certain claims
+offline before asking a model, the LLM decomposer and the fused decompose-and-judge call, and the
+caches that make a re-audit free. :func:`build_judge` turns a ``--judge`` spec into a ready set.
 """
 
-from auditor.judges.offline import OfflineJudge
+from __future__ import annotations
 
-__all__ = ["OfflineJudge"]
+from auditor.judges._cache import (
+    CachingFused,
+    CachingJudge,
+    DecompositionCache,
+    FusedCache,
+    JsonlVerdictCache,
+    MemoryVerdictCache,
+    VerdictCache,
+    cacheable_fused,
+    fused_from_json,
+    fused_to_json,
+)
+from auditor.judges._cascade import CascadeJudge
+from auditor.judges._decompose import LLMDecomposer, call_failed
+from auditor.judges._fused import FusedAuditor, FusedResult
+from auditor.judges._llm import LLMJudge
+from auditor.judges._offline import OfflineJudge
+from auditor.judges._prompts import PROMPT_VERSION
+from auditor.judges._setup import Decomposer, JudgeSetup, build_judge
+from auditor.judges._verdicts import (
+    Citation,
+    ClaimVerdict,
+    Judge,
+    JudgeIdentity,
+    Label,
+    UnjudgedReason,
+    check_complete,
+    verify_quotes,
+)
+
+__all__ = [
+    "PROMPT_VERSION",
+    "CachingFused",
+    "CachingJudge",
+    "CascadeJudge",
+    "Citation",
+    "ClaimVerdict",
+    "Decomposer",
+    "DecompositionCache",
+    "FusedAuditor",
+    "FusedCache",
+    "FusedResult",
+    "JsonlVerdictCache",
+    "Judge",
+    "JudgeIdentity",
+    "JudgeSetup",
+    "LLMDecomposer",
+    "LLMJudge",
+    "Label",
+    "MemoryVerdictCache",
+    "OfflineJudge",
+    "UnjudgedReason",
+    "VerdictCache",
+    "build_judge",
+    "cacheable_fused",
+    "call_failed",
+    "check_complete",
+    "fused_from_json",
+    "fused_to_json",
+    "verify_quotes",
+]

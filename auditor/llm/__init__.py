@@ -1,15 +1,16 @@
-"""Talking to LLMs: the client (retries, limiter, accounting), typed prompts, the LLM decomposer, fused mode.
+"""The one place that talks to an LLM: an ``openai.AsyncOpenAI`` wrapper.
 
-:mod:`auditor.llm.client` is the only module that imports ``openai``. Judges built on it live in
-:mod:`auditor.judges.llm` and :mod:`auditor.judges.cascade`.
+:class:`LLMClient` adds structured output, retry classification with backoff (429 / 5xx /
+timeouts, ``Retry-After``), one named concurrency limiter and usage accounting. Nothing here knows
+what a claim or a verdict is; the judges stage builds its prompts on top.
 """
 
+from __future__ import annotations
+
 from auditor.errors import LLMConnectionError, LLMError, LLMStatusError, LLMTimeoutError
-from auditor.llm.client import Completion, LLMClient, Usage, run_sync
-from auditor.llm.prompts import PROMPT_VERSION
+from auditor.llm._client import Completion, LLMClient, Usage, run_sync
 
 __all__ = [
-    "PROMPT_VERSION",
     "Completion",
     "LLMClient",
     "LLMConnectionError",

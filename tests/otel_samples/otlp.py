@@ -9,8 +9,7 @@ from typing import Any
 from auditor_otel.otlp_json import OtlpJsonAdapter
 from auditor_otel.otlp_proto import OtlpProtoAdapter
 
-from auditor.problems import Problem
-from auditor.trace import Span, Trace
+from auditor.trace import Problem, Span, Trace
 
 T0 = 1_772_000_000_000_000_000  # 2026-02-25, in Unix nanoseconds
 TRACE = "0af7651916cd43dd8448eb211c80319c"

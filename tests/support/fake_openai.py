@@ -33,8 +33,8 @@ from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from auditor.claims_model import Claim
-from auditor.evidence_model import Answer, Evidence, EvidenceKind
+from auditor.claims import Claim
+from auditor.evidence import Answer, Evidence, EvidenceKind
 
 _EVIDENCE = re.compile(
     r'<<<EVIDENCE id="(?P<id>[^"]*)" section="(?P<section>\w+)"[^\n]*?>>>\n(?P<text>.*?)\n<<<END EVIDENCE id="(?P=id)">>>',
@@ -153,7 +153,7 @@ def offline_claim(
     claim: str, admitted: list[tuple[str, str]], excluded: list[tuple[str, str]]
 ) -> dict[str, Any]:
     """The verdict of the project's offline judge, in the LLM's output shape (more plausible verdicts)."""
-    from auditor.judges.offline import OfflineJudge
+    from auditor.judges._offline import OfflineJudge
 
     def ev(eid: str, text: str) -> Evidence:
         return Evidence(evidence_id=eid, kind=EvidenceKind.OTHER, text=text, trace_id="fake")

@@ -48,13 +48,12 @@ from langchain_core.tracers.schemas import Run
 
 from auditor.errors import AuditorError
 from auditor.evidence import reconstruct
-from auditor.ingest import IngestResult
-from auditor.judging import build_judge
-from auditor.llm.client import run_sync
+from auditor.judges import build_judge
+from auditor.llm import run_sync
 from auditor.pipeline import audit_all, audit_result
 from auditor.policy import Policy, load_policy
 from auditor.results import AnswerOut, RunInfo
-from auditor.trace import Trace
+from auditor.trace import IngestResult, Trace
 from auditor_langchain.live import RunRecorder, runs_to_trace
 
 logger = logging.getLogger("auditor_langchain.guard")
@@ -248,8 +247,7 @@ class GroundednessGuard(RunRecorder):
     def _save(self, answers: list[AnswerOut], trace: Trace, started: datetime) -> None:
         from auditor.pipeline import policy_ref
         from auditor.results import judge_ref
-        from auditor.store import Store
-        from auditor.store.store import trace_digest
+        from auditor.store import Store, trace_digest
 
         with self._lock:
             if self._store is None:
@@ -292,7 +290,7 @@ def strip_unsupported(text: str, audit: AnswerOut, note: str = STRIP_NOTE) -> st
 
     Returns None when no supported claim would remain (the caller should refuse instead).
     """
-    from auditor.claims_split import sentences
+    from auditor.claims import sentences
 
     claims = [c for c in audit.claims or [] if not c.screened]
     bad = [(c.start, c.end) for c in claims if c.verdict != "supported"]

@@ -26,8 +26,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.tracers.base import BaseTracer
 from langchain_core.tracers.schemas import Run
 
-from auditor.problems import Problem
-from auditor.trace import Trace
+from auditor.trace import Problem, Trace
 from auditor_langchain.runtree import RunTreeAdapter
 
 #: The run fields LangSmith posts (``child_runs`` is replaced by ``parent_run_id`` + ``dotted_order``).

@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from auditor.problems import Problem, Severity
 from auditor.trace import (
     Message,
+    Problem,
+    Severity,
     SourceRef,
     Span,
     SpanEvent,

@@ -55,9 +55,7 @@ from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
-from auditor.assemble import assemble_trace
-from auditor.problems import Problem, Severity
-from auditor.trace import Span, Trace
+from auditor.trace import Problem, Severity, Span, Trace, assemble_trace
 from auditor_langchain.runs import RunContext, normalise_id, parse_time, run_to_span
 
 SOURCE_FORMAT = "langchain-runtree"

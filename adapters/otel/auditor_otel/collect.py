@@ -40,9 +40,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from auditor.assemble import assemble_trace
-from auditor.problems import Problem, Severity
-from auditor.trace import Span, Trace
+from auditor.trace import Problem, Severity, Span, Trace, assemble_trace
 
 from .link import link_tool_spans
 from .spans import GENAI, OPENLLMETRY, RawSpan, build_span

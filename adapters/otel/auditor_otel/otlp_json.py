@@ -24,8 +24,7 @@ import json
 from collections.abc import Generator, Iterator
 from typing import Any, BinaryIO
 
-from auditor.problems import Problem, Severity
-from auditor.trace import Trace
+from auditor.trace import Problem, Severity, Trace
 
 from . import ids
 from .anyvalue import as_int, decode_json_attributes

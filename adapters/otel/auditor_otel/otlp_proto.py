@@ -25,8 +25,7 @@ from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 from opentelemetry.proto.trace.v1 import trace_pb2
 
-from auditor.problems import Problem
-from auditor.trace import Trace
+from auditor.trace import Problem, Trace
 
 from . import ids
 from .anyvalue import decode_proto_attributes

@@ -51,13 +51,11 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
 from auditor.evidence import reconstruct
-from auditor.ingest import IngestResult
-from auditor.judging import JudgeSetup, build_judge
+from auditor.judges import JudgeSetup, build_judge
 from auditor.pipeline import audit_all, audit_result
 from auditor.policy import Policy, load_policy
-from auditor.problems import Problem
 from auditor.results import AnswerOut
-from auditor.trace import Trace
+from auditor.trace import IngestResult, Problem, Trace
 
 from .events import emit_evaluation_events
 
@@ -315,8 +313,7 @@ class AuditSpanProcessor(SpanProcessor):
     def _save(self, answers: list[AnswerOut], trace: Trace, started: datetime, setup: JudgeSetup) -> None:
         from auditor.pipeline import policy_ref
         from auditor.results import RunInfo, judge_ref
-        from auditor.store import Store
-        from auditor.store.store import trace_digest
+        from auditor.store import Store, trace_digest
 
         if self._store is None:
             self._store = Store(self.db_url)

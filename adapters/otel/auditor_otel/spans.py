@@ -18,8 +18,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from auditor.problems import Problem, Severity
-from auditor.trace import SourceRef, Span, SpanEvent, SpanStatus
+from auditor.trace import Problem, Severity, SourceRef, Span, SpanEvent, SpanStatus
 
 from .conventions import genai, openinference, openllmetry
 from .conventions.common import Extraction

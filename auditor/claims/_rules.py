@@ -1,0 +1,71 @@
+"""Claim decomposition: answers -> atomic claims with exact offsets, non-claims screened out.
+
+``RuleExtractor`` (name ``"rules"``) is the offline, deterministic implementation of
+:class:`~auditor.claims_model.ClaimExtractor`; :func:`decompose_answer` is its plain sync form.
+The pipeline, in order (rules and known weaknesses in ``docs/claims.md``):
+
+1. :func:`auditor.claims_split.sentences`: lines, then sentence terminators (abbreviations,
+   decimals, URLs, closing quotes and trailing citation markers respected); bullets left out.
+2. :func:`auditor.claims_split.clause_cuts`: coordinated clauses split into atomic pieces.
+3. Citation markers attached to the piece they follow (all pieces if they end the sentence).
+4. :func:`auditor.claims_screen.screen`: refusals, offers to help, pleasantries, restatements of the
+   question, hedges and vague pieces screened with a reason; "I believe"-style lead-ins cut off.
+5. An answer whose only screened-out substance is a refusal is a refusal (``refusal=True``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from auditor.claims._model import Claim, ClaimExtractor, Decomposition, ScreenReason
+from auditor.claims._screen import screen
+from auditor.claims._split import split_answer, trim
+from auditor.evidence import Answer
+
+__all__ = ["EXTRACTOR_NAME", "RuleExtractor", "decompose_answer", "decompose_text"]
+
+EXTRACTOR_NAME = "rules"
+
+
+def decompose_text(answer_id: str, text: str, question: str | None = None) -> Decomposition:
+    """Split ``text`` into claims; ids are ``f"{answer_id}:c{index}"`` in text order."""
+    claims: list[Claim] = []
+    for piece in split_answer(text):
+        start, end, reason = screen(
+            text, piece.start, piece.end, question, first=piece.first, heading=piece.heading
+        )
+        start, end = trim(text, start, end)
+        if end <= start:
+            continue
+        claims.append(
+            Claim(
+                claim_id=f"{answer_id}:c{len(claims)}",
+                answer_id=answer_id,
+                text=text[start:end],
+                start=start,
+                end=end,
+                screened=reason is not None,
+                screen_reason=reason,
+                citations=piece.citations,
+            )
+        )
+    refused = any(c.screen_reason is ScreenReason.REFUSAL for c in claims)
+    refusal = refused and all(c.screened for c in claims)
+    return Decomposition(answer_id=answer_id, claims=tuple(claims), refusal=refusal, extractor=EXTRACTOR_NAME)
+
+
+def decompose_answer(answer: Answer) -> Decomposition:
+    """The rule-based decomposition of one answer (sync; no I/O)."""
+    return decompose_text(answer.answer_id, answer.text, answer.question)
+
+
+class RuleExtractor:
+    """Rule-based claim extractor: deterministic, offline, stdlib ``re`` only."""
+
+    name: str = EXTRACTOR_NAME
+
+    async def decompose(self, answers: Sequence[Answer]) -> list[Decomposition]:
+        return [decompose_answer(a) for a in answers]
+
+
+_: type[ClaimExtractor] = RuleExtractor  # structural check that RuleExtractor satisfies the protocol

@@ -1,0 +1,395 @@
+"""Evidence reconstruction: find each answer and everything it could have drawn on.
+
+Rules (see README, "How answers and evidence are found"):
+
+- An *answer* is the text output of an LLM generation that asked for no tool calls and that is
+  not nested inside a tool call (a sub-agent's output goes back to its caller, not to the user).
+  A trace with no LLM spans falls back to agent spans with output messages. A policy's
+  ``[answers]`` section narrows this (:class:`~auditor.evidence_model.AnswerSelection`).
+- *Evidence is causal*: an item counts for an answer only if it existed before the answer's
+  generation began: a span's output once the span has ended, an LLM's input messages once that
+  LLM call has started. Traces sharing a conversation id are one conversation, so a second turn
+  sees the first turn's tool results, and the first never sees the second's.
+- A retriever's output is split into one item per document. A tool that wraps a retriever is
+  represented by the retriever's documents (so a policy on documents cannot be bypassed through
+  the tool's copy of their text). A tool that runs a sub-agent returns model output.
+- User turns, system prompts and earlier assistant answers reappear in every later LLM input;
+  each becomes one item of its own kind, and the policy decides on it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from fnmatch import fnmatchcase
+from typing import Any
+
+from auditor.evidence._hops import ToolHop, assign_paths
+from auditor.evidence._model import Answer, AnswerSelection, Evidence, EvidenceKind
+from auditor.text import normalise, short_digest
+from auditor.trace import Message, Span, SpanKind, SpanStatus, Trace
+
+_URL_KEYS = ("url", "source_url", "source", "uri", "link")
+
+
+@dataclass(frozen=True)
+class _Located:
+    span: Span
+    trace: Trace
+
+
+class _Conversation:
+    """All spans of the traces that share one conversation, with tree lookups."""
+
+    def __init__(self, traces: Sequence[Trace]) -> None:
+        self.traces = traces
+        self.spans = [_Located(s, t) for t in traces for s in t.spans]
+        self._index = {(t.trace_id, s.span_id): s for t in traces for s in t.spans}
+
+    def ancestors(self, item: _Located) -> list[Span]:
+        return item.trace.ancestors(item.span)
+
+    def descendants(self, item: _Located) -> list[Span]:
+        children: dict[str, list[Span]] = defaultdict(list)
+        for span in item.trace.spans:
+            if span.parent_id:
+                children[span.parent_id].append(span)
+        found: list[Span] = []
+        stack = [item.span.span_id]
+        while stack:
+            for child in children.get(stack.pop(), []):
+                found.append(child)
+                stack.append(child.span_id)
+        return found
+
+
+def conversation_key(trace: Trace) -> str:
+    return trace.conversation_id or f"trace:{trace.trace_id}"
+
+
+def _final_text(span: Span) -> str | None:
+    """The assistant text of a generation that asked for no tool calls, else None."""
+    messages = [m for m in span.output_messages if m.role in ("assistant", "ai", "model")] or list(
+        span.output_messages
+    )
+    if not messages or any(m.tool_calls for m in messages):
+        return None
+    text = "\n".join(m.content for m in messages if m.content).strip()
+    return text or None
+
+
+def _matches(span: Span, selection: AnswerSelection) -> bool:
+    if selection.span_names and not any(fnmatchcase(span.name, p) for p in selection.span_names):
+        return False
+    return all(str(span.attributes.get(k)) == v for k, v in selection.attributes.items())
+
+
+def _answer_spans(conv: _Conversation, selection: AnswerSelection) -> list[tuple[_Located, str]]:
+    llm = [x for x in conv.spans if x.span.kind is SpanKind.LLM]
+    pool = llm or [x for x in conv.spans if x.span.kind is SpanKind.AGENT]
+    found: list[tuple[_Located, str]] = []
+    for item in pool:
+        text = _final_text(item.span)
+        if text is None or not _matches(item.span, selection):
+            continue
+        if any(a.kind is SpanKind.TOOL for a in conv.ancestors(item)):
+            continue
+        found.append((item, text))
+    return sorted(found, key=lambda f: (f[0].span.start, f[0].span.end))
+
+
+def _question(span: Span) -> str | None:
+    users = [m.content for m in span.input_messages if m.role == "user" and m.content.strip()]
+    return users[-1] if users else None
+
+
+def _question_type(item: _Located, conv: _Conversation, attribute: str | None) -> str | None:
+    if attribute is None:
+        return None
+    for span in [item.span, *conv.ancestors(item)]:
+        if attribute in span.attributes:
+            return str(span.attributes[attribute])
+    return None
+
+
+def _url(metadata: dict[str, Any]) -> str | None:
+    for key in _URL_KEYS:
+        value = metadata.get(key)
+        if isinstance(value, str) and value.startswith(("http://", "https://")):
+            return value
+    return None
+
+
+class _Collector:
+    """Builds the evidence list of one answer, each item once, in arrival order."""
+
+    def __init__(self, conv: _Conversation, answer: _Located) -> None:
+        self.conv = conv
+        self.answer = answer
+        self.cutoff = answer.span.start
+        self.items: list[Evidence] = []
+        self._seen: set[tuple[str, str]] = set()
+        self._tool_call_ids: set[str] = set()
+
+    def add(self, key: tuple[str, str], evidence: Evidence) -> None:
+        if key not in self._seen:
+            self._seen.add(key)
+            self.items.append(evidence)
+
+    def ended_before(self, span: Span) -> bool:
+        return span.end <= self.cutoff and span is not self.answer.span
+
+    def started_by(self, span: Span) -> bool:
+        return span.start <= self.cutoff
+
+
+def _hops(conv: _Conversation) -> tuple[list[ToolHop], dict[str, ToolHop]]:
+    """Tool calls seen as spans, plus tool calls seen only in chat messages (no tool span)."""
+    hops: list[ToolHop] = []
+    for item in conv.spans:
+        span = item.span
+        if span.kind is not SpanKind.TOOL or span.tool is None:
+            continue
+        enclosing = tuple(
+            f"{item.trace.trace_id}:{a.span_id}"
+            for a in reversed(conv.ancestors(item))
+            if a.kind is SpanKind.TOOL
+        )
+        hops.append(
+            ToolHop(
+                key=f"{item.trace.trace_id}:{span.span_id}",
+                name=span.tool.name,
+                arguments=span.tool.arguments,
+                result=span.tool.result or "",
+                started=span.start,
+                ended=span.end,
+                enclosing=enclosing,
+            )
+        )
+    spanned_ids = {i.span.tool.call_id for i in conv.spans if i.span.tool and i.span.tool.call_id}
+    # Some conventions drop the call id from tool spans; the same result text means the same call.
+    spanned_texts = {normalise(i.span.tool.result) for i in conv.spans if i.span.tool and i.span.tool.result}
+    calls: dict[str, tuple[str, Any, datetime]] = {}
+    by_call: dict[str, ToolHop] = {}
+    for item in sorted(conv.spans, key=lambda x: x.span.start):
+        for message in item.span.output_messages:
+            for call in message.tool_calls:
+                if call.id:
+                    calls.setdefault(call.id, (call.name, call.arguments, item.span.end))
+        for message in item.span.input_messages:
+            for call in message.tool_calls:
+                if call.id:
+                    calls.setdefault(call.id, (call.name, call.arguments, item.span.start))
+            if message.role == "tool" and message.tool_call_id and message.tool_call_id not in spanned_ids:
+                if message.tool_call_id in by_call or normalise(message.content) in spanned_texts:
+                    continue
+                name, args, requested = calls.get(
+                    message.tool_call_id, (message.name or "tool", None, item.span.start)
+                )
+                hop = ToolHop(
+                    key=f"call:{message.tool_call_id}",
+                    name=message.name or name,
+                    arguments=args,
+                    result=message.content,
+                    started=min(requested, item.span.start),
+                    ended=item.span.start,
+                )
+                hops.append(hop)
+                by_call[message.tool_call_id] = hop
+    return hops, by_call
+
+
+def _collect_spans(c: _Collector, paths: dict[str, tuple[str, ...]]) -> None:
+    for item in c.conv.spans:
+        span, trace = item.span, item.trace
+        if not c.ended_before(span):
+            continue
+        if span.kind is SpanKind.TOOL and span.tool is not None:
+            below = c.conv.descendants(item)
+            if any(d.kind is SpanKind.RETRIEVER and d.documents for d in below):
+                continue  # represented by the retriever's documents
+            sub_agent = any(d.kind is SpanKind.LLM for d in below)
+            text = span.tool.result or ""
+            if not text.strip():
+                continue
+            if span.tool.call_id:
+                c._tool_call_ids.add(span.tool.call_id)
+            metadata: dict[str, Any] = {"arguments": span.tool.arguments, "tool_call_id": span.tool.call_id}
+            if sub_agent:
+                metadata["sub_agent"] = True
+            c.add(
+                ("tool", span.tool.call_id or f"{trace.trace_id}:{span.span_id}"),
+                Evidence(
+                    evidence_id="ev_" + short_digest(trace.trace_id, span.span_id, "tool"),
+                    kind=EvidenceKind.MODEL_OUTPUT if sub_agent else EvidenceKind.TOOL_RESULT,
+                    name=span.tool.name,
+                    text=text,
+                    metadata=metadata,
+                    trace_id=trace.trace_id,
+                    span_id=span.span_id,
+                    available_at=span.end,
+                    hop_path=paths.get(f"{trace.trace_id}:{span.span_id}", (span.tool.name,)),
+                    error=span.status is SpanStatus.ERROR,
+                ),
+            )
+        elif span.kind is SpanKind.RETRIEVER:
+            tools = [a for a in c.conv.ancestors(item) if a.kind is SpanKind.TOOL]
+            base = paths.get(f"{trace.trace_id}:{tools[0].span_id}", ()) if tools else ()
+            retriever = span.entity_name or span.name
+            for index, doc in enumerate(span.documents):
+                if not doc.text.strip():
+                    continue
+                c.add(
+                    ("doc", f"{trace.trace_id}:{span.span_id}:{index}"),
+                    Evidence(
+                        evidence_id="ev_" + short_digest(trace.trace_id, span.span_id, "doc", str(index)),
+                        kind=EvidenceKind.RETRIEVED_DOCUMENT,
+                        name=retriever,
+                        text=doc.text,
+                        metadata=dict(doc.metadata),
+                        document_id=doc.id,
+                        url=_url(doc.metadata),
+                        trace_id=trace.trace_id,
+                        span_id=span.span_id,
+                        available_at=span.end,
+                        hop_path=(*base, retriever),
+                        error=span.status is SpanStatus.ERROR,
+                    ),
+                )
+
+
+def _message_item(
+    c: _Collector,
+    kind: EvidenceKind,
+    message: Message,
+    span: Span,
+    trace: Trace,
+    when: datetime,
+    name: str | None = None,
+    **extra: Any,
+) -> None:
+    text = message.content.strip()
+    if not text:
+        return
+    key = normalise(text)
+    c.add(
+        (kind.value, key),
+        Evidence(
+            evidence_id="ev_" + short_digest(conversation_key(trace), kind.value, key),
+            kind=kind,
+            name=name,
+            text=message.content,
+            trace_id=trace.trace_id,
+            span_id=span.span_id,
+            available_at=when,
+            **extra,
+        ),
+    )
+
+
+def _collect_messages(
+    c: _Collector, message_hops: dict[str, ToolHop], paths: dict[str, tuple[str, ...]]
+) -> None:
+    question = _question(c.answer.span)
+    llm_spans = sorted((x for x in c.conv.spans if x.span.kind is SpanKind.LLM), key=lambda x: x.span.start)
+    for item in llm_spans:
+        span, trace = item.span, item.trace
+        nested = any(a.kind is SpanKind.TOOL for a in c.conv.ancestors(item))
+        if c.started_by(span):
+            for message in span.input_messages:
+                if message.role == "system":
+                    _message_item(
+                        c,
+                        EvidenceKind.SYSTEM_PROMPT,
+                        message,
+                        span,
+                        trace,
+                        span.start,
+                        metadata={"sub_agent": True} if nested else {},
+                    )
+                elif message.role == "user" and not nested:
+                    _message_item(
+                        c,
+                        EvidenceKind.USER_MESSAGE,
+                        message,
+                        span,
+                        trace,
+                        span.start,
+                        current_question=message.content == question,
+                    )
+                elif message.role == "tool" and message.tool_call_id not in c._tool_call_ids:
+                    hop = message_hops.get(message.tool_call_id or "")
+                    if hop is None:
+                        continue  # answered by a tool span, collected there
+                    _message_item(
+                        c,
+                        EvidenceKind.TOOL_RESULT,
+                        message,
+                        span,
+                        trace,
+                        span.start,
+                        name=hop.name,
+                        metadata={"arguments": hop.arguments, "tool_call_id": message.tool_call_id},
+                        hop_path=paths.get(hop.key, (hop.name,)),
+                    )
+                elif message.role == "assistant" and not message.tool_calls:
+                    _message_item(c, EvidenceKind.MODEL_OUTPUT, message, span, trace, span.start)
+        if c.ended_before(span):
+            for message in span.output_messages:
+                if not message.tool_calls:
+                    _message_item(
+                        c,
+                        EvidenceKind.MODEL_OUTPUT,
+                        message,
+                        span,
+                        trace,
+                        span.end,
+                        metadata={"sub_agent": True} if nested else {},
+                    )
+
+
+def _answers_of(conv: _Conversation, selection: AnswerSelection) -> Iterable[Answer]:
+    hops, message_hops = _hops(conv)
+    paths = assign_paths(hops)
+    for item, text in _answer_spans(conv, selection):
+        collector = _Collector(conv, item)
+        _collect_spans(collector, paths)
+        _collect_messages(collector, message_hops, paths)
+        ordered = sorted(
+            collector.items,
+            key=lambda e: e.available_at or item.span.start,
+        )
+        yield Answer(
+            answer_id="ans_" + short_digest(item.trace.trace_id, item.span.span_id),
+            trace_id=item.trace.trace_id,
+            span_id=item.span.span_id,
+            conversation_id=item.trace.conversation_id,
+            question=_question(item.span),
+            text=text,
+            generated_at=item.span.start,
+            question_type=_question_type(item, conv, selection.question_type_attribute),
+            evidence=tuple(ordered),
+        )
+
+
+def reconstruct(traces: Sequence[Trace], selection: AnswerSelection | None = None) -> list[Answer]:
+    """Every answer in ``traces`` with the evidence it could have drawn on.
+
+    Args:
+        traces: normalised traces, from any adapter; traces sharing a conversation id are
+            treated as one conversation.
+        selection: how to recognise answers when the default rule does not fit.
+
+    Returns:
+        Answers in order of generation within each conversation; conversations in input order.
+    """
+    selection = selection or AnswerSelection()
+    groups: dict[str, list[Trace]] = defaultdict(list)
+    for trace in traces:
+        groups[conversation_key(trace)].append(trace)
+    answers: list[Answer] = []
+    for group in groups.values():
+        answers.extend(_answers_of(_Conversation(group), selection))
+    return answers

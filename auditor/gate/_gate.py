@@ -1,0 +1,259 @@
+"""The release gate: does a golden run's audit clear the policy's thresholds?
+
+:func:`decide` is pure: it takes the figures (:class:`~auditor.metrics_model.Summary`), the audited
+answers and the policy's thresholds and returns a typed :class:`GateDecision`. :func:`run_gate` is the
+library call behind ``auditor gate``: audit the traces, decide, optionally store the run.
+
+The rules (DESIGN, "Semantics that must hold"; the seeds' ``release_gate``):
+
+- **pass rate**: grounded answers / non-refusal answers must reach ``release_pass_rate``; with no
+  non-refusal answer there is nothing to gate and the check fails;
+- **contradictions**: any contradicted claim fails the gate, whatever the ratio (and whatever the
+  policy's per-answer ``contradictions_allowed``);
+- **fail closed**: an answer with an unjudged claim is never grounded, so it cannot pass;
+- **refusals**, with a labels file: ``refusal_accuracy`` (refused / unanswerable) must reach its
+  threshold and ``over_refusal`` (refused / answerable) must not exceed its threshold, each when the
+  policy sets it. A configured threshold with no labelled question to measure it on fails.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from auditor.errors import UsageError
+from auditor.metrics import Labels, Rate, Summary, match_labels
+from auditor.policy import Policy, Thresholds
+from auditor.results import AnswerOut, AuditResult
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class GateCheck(_Model):
+    """One threshold the gate applied."""
+
+    name: Literal["answer_pass_rate", "contradictions", "refusal_accuracy", "over_refusal"]
+    passed: bool
+    observed: Rate | None  # None when the figure could not be computed (no labels)
+    comparison: Literal[">=", "<=", "=="]
+    threshold: float
+    detail: str  # one line for the verdict: figure, denominator, interval and what was required
+
+
+class AnswerCase(_Model):
+    """One answer as a gate test case."""
+
+    answer_id: str
+    trace_id: str
+    question: str | None
+    status: Literal["passed", "failed", "refusal"]
+    contradicted: tuple[str, ...] = ()  # claim texts
+    unsupported: tuple[str, ...] = ()  # absent claim texts
+    unjudged: tuple[str, ...] = ()
+    reasons: tuple[str, ...] = ()  # why it failed, in words (empty when it passed)
+
+
+class GateDecision(_Model):
+    """What the gate decided, and on which figures."""
+
+    passed: bool
+    checks: tuple[GateCheck, ...]
+    answers: tuple[AnswerCase, ...]
+    summary: Summary
+
+    @property
+    def failed_checks(self) -> list[GateCheck]:
+        return [c for c in self.checks if not c.passed]
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1%}"
+
+
+def describe_rate(rate: Rate, unit: str) -> str:
+    """``90.0% (9/10 answers; Wilson 95% 59.6-98.2%, Clopper-Pearson 95% 55.5-99.7%)``."""
+    text = f"{_pct(rate.value)} ({rate.numerator}/{rate.denominator} {unit}"
+    for name, interval in (("Wilson", rate.wilson), ("Clopper-Pearson", rate.clopper_pearson)):
+        if interval is not None:
+            text += f"; {name} {interval.confidence:.0%} {_pct(interval.low)}-{_pct(interval.high)}"
+    return text + ")"
+
+
+def answer_case(answer: AnswerOut, answerable: bool | None = None) -> AnswerCase:
+    """The gate's view of one audited answer."""
+    claims = [c for c in answer.claims or [] if not c.screened]
+    contradicted = tuple(c.text for c in claims if c.verdict == "contradicted")
+    unsupported = tuple(c.text for c in claims if c.verdict == "absent")
+    unjudged = tuple(c.text for c in claims if c.verdict == "unjudged" or c.verdict is None)
+    if answer.refusal:
+        reasons = ("refused a question labelled answerable",) if answerable is True else ()
+        return AnswerCase(
+            answer_id=answer.answer_id,
+            trace_id=answer.trace_id,
+            question=answer.question,
+            status="failed" if reasons else "refusal",
+            reasons=reasons,
+        )
+    reasons_list: list[str] = []
+    if contradicted:
+        reasons_list.append(f"{len(contradicted)} contradicted claim(s)")
+    if unjudged:
+        reasons_list.append(
+            f"{len(unjudged)} unjudged claim(s): an answer with an unjudged claim cannot pass"
+        )
+    if unsupported and answer.grounded is not True:
+        reasons_list.append(
+            f"{len(unsupported)} unsupported claim(s); groundedness {_pct(answer.groundedness)}"
+        )
+    if answer.grounded is not True and not reasons_list:
+        reasons_list.append(
+            "no judged claim"
+            if answer.groundedness is None
+            else f"groundedness {_pct(answer.groundedness)} below the policy's claim_support"
+        )
+    if answerable is False:
+        reasons_list.append("answered a question labelled unanswerable")
+    return AnswerCase(
+        answer_id=answer.answer_id,
+        trace_id=answer.trace_id,
+        question=answer.question,
+        status="passed" if answer.grounded is True and answerable is not False else "failed",
+        contradicted=contradicted,
+        unsupported=unsupported,
+        unjudged=unjudged,
+        reasons=tuple(reasons_list) if answer.grounded is not True or answerable is False else (),
+    )
+
+
+def decide(
+    summary: Summary, answers: Sequence[AnswerOut], thresholds: Thresholds, labels: Labels | None = None
+) -> GateDecision:
+    """Apply the gate's rules (module docstring) to an audited run.
+
+    Args:
+        summary: the run's figures (``summarise`` over ``answers``, with the same labels).
+        answers: the audited answers (claims and verdicts set).
+        thresholds: the policy's thresholds.
+        labels: the labels file the summary was computed with, if any (marks answers that refused an
+            answerable question or answered an unanswerable one).
+    """
+    checks: list[GateCheck] = []
+    rate = summary.answer_pass_rate
+    checks.append(
+        GateCheck(
+            name="answer_pass_rate",
+            comparison=">=",
+            threshold=thresholds.release_pass_rate,
+            observed=rate,
+            passed=rate.value is not None and rate.value >= thresholds.release_pass_rate,
+            detail=f"grounded answers {describe_rate(rate, 'non-refusal answers')}, "
+            f"required >= {thresholds.release_pass_rate:.1%}"
+            + ("" if rate.denominator else "; no non-refusal answer to gate"),
+        )
+    )
+    contradicted_answers = sum(1 for a in answers if (a.contradicted or 0) > 0)
+    checks.append(
+        GateCheck(
+            name="contradictions",
+            comparison="==",
+            threshold=0,
+            observed=summary.contradiction_rate,
+            passed=summary.contradicted == 0,
+            detail=f"contradicted claims {summary.contradicted} (of {summary.judged_claims} judged claims, "
+            f"in {contradicted_answers} answer(s)), required 0 at any ratio",
+        )
+    )
+    refusal = summary.refusal
+    refusal_checks: tuple[
+        tuple[Literal["refusal_accuracy", "over_refusal"], Literal[">=", "<="], float | None], ...
+    ] = (
+        ("refusal_accuracy", ">=", thresholds.refusal_accuracy),
+        ("over_refusal", "<=", thresholds.over_refusal),
+    )
+    for name, comparison, limit in refusal_checks:
+        if limit is None or refusal is None:
+            continue
+        observed = refusal.refusal_accuracy if name == "refusal_accuracy" else refusal.over_refusal
+        unit = "unanswerable questions" if name == "refusal_accuracy" else "answerable questions"
+        ok = observed.value is not None and (
+            observed.value >= limit if comparison == ">=" else observed.value <= limit
+        )
+        detail = (
+            f"{name.replace('_', ' ')} {describe_rate(observed, unit)}, required {comparison} {limit:.1%}"
+        )
+        if observed.denominator == 0:
+            detail += f"; no labelled {unit} to measure it on"
+        checks.append(
+            GateCheck(
+                name=name,
+                comparison=comparison,
+                threshold=limit,
+                observed=observed,
+                passed=ok,
+                detail=detail,
+            )
+        )
+    answerable: dict[int, bool] = {}
+    if labels is not None:
+        answerable = {i: label.answerable for i, label in match_labels(answers, labels).by_answer.items()}
+    cases = tuple(answer_case(a, answerable.get(i)) for i, a in enumerate(answers))
+    return GateDecision(
+        passed=all(c.passed for c in checks), checks=tuple(checks), answers=cases, summary=summary
+    )
+
+
+@dataclass(frozen=True)
+class GateRun:
+    """An audited golden run and the gate's decision on it."""
+
+    result: AuditResult
+    decision: GateDecision
+    run_id: str | None = None  # the stored run, when a store was given
+
+
+def run_gate(
+    paths: Sequence[Path],
+    policy: Policy,
+    *,
+    judge: str = "offline",
+    base_url: str | None = None,
+    labels: Labels | None = None,
+    db_url: str | None = None,
+    format: str | None = None,
+    concurrency: int = 8,
+) -> GateRun:
+    """Audit ``paths`` and decide the gate.
+
+    Raises:
+        UsageError: an input file yielded no trace (the gate would judge a partial golden set), or an
+            error from reading the inputs or building the judge.
+        NothingReadError: no trace at all could be read.
+    """
+    from auditor.audit import audit  # the audit edge pulls in the judges; import only when gating
+
+    result = audit(
+        list(paths),
+        policy=policy,
+        judge=judge,
+        base_url=base_url,
+        labels=labels,
+        format=format,
+        concurrency=concurrency,
+        db_url=db_url,
+    )
+    empty = [i.path for i in result.run.inputs if i.traces == 0]
+    if empty:
+        reasons = [p.reason for p in result.run.problems if p.file in empty][:3]
+        raise UsageError(
+            f"{', '.join(empty)}: no trace could be read ({'; '.join(reasons) or 'no spans'}); "
+            "the gate will not judge a partial golden set."
+        )
+    summary = Summary.model_validate(result.summary)
+    decision = decide(summary, result.answers, policy.thresholds, labels)
+    return GateRun(result=result, decision=decision, run_id=result.run.id)

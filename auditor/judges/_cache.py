@@ -1,0 +1,388 @@
+"""The verdict cache: a re-audit of the same claims on the same evidence makes no judge calls.
+
+Key: the claim's text, a digest of the evidence (admitted ids and texts, and the excluded ones,
+which decide ``inadmissible_support``), whether common knowledge was allowed, and the judge
+identity (kind, model, prompt version). Change any of them and the verdict is judged afresh.
+Failures (``unjudged``) are never cached: a timeout today must not be a verdict tomorrow.
+
+Storage sits behind the small :class:`VerdictCache` protocol: :class:`MemoryVerdictCache`, and
+:class:`JsonlVerdictCache` (one JSON object per line, appended; a damaged line is skipped and
+counted); the SQL store provides :class:`auditor.store.SqlVerdictCache`.
+
+Decompositions are cached the same way, so a re-audit with an LLM decomposer or in fused mode makes
+no calls either: :class:`CachingExtractor` (a :class:`~auditor.claims_model.ClaimExtractor`) keyed
+by :func:`decomposition_key` (answer text, question, extractor identity), and :class:`CachingFused`
+(decomposition and verdicts in one) keyed by :func:`fused_key` (answer text, question, evidence
+digest, identity, common knowledge). A decomposition whose call failed, and a fused result with an
+``unjudged`` verdict, are never cached. Storage: the :class:`DecompositionCache` and
+:class:`FusedCache` protocols, memory and JSON-lines implementations here, SQL ones in
+:mod:`auditor.store.cache` (table ``decomposition_cache``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Generic, Protocol, TypeVar
+
+from pydantic import ValidationError
+
+from auditor.claims import Claim, Decomposition
+from auditor.evidence import Answer, Evidence
+from auditor.judges._decompose import call_failed
+from auditor.judges._fused import FusedResult
+from auditor.judges._verdicts import ClaimVerdict, Judge, JudgeIdentity, Label, check_complete
+from auditor.text import short_digest
+
+
+class VerdictCache(Protocol):
+    """Stores verdicts by key. ``get`` returns None on a miss; ``put`` overwrites."""
+
+    def get(self, key: str) -> ClaimVerdict | None: ...
+
+    def put(self, key: str, verdict: ClaimVerdict) -> None: ...
+
+
+def evidence_digest(admitted: Sequence[Evidence], excluded: Sequence[Evidence]) -> str:
+    """Order-independent digest of the admitted and excluded items (ids and full texts)."""
+
+    def part(items: Sequence[Evidence]) -> str:
+        return short_digest(*sorted(short_digest(e.evidence_id, e.text, length=64) for e in items), length=64)
+
+    return short_digest("admitted", part(admitted), "excluded", part(excluded), length=64)
+
+
+def cache_key(
+    claim_text: str, digest: str, identity: JudgeIdentity, allow_common_knowledge: bool = False
+) -> str:
+    return short_digest(
+        claim_text,
+        digest,
+        identity.kind,
+        identity.model or "",
+        identity.prompt_version or "",
+        "ck" if allow_common_knowledge else "",
+        length=64,
+    )
+
+
+T = TypeVar("T")
+
+
+class _MemoryCache(Generic[T]):
+    def __init__(self) -> None:
+        self._items: dict[str, T] = {}
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def get(self, key: str) -> T | None:
+        return self._items.get(key)
+
+    def put(self, key: str, value: T) -> None:
+        self._items[key] = value
+
+
+class _JsonlCache(_MemoryCache[T]):
+    """A memory cache loaded from and appended to a JSON-lines file (``{"key": ..., "value": ...}``)."""
+
+    def __init__(self, path: Path, load: Callable[[Any], T], dump: Callable[[T], Any]) -> None:
+        super().__init__()
+        self.path = path
+        self._dump = dump
+        self.damaged_lines = 0
+        if path.exists():
+            with path.open(encoding="utf-8") as f:
+                for line in f:
+                    try:
+                        row = json.loads(line)
+                        super().put(str(row["key"]), load(row["value"]))
+                    except (ValueError, KeyError, TypeError, ValidationError):
+                        self.damaged_lines += 1
+
+    def put(self, key: str, value: T) -> None:
+        super().put(key, value)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps({"key": key, "value": self._dump(value)}) + "\n")
+
+
+class MemoryVerdictCache(_MemoryCache[ClaimVerdict]):
+    """Implements :class:`VerdictCache` in a dict."""
+
+
+class JsonlVerdictCache(_JsonlCache[ClaimVerdict]):
+    """Implements :class:`VerdictCache` over a JSON-lines file (damaged lines skipped and counted)."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path, ClaimVerdict.model_validate, lambda v: v.model_dump(mode="json"))
+
+
+class CachingJudge:
+    """Implements :class:`~auditor.verdicts.Judge`: cached verdicts first, ``inner`` for the misses.
+
+    Args:
+        inner: the judge to ask on a miss (its identity is part of the key).
+        cache: where verdicts live.
+    """
+
+    def __init__(self, inner: Judge, cache: VerdictCache) -> None:
+        self.inner = inner
+        self.cache = cache
+        self.identity: JudgeIdentity = inner.identity
+        self.hits = 0
+        self.misses = 0
+
+    async def judge(
+        self,
+        answer: Answer,
+        claims: Sequence[Claim],
+        admitted: Sequence[Evidence],
+        excluded: Sequence[Evidence],
+        allow_common_knowledge: bool = False,
+    ) -> list[ClaimVerdict]:
+        digest = evidence_digest(admitted, excluded)
+        keys = {c.claim_id: cache_key(c.text, digest, self.identity, allow_common_knowledge) for c in claims}
+        found: dict[str, ClaimVerdict] = {}
+        missing: list[Claim] = []
+        for claim in claims:
+            hit = self.cache.get(keys[claim.claim_id])
+            if hit is None:
+                missing.append(claim)
+            else:
+                found[claim.claim_id] = hit.model_copy(
+                    update={"claim_id": claim.claim_id, "settled_by": "cache"}
+                )
+        self.hits += len(found)
+        self.misses += len(missing)
+        if missing:
+            for verdict in await self.inner.judge(
+                answer, missing, admitted, excluded, allow_common_knowledge
+            ):
+                found[verdict.claim_id] = verdict
+                if verdict.label != Label.UNJUDGED and verdict.claim_id in keys:
+                    self.cache.put(keys[verdict.claim_id], verdict)
+        return check_complete(claims, list(found.values()), settled_by="cache")
+
+
+# -- decompositions and fused results ------------------------------------------------------------
+
+
+class DecompositionCache(Protocol):
+    """Stores decompositions by key. ``get`` returns None on a miss; ``put`` overwrites."""
+
+    def get(self, key: str) -> Decomposition | None: ...
+
+    def put(self, key: str, decomposition: Decomposition) -> None: ...
+
+
+class FusedCache(Protocol):
+    """Stores fused results (decomposition and verdicts) by key. ``get`` returns None on a miss."""
+
+    def get(self, key: str) -> FusedResult | None: ...
+
+    def put(self, key: str, result: FusedResult) -> None: ...
+
+
+def _identity_parts(identity: JudgeIdentity) -> tuple[str, str, str]:
+    return identity.kind, identity.model or "", identity.prompt_version or ""
+
+
+def decomposition_key(answer: Answer, identity: JudgeIdentity) -> str:
+    """Key of an answer's decomposition: its text, its question, the extractor (kind, model, prompt version)."""
+    return short_digest(
+        "decompose", answer.text, answer.question or "", *_identity_parts(identity), length=64
+    )
+
+
+def fused_key(
+    answer: Answer, digest: str, identity: JudgeIdentity, allow_common_knowledge: bool = False
+) -> str:
+    """Key of a fused result: answer text, question, :func:`evidence_digest`, identity, common knowledge."""
+    return short_digest(
+        "fused",
+        answer.text,
+        answer.question or "",
+        digest,
+        *_identity_parts(identity),
+        "ck" if allow_common_knowledge else "",
+        length=64,
+    )
+
+
+def fused_to_json(result: FusedResult) -> dict[str, Any]:
+    return {
+        "decomposition": result.decomposition.model_dump(mode="json"),
+        "verdicts": [v.model_dump(mode="json") for v in result.verdicts],
+        "errors": list(result.errors),
+    }
+
+
+def fused_from_json(data: Any) -> FusedResult:
+    """The inverse of :func:`fused_to_json`; raises ValueError, KeyError, TypeError or ValidationError."""
+    return FusedResult(
+        Decomposition.model_validate(data["decomposition"]),
+        [ClaimVerdict.model_validate(v) for v in data["verdicts"]],
+        [str(e) for e in data.get("errors", [])],
+    )
+
+
+def cacheable_fused(result: FusedResult) -> bool:
+    """A fused result may be cached when its call succeeded and none of its verdicts is ``unjudged``."""
+    return not result.failed and all(v.label != Label.UNJUDGED for v in result.verdicts)
+
+
+class MemoryDecompositionCache(_MemoryCache[Decomposition]):
+    """Implements :class:`DecompositionCache` in a dict."""
+
+
+class JsonlDecompositionCache(_JsonlCache[Decomposition]):
+    """Implements :class:`DecompositionCache` over a JSON-lines file (damaged lines skipped and counted)."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path, Decomposition.model_validate, lambda d: d.model_dump(mode="json"))
+
+
+class MemoryFusedCache(_MemoryCache[FusedResult]):
+    """Implements :class:`FusedCache` in a dict."""
+
+
+class JsonlFusedCache(_JsonlCache[FusedResult]):
+    """Implements :class:`FusedCache` over a JSON-lines file (damaged lines skipped and counted)."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path, fused_from_json, fused_to_json)
+
+
+def rebase(decomposition: Decomposition, answer_id: str) -> tuple[Decomposition, dict[str, str]]:
+    """``decomposition`` moved to ``answer_id`` (a cache hit from an answer with the same text).
+
+    Claim ids ``{old answer id}:cN`` become ``{answer_id}:cN``; returns the new decomposition and
+    the map old claim id -> new claim id.
+    """
+    old = decomposition.answer_id
+    ids: dict[str, str] = {}
+    claims = []
+    for n, claim in enumerate(decomposition.claims):
+        suffix = claim.claim_id[len(old) :] if claim.claim_id.startswith(old + ":") else f":c{n}"
+        ids[claim.claim_id] = answer_id + suffix
+        claims.append(claim.model_copy(update={"claim_id": ids[claim.claim_id], "answer_id": answer_id}))
+    return decomposition.model_copy(update={"answer_id": answer_id, "claims": tuple(claims)}), ids
+
+
+class IdentifiedExtractor(Protocol):
+    """A :class:`~auditor.claims_model.ClaimExtractor` that names what decides its output."""
+
+    name: str
+    identity: JudgeIdentity
+
+    async def decompose(self, answers: Sequence[Answer]) -> list[Decomposition]: ...
+
+
+class CachingExtractor:
+    """Implements :class:`~auditor.claims_model.ClaimExtractor`: cached decompositions first, ``inner`` for the misses.
+
+    Args:
+        inner: the extractor to ask on a miss (e.g. :class:`~auditor.llm.decompose.LLMDecomposer`);
+            its ``identity`` (kind, model, prompt version) is part of the key.
+        cache: where decompositions live.
+
+    Answers with the same text and question share one entry (and one call within a batch). A
+    decomposition whose call failed (:func:`~auditor.llm.decompose.call_failed`) is not cached.
+    """
+
+    def __init__(self, inner: IdentifiedExtractor, cache: DecompositionCache) -> None:
+        self.inner = inner
+        self.cache = cache
+        self.name = inner.name
+        self.identity = inner.identity
+        self.hits = 0
+        self.misses = 0
+
+    async def decompose(self, answers: Sequence[Answer]) -> list[Decomposition]:
+        keys = [decomposition_key(a, self.identity) for a in answers]
+        found: dict[str, Decomposition] = {}
+        missing: dict[str, Answer] = {}
+        for answer, key in zip(answers, keys, strict=True):
+            if key in found or key in missing:
+                continue
+            hit = self.cache.get(key)
+            if hit is None:
+                missing[key] = answer
+            else:
+                found[key] = hit
+        self.hits += len(found)
+        self.misses += len(missing)
+        if missing:
+            fresh = await self.inner.decompose(list(missing.values()))
+            for key, decomposition in zip(missing, fresh, strict=True):
+                found[key] = decomposition
+                if not call_failed(decomposition):
+                    self.cache.put(key, decomposition)
+        result = []
+        for answer, key in zip(answers, keys, strict=True):
+            decomposition = found[key]
+            result.append(
+                decomposition
+                if decomposition.answer_id == answer.answer_id
+                else rebase(decomposition, answer.answer_id)[0]
+            )
+        return result
+
+
+class IdentifiedFused(Protocol):
+    """What :class:`CachingFused` wraps: :class:`~auditor.llm.fused.FusedAuditor` or alike."""
+
+    identity: JudgeIdentity
+
+    async def audit(
+        self,
+        answer: Answer,
+        admitted: Sequence[Evidence],
+        excluded: Sequence[Evidence],
+        allow_common_knowledge: bool = False,
+    ) -> FusedResult: ...
+
+
+class CachingFused:
+    """Fused mode with a cache: a re-audit of the same answer on the same evidence makes no call.
+
+    Args:
+        inner: the :class:`~auditor.llm.fused.FusedAuditor` to ask on a miss.
+        cache: where fused results live.
+
+    Hits come back with their verdicts ``settled_by="cache"`` and ids moved to the answer at hand.
+    A result with an ``unjudged`` verdict (a failed call, a missing label) is never cached.
+    Concurrent audits of answers with the same key each call ``inner`` (one call per answer).
+    """
+
+    def __init__(self, inner: IdentifiedFused, cache: FusedCache) -> None:
+        self.inner = inner
+        self.cache = cache
+        self.identity: JudgeIdentity = inner.identity
+        self.hits = 0
+        self.misses = 0
+
+    async def audit(
+        self,
+        answer: Answer,
+        admitted: Sequence[Evidence],
+        excluded: Sequence[Evidence],
+        allow_common_knowledge: bool = False,
+    ) -> FusedResult:
+        key = fused_key(answer, evidence_digest(admitted, excluded), self.identity, allow_common_knowledge)
+        hit = self.cache.get(key)
+        if hit is None:
+            self.misses += 1
+            result = await self.inner.audit(answer, admitted, excluded, allow_common_knowledge)
+            if cacheable_fused(result):
+                self.cache.put(key, result)
+            return result
+        self.hits += 1
+        decomposition, ids = rebase(hit.decomposition, answer.answer_id)
+        verdicts = [
+            v.model_copy(update={"claim_id": ids.get(v.claim_id, v.claim_id), "settled_by": "cache"})
+            for v in hit.verdicts
+        ]
+        return FusedResult(decomposition, verdicts, list(hit.errors))

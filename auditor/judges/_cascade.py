@@ -1,0 +1,98 @@
+"""The cascade: a cheap deterministic pass first, the LLM judge for whatever it cannot settle.
+
+A claim the offline checks settle *with certainty* (by default: ``supported``, its content stated
+verbatim in an admitted item, with a quote that verifies) needs no model call. Every other claim
+of the answer goes to the LLM judge in one call. Anything less than certain goes to the LLM: a
+number missing from the evidence may still be "two weeks" for "14 days".
+
+:attr:`CascadeJudge.stats` counts, over the judge's life, the claims each stage settled and the
+LLM calls made, for the run record and the report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from auditor.claims import Claim
+from auditor.evidence import Answer, Evidence
+from auditor.judges._verdicts import ClaimVerdict, Judge, JudgeIdentity, Label, check_complete, verify_quotes
+
+Settle = Callable[[Claim, Sequence[Evidence]], ClaimVerdict | None]
+
+
+@dataclass
+class CascadeStats:
+    answers: int = 0
+    claims: int = 0
+    settled_offline: int = 0
+    settled_llm: int = 0
+    llm_calls: int = 0  # one per answer with anything left for the LLM
+
+
+def _default_settle() -> Settle:
+    from auditor.judges._offline import OfflineJudge
+
+    return OfflineJudge().settle
+
+
+class CascadeJudge:
+    """Implements :class:`~auditor.verdicts.Judge`: ``settle`` first, then ``llm`` for the rest.
+
+    Args:
+        llm: the judge for unsettled claims (normally :class:`~auditor.judges.llm.LLMJudge`); its
+            identity is the cascade's, since the cascade must not change a verdict it would give.
+        settle: ``settle(claim, admitted) -> ClaimVerdict | None``; None means "not certain". Default:
+            :meth:`auditor.judges.offline.OfflineJudge.settle`.
+        trust: the labels accepted from ``settle``; any other label goes to the LLM.
+    """
+
+    def __init__(
+        self,
+        llm: Judge,
+        settle: Settle | None = None,
+        *,
+        trust: frozenset[Label] = frozenset({Label.SUPPORTED}),
+    ) -> None:
+        self.llm = llm
+        self.settle = settle or _default_settle()
+        self.trust = trust
+        self.identity: JudgeIdentity = llm.identity
+        self.stats = CascadeStats()
+
+    def _settled(
+        self, claim: Claim, admitted: Sequence[Evidence], by_id: dict[str, Evidence]
+    ) -> ClaimVerdict | None:
+        verdict = self.settle(claim, admitted)
+        if verdict is None or verdict.label not in self.trust:
+            return None
+        checked = verify_quotes(verdict, by_id)
+        if checked.label != verdict.label or checked.judge_errors:
+            return None  # a stage that is not sure of its own quote is not certain
+        return checked.model_copy(update={"claim_id": claim.claim_id, "settled_by": "offline"})
+
+    async def judge(
+        self,
+        answer: Answer,
+        claims: Sequence[Claim],
+        admitted: Sequence[Evidence],
+        excluded: Sequence[Evidence],
+        allow_common_knowledge: bool = False,
+    ) -> list[ClaimVerdict]:
+        by_id = {e.evidence_id: e for e in admitted}
+        settled: list[ClaimVerdict] = []
+        rest: list[Claim] = []
+        for claim in claims:
+            verdict = self._settled(claim, admitted, by_id)
+            if verdict is None:
+                rest.append(claim)
+            else:
+                settled.append(verdict)
+        self.stats.answers += 1
+        self.stats.claims += len(claims)
+        self.stats.settled_offline += len(settled)
+        if rest:
+            self.stats.llm_calls += 1
+            self.stats.settled_llm += len(rest)
+            settled += await self.llm.judge(answer, rest, admitted, excluded, allow_common_knowledge)
+        return check_complete(claims, settled, settled_by="llm")

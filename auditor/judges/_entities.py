@@ -1,0 +1,60 @@
+"""Named entities for the offline judge: proper nouns, acronyms, ids and product codes.
+
+A claim's entities must appear somewhere in the evidence it is judged against. The extraction is
+deliberately simple (capitalised tokens not opening a sentence, all-caps acronyms, tokens mixing
+letters and digits such as ``X200`` or ``RF-311``); it errs towards finding fewer entities, since a
+spurious entity turns a supported claim into an absent one.
+"""
+
+from __future__ import annotations
+
+import re
+
+from auditor.judges._lexical import ALIASES as _ALIASES
+from auditor.judges._lexical import STOPWORDS
+
+_TOKEN = re.compile("[A-Za-z0-9][A-Za-z0-9'\u2019&.\\-]*[A-Za-z0-9]|[A-Za-z0-9]")
+_CODE = re.compile(r"^(?=.*[A-Za-z])(?=.*\d)[A-Za-z0-9\-]+$")
+_COMMON_CAPS = frozenset(
+    """i monday tuesday wednesday thursday friday saturday sunday january february march april may june
+    july august september october november december yes no ok mr mrs ms dr st am pm passage passages document documents source sources article json""".split()  # noqa: SIM905 (a word list reads better as prose)
+)
+
+
+def entities(text: str) -> list[str]:
+    """Entity tokens of a claim, in order, without duplicates (possessives stripped)."""
+    found: list[str] = []
+    for m in _TOKEN.finditer(text):
+        tok = re.sub("['\u2019]s$", "", m.group()).rstrip(".")
+        sentence_start = not text[: m.start()].strip() or bool(
+            re.search('[.!?:;\\-\u2013\u2014("\u201c]\\s*$', text[: m.start()])
+        )
+        lowered = tok.casefold()
+        is_code = (
+            bool(_CODE.match(tok))
+            and any(c.isupper() for c in tok)
+            and not re.match(r"^\d+(\.\d+)?[A-Za-z]{1,2}$", tok)
+        )
+        is_acronym = len(tok) >= 2 and tok.isupper() and tok.isalpha()
+        is_proper = tok[:1].isupper() and not sentence_start and lowered not in STOPWORDS
+        if (is_code or is_acronym or is_proper) and lowered not in _COMMON_CAPS and tok not in found:
+            found.append(tok)
+    return found
+
+
+def present(entity: str, normalised_text: str) -> bool:
+    """Whether the entity occurs in already-normalised evidence text (a light plural/possessive match).
+
+    A US state is also present as its postal code standing alone ("California" in ``"state": "CA"``),
+    and "USA" / "UK" as the country's name.
+    """
+    e = entity.casefold()
+    if e in normalised_text:
+        return True
+    if any(
+        re.search(rf"(?<![\w.]){re.escape(alias)}(?![\w.])", normalised_text) for alias in _ALIASES.get(e, ())
+    ):
+        return True
+    if len(e) > 5 and e[:-2] in normalised_text:  # "Americans" / "American", "Chinese" / "China" no
+        return True
+    return ("-" in e and e.replace("-", " ") in normalised_text) or e.replace("-", "") in normalised_text

@@ -1,0 +1,373 @@
+"""Quantities for the offline judge: numbers, amounts, percentages, dates, times and units.
+
+Every quantity is normalised so that different spellings of one fact compare equal:
+``$80`` == ``80.00 USD`` == ``80 dollars``; ``March 3, 2025`` == ``2025-03-03``; ``14 days`` ==
+``two weeks``; ``1,200`` == ``1200``; ``11 am`` == ``11:00``. :func:`matches` says whether two
+quantities state the same value; :func:`comparable` says whether they measure the same kind of
+thing (so that a different value is a contradiction rather than an unrelated number).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from auditor.judges._lexical import STOPWORDS, stem
+
+MONTHS = {
+    m: i + 1
+    for i, m in enumerate(
+        [
+            "january",
+            "february",
+            "march",
+            "april",
+            "may",
+            "june",
+            "july",
+            "august",
+            "september",
+            "october",
+            "november",
+            "december",
+        ]
+    )
+}
+_MONTH_ABBR = {m[:3]: i for m, i in MONTHS.items()} | {"sept": 9}
+_MONTH_RE = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
+
+_SMALL = {
+    "zero": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+    "hundred": 100,
+    "dozen": 12,
+    "single": 1,
+    "double": 2,
+    "twice": 2,
+    "triple": 3,
+}
+_SCALE = {
+    "thousand": 1e3,
+    "k": 1e3,
+    "million": 1e6,
+    "m": 1e6,
+    "mn": 1e6,
+    "billion": 1e9,
+    "bn": 1e9,
+    "b": 1e9,
+    "trillion": 1e12,
+}
+_CURRENCY_WORDS = {
+    "dollar": "USD",
+    "dollars": "USD",
+    "usd": "USD",
+    "us$": "USD",
+    "euro": "EUR",
+    "euros": "EUR",
+    "eur": "EUR",
+    "pound": "GBP",
+    "pounds": "GBP",
+    "gbp": "GBP",
+    "cents": "cent",
+    "yen": "JPY",
+    "jpy": "JPY",
+    "inr": "INR",
+    "rupees": "INR",
+    "cad": "CAD",
+    "aud": "AUD",
+}
+_SYMBOLS = {"$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY", "₹": "INR"}
+# unit stem -> (family, factor to the family's base unit)
+_UNITS: dict[str, tuple[str, float]] = {
+    "second": ("time", 1 / 86400),
+    "sec": ("time", 1 / 86400),
+    "minut": ("time", 1 / 1440),
+    "min": ("time", 1 / 1440),
+    "hour": ("time", 1 / 24),
+    "hr": ("time", 1 / 24),
+    "h": ("time", 1 / 24),
+    "day": ("time", 1.0),
+    "week": ("time", 7.0),
+    "fortnight": ("time", 14.0),
+    "month": ("months", 1.0),
+    "year": ("months", 12.0),
+    "yr": ("months", 12.0),
+    "decad": ("months", 120.0),
+    "g": ("mass", 1.0),
+    "gram": ("mass", 1.0),
+    "kg": ("mass", 1000.0),
+    "kilogram": ("mass", 1000.0),
+    "lb": ("mass", 453.6),
+    "pound": ("mass", 453.6),
+    "m": ("length", 1.0),
+    "meter": ("length", 1.0),
+    "metr": ("length", 1.0),
+    "km": ("length", 1000.0),
+    "kilomet": ("length", 1000.0),
+    "cm": ("length", 0.01),
+    "mm": ("length", 0.001),
+    "mile": ("length", 1609.3),
+    "ft": ("length", 0.3048),
+    "feet": ("length", 0.3048),
+    "foot": ("length", 0.3048),
+    "l": ("volume", 1.0),
+    "litr": ("volume", 1.0),
+    "liter": ("volume", 1.0),
+    "ml": ("volume", 0.001),
+    "w": ("power", 1.0),
+    "watt": ("power", 1.0),
+    "kw": ("power", 1000.0),
+}
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """One normalised quantity.
+
+    ``kind`` is ``money``, ``percent``, ``date``, ``clock``, ``measure`` or ``number``. ``value`` is
+    in the family's base unit (days for durations, months for months/years); ``raw`` is the number
+    as written (``24`` for "24-month"); dates use ``year``/``month``/``day`` with None for a part
+    not stated.
+    """
+
+    kind: str
+    value: float
+    raw: float
+    unit: str = ""
+    text: str = ""
+    year: int | None = None
+    month: int | None = None
+    day: int | None = None
+
+
+_NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
+_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    (
+        "iso",
+        re.compile(r"(?<![\w-])(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ]\d{1,2}:\d{2}(?::\d{2})?\S*)?(?![\w-])"),
+    ),
+    ("slash", re.compile(r"(?<![\w/])(\d{1,2})/(\d{1,2})/(\d{4}|\d{2})(?![\w/])")),
+    (
+        "mdy",
+        re.compile(rf"(?<![\w])({_MONTH_RE})\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(\d{{4}}))?(?![\w])", re.I),
+    ),
+    (
+        "dmy",
+        re.compile(
+            rf"(?<![\w])(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH_RE})(?:,?\s+(\d{{4}}))?(?![\w])",
+            re.I,
+        ),
+    ),
+    ("my", re.compile(rf"(?<![\w])({_MONTH_RE})\s+(?:of\s+)?(\d{{4}})(?![\w])", re.I)),
+    ("clock", re.compile(r"(?<![\w:.])(\d{1,2}):(\d{1,2})(?::\d{2})?(?:\s*([ap])\.?m\.?)?(?![\w:])", re.I)),
+    ("ampm", re.compile(r"(?<![\w:.])(\d{1,2})\s*([ap])\.?m\b\.?", re.I)),
+    (
+        "money",
+        re.compile(
+            rf"(?:(US\$|[$€£¥₹])\s?|\b(USD|EUR|GBP|CAD|AUD|INR|JPY)\s?)({_NUM})(?:\s?(thousand|million|billion|"
+            rf"trillion|bn|mn|[kmb])\b)?",
+            re.I,
+        ),
+    ),
+    (
+        "number",
+        re.compile(
+            rf"(?<![\w.])(?<![A-Za-z]-)({_NUM})(?:st|nd|rd|th)?(?:\s?(%|percent\b|per cent\b|thousand\b|million\b|"
+            rf"billion\b|trillion\b|bn\b))?(?:[\s-]?([A-Za-z€$£]+(?:/[A-Za-z]+)?))?",
+            re.I,
+        ),
+    ),
+    (
+        "words",
+        re.compile(
+            r"\b((?:a\s+)?(?:"
+            + "|".join(sorted(_SMALL, key=len, reverse=True))
+            + r")(?:[\s-](?:"
+            + "|".join(sorted(_SMALL, key=len, reverse=True))
+            + r"))?)(?:\s(thousand|million|billion))?[\s-]"
+            r"([A-Za-z]+)",
+            re.I,
+        ),
+    ),
+]
+
+
+def _month(text: str) -> int:
+    key = text.casefold().rstrip(".")
+    return MONTHS.get(key) or _MONTH_ABBR[key[:4] if key.startswith("sept") else key[:3]]
+
+
+def _float(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+def _unit_quantity(value: float, word: str, text: str) -> Quantity | None:
+    lowered = word.casefold()
+    if lowered in _CURRENCY_WORDS:
+        cur = _CURRENCY_WORDS[lowered]
+        if cur == "cent":
+            return Quantity("money", value / 100, value / 100, "USD", text)
+        return Quantity("money", value, value, cur, text)
+    if lowered in STOPWORDS or lowered in MONTHS:
+        return None
+    unit = stem(lowered)
+    if unit in _UNITS:
+        family, factor = _UNITS[unit]
+        return Quantity("measure", value * factor, value, family, text)
+    if len(lowered) == 1 and lowered not in _UNITS:
+        return None
+    return Quantity("measure", value, value, unit, text)
+
+
+def extract(text: str, money_hint: bool = False) -> list[Quantity]:
+    """All quantities in ``text``, each span counted once (dates before times before amounts).
+
+    ``money_hint`` reads a bare number as an amount (a JSON value under an ``amount`` key).
+    """
+    taken: list[tuple[int, int]] = []
+    out: list[Quantity] = []
+
+    def free(s: int, e: int) -> bool:
+        return all(e <= a or s >= b for a, b in taken)
+
+    for kind, pattern in _PATTERNS:
+        for m in pattern.finditer(text):
+            if not free(m.start(), m.end()):
+                continue
+            q = _build(kind, m, money_hint)
+            if q is None:
+                continue
+            out.append(q)
+            taken.append((m.start(), m.end()))
+    return out
+
+
+def _build(kind: str, m: re.Match[str], money_hint: bool) -> Quantity | None:
+    g = m.groups()
+    raw = m.group()
+    if kind == "iso":
+        y, mo, d = int(g[0]), int(g[1]), int(g[2])
+        return (
+            Quantity("date", y * 10000 + mo * 100 + d, 0, text=raw, year=y, month=mo, day=d)
+            if 1 <= mo <= 12
+            else None
+        )
+    if kind == "slash":
+        mo, d, y = int(g[0]), int(g[1]), int(g[2])
+        y = y + 2000 if y < 100 else y
+        return (
+            Quantity("date", 0, 0, text=raw, year=y, month=mo, day=d) if 1 <= mo <= 12 and d <= 31 else None
+        )
+    if kind == "mdy" or kind == "dmy":
+        month_text, day_text = (g[0], g[1]) if kind == "mdy" else (g[1], g[0])
+        d = int(day_text)
+        if not 1 <= d <= 31 or (month_text == "may" and not g[2]):  # "may 3" is more often a verb
+            return None
+        return Quantity(
+            "date", 0, 0, text=raw, year=int(g[2]) if g[2] else None, month=_month(month_text), day=d
+        )
+    if kind == "my":
+        return Quantity("date", 0, 0, text=raw, year=int(g[1]), month=_month(g[0]))
+    if kind == "clock":
+        h, mi = int(g[0]), int(g[1])
+        if g[2] and g[2].casefold() == "p" and h < 12:
+            h += 12
+        return Quantity("clock", h * 60 + mi, h * 60 + mi, text=raw) if h < 24 and mi < 60 else None
+    if kind == "ampm":
+        h = int(g[0]) % 12 + (12 if g[1].casefold() == "p" else 0)
+        return Quantity("clock", h * 60, h * 60, text=raw)
+    if kind == "money":
+        cur = _SYMBOLS.get(g[0] or "", "USD") if g[0] else g[1].upper()
+        value = _float(g[2]) * (_SCALE[g[3].casefold()] if g[3] else 1)
+        return Quantity("money", value, value, cur, raw)
+    if kind == "number":
+        value = _float(g[0])
+        scale = (g[1] or "").casefold()
+        if scale in ("%", "percent", "per cent"):
+            return Quantity("percent", value, value, text=f"{g[0]}%")
+        if scale:
+            value *= _SCALE[scale]
+        if g[2]:
+            unit_q = _unit_quantity(value, g[2], raw)
+            if unit_q is not None:
+                return unit_q
+        return Quantity("money" if money_hint else "number", value, value, "", m.group(1))
+    # number words: only when a unit or noun follows ("two weeks", "three reports")
+    phrase = re.sub(r"^a\s+", "", g[0].casefold())
+    parts = re.split(r"[\s-]", phrase)
+    value = float(sum(_SMALL[p] for p in parts if p != "hundred") or 1) * (100 if "hundred" in parts else 1)
+    if g[1]:
+        value *= _SCALE[g[1].casefold()]
+    return _unit_quantity(value, g[2], raw)
+
+
+def matches(claim: Quantity, ev: Quantity) -> bool:
+    """Whether an evidence quantity states the claim quantity (kinds may differ where harmless)."""
+    if claim.kind == "date" or ev.kind == "date":
+        if claim.kind == ev.kind == "date":
+            pairs = [(claim.year, ev.year), (claim.month, ev.month), (claim.day, ev.day)]
+            shared = [(a, b) for a, b in pairs if a is not None and b is not None]
+            return bool(shared) and all(a == b for a, b in shared)
+        other = claim if ev.kind == "date" else ev
+        date = ev if ev.kind == "date" else claim
+        return other.kind == "number" and date.year is not None and other.value == date.year
+    if claim.kind == "clock" or ev.kind == "clock":
+        return claim.kind == ev.kind and claim.value == ev.value
+    if claim.kind == "money" and ev.kind == "money" and claim.unit and ev.unit and claim.unit != ev.unit:
+        return False
+    if claim.kind == "measure" and ev.kind == "measure" and claim.unit == ev.unit:
+        return abs(claim.value - ev.value) <= 1e-9 * max(1.0, abs(claim.value))
+    return _close(claim.raw, ev.raw) or _close(claim.value, ev.value)
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= 1e-9 * max(1.0, abs(a))
+
+
+def comparable(claim: Quantity, ev: Quantity) -> bool:
+    """Whether the two quantities measure the same kind of thing (a different value then conflicts)."""
+    if claim.kind != ev.kind:
+        return False
+    if claim.kind == "date":
+        return (
+            claim.month is not None and ev.month is not None and claim.day is not None and ev.day is not None
+        ) or (claim.day is None and ev.day is None and claim.year is not None and ev.year is not None)
+    if claim.kind == "measure":
+        return claim.unit == ev.unit
+    return claim.kind in ("money", "percent", "clock")  # another currency is another amount
+
+
+def describe(q: Quantity) -> str:
+    """A short display form for rationales."""
+    if q.kind == "money":
+        return f"{q.value:.2f}"
+    return q.text.strip() or f"{q.value:g}"

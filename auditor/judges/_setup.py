@@ -1,0 +1,126 @@
+"""Build the claim extractor and judge a ``--judge`` specification names.
+
+``offline`` is the embedded default: the rule-based extractor and the offline judge, no network.
+``openai:MODEL`` uses any OpenAI-compatible endpoint (``base_url``); by default through the
+cascade (claims the offline checks settle with certainty need no call) and the caches (verdicts,
+LLM decompositions, fused results: in the store during a run, else in the app directory), so a
+re-audit of the same traces makes no calls in any mode.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Literal
+
+from auditor.claims import ClaimExtractor, RuleExtractor
+from auditor.errors import UsageError
+from auditor.judges._cache import (
+    CachingExtractor,
+    CachingFused,
+    CachingJudge,
+    DecompositionCache,
+    FusedCache,
+    JsonlDecompositionCache,
+    JsonlFusedCache,
+    JsonlVerdictCache,
+    VerdictCache,
+)
+from auditor.judges._cascade import CascadeJudge
+from auditor.judges._decompose import LLMDecomposer
+from auditor.judges._fused import FusedAuditor
+from auditor.judges._llm import LLMJudge
+from auditor.judges._offline import OfflineJudge
+from auditor.llm import LLMClient
+from auditor.settings import app_dir
+
+Decomposer = Literal["rules", "llm", "fused"]
+
+
+@dataclass
+class JudgeSetup:
+    """The extractor and judge for a run, and what must be closed or reported after it."""
+
+    extractor: ClaimExtractor
+    judge: OfflineJudge | LLMJudge | CascadeJudge | CachingJudge
+    client: LLMClient | None = None
+    cascade: CascadeJudge | None = None
+    cache: CachingJudge | None = None
+    fused: FusedAuditor | CachingFused | None = (
+        None  # decomposes and judges in one call instead of extractor + judge
+    )
+    decomposition_cache: CachingExtractor | None = None  # the extractor, when LLM decompositions are cached
+    notes: list[str] = field(default_factory=list)
+
+    async def aclose(self) -> None:
+        if self.client is not None:
+            await self.client.aclose()
+
+
+def build_judge(
+    spec: str,
+    *,
+    base_url: str | None = None,
+    cascade: bool = True,
+    use_cache: bool = True,
+    decomposer: Decomposer = "rules",
+    concurrency: int = 8,
+    cache_backend: VerdictCache | None = None,
+    decomposition_backend: DecompositionCache | None = None,
+    fused_backend: FusedCache | None = None,
+) -> JudgeSetup:
+    """The judge setup for ``spec`` (``offline`` or ``openai:MODEL``).
+
+    With ``use_cache``, verdicts, LLM decompositions (``decomposer="llm"``) and fused results
+    (``decomposer="fused"``) are cached. ``cache_backend``, ``decomposition_backend`` and
+    ``fused_backend`` are where they live (the store's tables in a run); without one, a JSON-lines
+    file in the app directory (``verdict-cache.jsonl``, ``decomposition-cache.jsonl``,
+    ``fused-cache.jsonl``).
+
+    Raises:
+        UsageError: an unknown spec, or ``openai:`` with no key and no ``base_url``.
+    """
+    if spec == "offline":
+        if decomposer != "rules":
+            raise UsageError(f"--decomposer {decomposer} needs an LLM judge: pass --judge openai:MODEL.")
+        return JudgeSetup(extractor=RuleExtractor(), judge=OfflineJudge())
+    kind, _, model = spec.partition(":")
+    if kind != "openai" or not model:
+        raise UsageError(
+            f"Unknown judge {spec!r}: use 'offline' or 'openai:MODEL' (e.g. openai:gpt-4.1-mini)."
+        )
+    key = os.environ.get("OPENAI_API_KEY")
+    if not key and not base_url:
+        raise UsageError(
+            "No key found: set OPENAI_API_KEY, pass --base-url for a local server, or use --judge offline."
+        )
+    # Local OpenAI-compatible servers (vLLM, Ollama) accept any key; the client insists on one.
+    client = LLMClient(model, base_url=base_url, api_key=key or "unused", concurrency=concurrency)
+    setup = JudgeSetup(
+        extractor=RuleExtractor() if decomposer == "rules" else LLMDecomposer(client),
+        judge=LLMJudge(client),
+        client=client,
+    )
+    if decomposer == "fused":
+        # Claims are unknown before the call: no cascade, and the cache holds whole answers.
+        fused = FusedAuditor(client)
+        setup.fused = fused
+        if use_cache:
+            setup.fused = CachingFused(
+                fused, fused_backend or JsonlFusedCache(app_dir() / "fused-cache.jsonl")
+            )
+        return setup
+    if use_cache and isinstance(setup.extractor, LLMDecomposer):
+        decompositions = decomposition_backend or JsonlDecompositionCache(
+            app_dir() / "decomposition-cache.jsonl"
+        )
+        setup.decomposition_cache = CachingExtractor(setup.extractor, decompositions)
+        setup.extractor = setup.decomposition_cache
+    if cascade:
+        setup.cascade = CascadeJudge(setup.judge)
+        setup.judge = setup.cascade
+    if use_cache:
+        backend = cache_backend or JsonlVerdictCache(app_dir() / "verdict-cache.jsonl")
+        setup.cache = CachingJudge(setup.judge, backend)
+        setup.judge = setup.cache
+    return setup

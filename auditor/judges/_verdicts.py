@@ -1,0 +1,155 @@
+"""Verdicts: the judge interface, its output type, and quote verification.
+
+Three verdicts per claim (``supported``, ``contradicted``, ``absent``) plus ``unjudged`` when the
+judge failed (fail closed: never counted as supported). Every ``supported`` or ``contradicted``
+verdict must cite evidence with a quote that is really in that item's text
+(:func:`verify_quotes`); a verdict whose quotes are not there becomes ``absent`` and the judge
+error is recorded. This is also the defence against evidence that tries to instruct the judge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from enum import StrEnum
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+from auditor.claims import Claim
+from auditor.evidence import Answer, Evidence
+from auditor.text import normalise
+
+
+class Label(StrEnum):
+    SUPPORTED = "supported"
+    CONTRADICTED = "contradicted"
+    ABSENT = "absent"
+    UNJUDGED = "unjudged"
+
+
+class UnjudgedReason(StrEnum):
+    TIMEOUT = "timeout"
+    PARSE_FAILURE = "parse_failure"
+    TRUNCATED = "truncated"  # the judge's output was cut off
+    EVIDENCE_CLIPPED = "evidence_clipped"  # evidence had to be clipped to fit the judge's context
+    REFUSED = "refused"
+    API_ERROR = "api_error"
+    MISSING = "missing"  # the judge returned no verdict for this claim
+
+
+class Citation(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    evidence_id: str
+    quote: str
+
+
+class JudgeIdentity(BaseModel):
+    """Who judged: part of every verdict, of the verdict cache key, and of the run record."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: str  # "offline" | "openai"
+    model: str | None = None
+    prompt_version: str | None = None
+    approximate: bool = False
+
+
+class ClaimVerdict(BaseModel):
+    """The judgement of one claim.
+
+    ``inadmissible_support`` lists excluded evidence that would have supported the claim (the
+    verdict itself is decided on admitted evidence only). ``judge_errors`` records what was wrong
+    with the judge's output (a quote not found, an unknown evidence id) even when a verdict stands.
+    ``common_knowledge`` is set only when the policy allows common knowledge and the judge deemed
+    the claim such; it is reported separately, never merged into supported.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    claim_id: str
+    label: Label
+    citations: tuple[Citation, ...] = ()
+    inadmissible_support: tuple[str, ...] = ()
+    rationale: str | None = None
+    unjudged_reason: UnjudgedReason | None = None
+    judge_errors: tuple[str, ...] = ()
+    common_knowledge: bool = False
+    settled_by: str = ""  # which stage decided: "offline", "llm", "cache"
+
+
+class Judge(Protocol):
+    """Judges the claims of one answer against its evidence.
+
+    Contract: returns exactly one verdict per claim in ``claims`` (same ``claim_id``), deciding on
+    ``admitted`` evidence only; it may consult ``excluded`` to fill ``inadmissible_support``.
+    A failure is an ``unjudged`` verdict with a reason, never an exception and never a guess.
+    """
+
+    identity: JudgeIdentity
+
+    async def judge(
+        self,
+        answer: Answer,
+        claims: Sequence[Claim],
+        admitted: Sequence[Evidence],
+        excluded: Sequence[Evidence],
+        allow_common_knowledge: bool = False,
+    ) -> list[ClaimVerdict]: ...
+
+
+def quote_in(quote: str, text: str) -> bool:
+    """Whether ``quote`` occurs in ``text``, ignoring case and runs of whitespace."""
+    needle = normalise(quote)
+    return bool(needle) and needle in normalise(text)
+
+
+def verify_quotes(verdict: ClaimVerdict, evidence: Mapping[str, Evidence]) -> ClaimVerdict:
+    """Check every citation against the item it names; demote a verdict that loses all its support.
+
+    A citation naming an unknown item, or quoting text that item does not contain, is dropped and
+    recorded in ``judge_errors``. A ``supported`` or ``contradicted`` verdict left with no valid
+    citation becomes ``absent``.
+    """
+    kept: list[Citation] = []
+    errors = list(verdict.judge_errors)
+    for citation in verdict.citations:
+        item = evidence.get(citation.evidence_id)
+        if item is None:
+            errors.append(f"cited unknown or inadmissible evidence {citation.evidence_id!r}")
+        elif not quote_in(citation.quote, item.text):
+            errors.append(f"quote not found in {citation.evidence_id}: {citation.quote[:80]!r}")
+        else:
+            kept.append(citation)
+    label = verdict.label
+    rationale = verdict.rationale
+    if label in (Label.SUPPORTED, Label.CONTRADICTED) and not kept:
+        rationale = f"demoted from {label.value}: no verified quote" + (
+            f" ({rationale})" if rationale else ""
+        )
+        label = Label.ABSENT
+    return verdict.model_copy(
+        update={
+            "label": label,
+            "citations": tuple(kept),
+            "judge_errors": tuple(errors),
+            "rationale": rationale,
+        }
+    )
+
+
+def check_complete(
+    claims: Sequence[Claim], verdicts: Sequence[ClaimVerdict], settled_by: str
+) -> list[ClaimVerdict]:
+    """One verdict per claim, in claim order; a claim the judge skipped is ``unjudged: missing``."""
+    by_id = {v.claim_id: v for v in verdicts}
+    return [
+        by_id.get(c.claim_id)
+        or ClaimVerdict(
+            claim_id=c.claim_id,
+            label=Label.UNJUDGED,
+            unjudged_reason=UnjudgedReason.MISSING,
+            settled_by=settled_by,
+        )
+        for c in claims
+    ]

@@ -1,0 +1,26 @@
+"""The metrics stage: audited answers in, rates with denominators and intervals out.
+
+:func:`summarise` is pure: groundedness, answers with an unsupported claim, answer rate, screened
+and unjudged counts, segments per source class and question type, citation figures and, with a
+labels file, refusal accuracy and over-refusal. Intervals are on answers (Wilson, Clopper-Pearson).
+"""
+
+from __future__ import annotations
+
+from auditor.metrics._labels import Labels, load_labels, match_labels
+from auditor.metrics._model import CannotCorrect, CorrectedRate, Interval, Rate, Summary
+from auditor.metrics._rates import rate
+from auditor.metrics._summary import summarise
+
+__all__ = [
+    "CannotCorrect",
+    "CorrectedRate",
+    "Interval",
+    "Labels",
+    "Rate",
+    "Summary",
+    "load_labels",
+    "match_labels",
+    "rate",
+    "summarise",
+]

@@ -1,0 +1,235 @@
+"""The run's figures from the per-answer results: rates with denominators, intervals and segments.
+
+Pure functions over :class:`~auditor.results.AnswerOut` (no I/O). The definitions are written out
+in ``docs/metrics.md``; in short:
+
+- claim-level rates (groundedness, contradiction) are supported (contradicted) / judged claims and
+  carry no interval, because claims within one answer are not independent trials;
+- answer-level rates carry a Wilson and a Clopper-Pearson 95% interval, computed by scipy;
+- a rate whose denominator is 0 has value None and no interval: nothing was measured.
+
+The per-answer rules (what is judged, when an answer is grounded) are :mod:`auditor.outcome`'s;
+segments re-apply the same rule to the claims of one segment.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from auditor.metrics._citations import citation_figures
+from auditor.metrics._labels import Labels, match_labels
+from auditor.metrics._model import RefusalFigures, Segment, Summary
+from auditor.metrics._rates import Status, claim_status, interval, rate
+from auditor.policy import Thresholds
+from auditor.results import AnswerOut, ClaimOut, EvidenceOut
+
+__all__ = [
+    "Tally",
+    "claim_source_class",
+    "claim_status",
+    "interval",
+    "rate",
+    "refusal_figures",
+    "segments",
+    "summarise",
+]
+
+NO_SOURCE = "none"  # the class of a claim that cites no evidence (absent or unjudged claims)
+UNCLASSIFIED = "unclassified"  # a cited item the policy gave no class, or that the answer does not list
+UNSPECIFIED = "unspecified"  # the question type of an answer that has none
+
+
+def claim_source_class(claim: ClaimOut, evidence: Mapping[str, EvidenceOut]) -> str:
+    """The source class of the evidence a claim rests on: its first citation's item.
+
+    ``none`` for a claim citing nothing (absent and unjudged claims), ``unclassified`` when the cited
+    item has no source class (no policy decided it) or is not among the answer's evidence.
+    """
+    if not claim.citations:
+        return NO_SOURCE
+    item = evidence.get(claim.citations[0].evidence_id)
+    if item is None or item.source_class is None:
+        return UNCLASSIFIED
+    return item.source_class
+
+
+@dataclass
+class Tally:
+    """The counted claims of one answer, or of one answer within one segment."""
+
+    supported: int = 0
+    contradicted: int = 0
+    absent: int = 0
+    unjudged: int = 0
+
+    def add(self, status: Status) -> None:
+        if status == "supported":
+            self.supported += 1
+        elif status == "contradicted":
+            self.contradicted += 1
+        elif status == "absent":
+            self.absent += 1
+        elif status == "unjudged":
+            self.unjudged += 1
+
+    @property
+    def judged(self) -> int:
+        return self.supported + self.contradicted + self.absent
+
+    @property
+    def counted(self) -> int:
+        """Judged or unjudged claims: what makes an answer count in a segment."""
+        return self.judged + self.unjudged
+
+    @property
+    def has_unsupported(self) -> bool:
+        """At least one claim absent, contradicted or unjudged."""
+        return self.supported < self.counted
+
+    def grounded(self, thresholds: Thresholds) -> bool:
+        """:mod:`auditor.outcome`'s rule on these claims: a judged claim, the ratio, contradictions, none unjudged."""
+        return (
+            self.judged > 0
+            and self.supported / self.judged >= thresholds.claim_support
+            and self.contradicted <= thresholds.contradictions_allowed
+            and self.unjudged == 0
+        )
+
+
+def segments(tallies: Mapping[str, Sequence[Tally]], thresholds: Thresholds) -> list[Segment]:
+    """One :class:`Segment` per name, from the tallies of the answers with a claim in it, sorted by name."""
+    out: list[Segment] = []
+    for name in sorted(tallies):
+        members = [t for t in tallies[name] if t.counted]
+        judged = sum(t.judged for t in members)
+        out.append(
+            Segment(
+                name=name,
+                answers=len(members),
+                judged_claims=judged,
+                groundedness_rate=rate(sum(t.supported for t in members), judged),
+                answers_with_unsupported_claim=rate(
+                    sum(t.has_unsupported for t in members), len(members), intervals=True
+                ),
+                answer_pass_rate=rate(
+                    sum(t.grounded(thresholds) for t in members), len(members), intervals=True
+                ),
+            )
+        )
+    return out
+
+
+def refusal_figures(
+    refused: Sequence[bool], answerable: Sequence[bool], unmatched_labels: int
+) -> RefusalFigures:
+    """Refusal accuracy (refused / unanswerable) and over-refusal (refused / answerable), together.
+
+    Args:
+        refused: for each labelled answer, whether it is a refusal.
+        answerable: for each labelled answer, its label.
+        unmatched_labels: labels that matched no answer.
+    """
+    pairs = list(zip(refused, answerable, strict=True))
+    unanswerable = [r for r, a in pairs if not a]
+    answerable_refused = [r for r, a in pairs if a]
+    return RefusalFigures(
+        labelled_answers=len(pairs),
+        unmatched_labels=unmatched_labels,
+        refusal_accuracy=rate(sum(unanswerable), len(unanswerable), intervals=True),
+        over_refusal=rate(sum(answerable_refused), len(answerable_refused), intervals=True),
+    )
+
+
+def summarise(
+    answers: Sequence[AnswerOut],
+    labels: Labels | None = None,
+    *,
+    thresholds: Thresholds | None = None,
+    markers: Mapping[str, Sequence[str]] | None = None,
+) -> Summary:
+    """The run's figures.
+
+    Args:
+        answers: the audited answers (refusal, grounded and claims set by the pipeline).
+        labels: a labels file's content: adds refusal accuracy and over-refusal, and a label's
+            ``question_type`` overrides the answer's in the question-type segments.
+        thresholds: the policy's thresholds, used to decide which answers pass within a segment
+            (the overall pass rate uses each answer's own ``grounded``); default ``Thresholds()``.
+        markers: the citation markers written in the answer, by claim id (``Claim.citations``);
+            citation coverage and support are reported when a judged claim carries one.
+
+    Returns:
+        The summary, every rate with its numerator and denominator, intervals on answer rates.
+    """
+    limits = thresholds if thresholds is not None else Thresholds()
+    matched = match_labels(answers, labels) if labels is not None else None
+    by_class: dict[str, list[Tally]] = defaultdict(list)
+    by_type: dict[str, list[Tally]] = defaultdict(list)
+    statuses: Counter[Status] = Counter()
+    screened_by_reason: Counter[str] = Counter()
+    claims = refusals = grounded = with_claims = unsupported = 0
+
+    for position, answer in enumerate(answers):
+        answer_claims = answer.claims or []
+        claims += len(answer_claims)
+        for claim in answer_claims:
+            if claim.screened:
+                screened_by_reason[claim.screen_reason or "unspecified"] += 1
+        if answer.refusal is True:
+            refusals += 1
+            continue
+        grounded += answer.grounded is True
+        evidence = {e.evidence_id: e for e in answer.evidence}
+        whole = Tally()
+        per_class: dict[str, Tally] = defaultdict(Tally)
+        for claim in answer_claims:
+            status = claim_status(claim)
+            if status == "screened":
+                continue
+            statuses[status] += 1
+            whole.add(status)
+            if status != "common_knowledge":
+                per_class[claim_source_class(claim, evidence)].add(status)
+        if whole.counted:
+            with_claims += 1
+            unsupported += whole.has_unsupported
+        for name, tally in per_class.items():
+            by_class[name].append(tally)
+        label = matched.by_answer.get(position) if matched else None
+        question_type = (label.question_type if label else None) or answer.question_type or UNSPECIFIED
+        by_type[question_type].append(whole)
+
+    answered = len(answers) - refusals
+    judged = statuses["supported"] + statuses["contradicted"] + statuses["absent"]
+    refusal = None
+    if matched is not None:
+        labelled = sorted(matched.by_answer.items())
+        refusal = refusal_figures(
+            [answers[i].refusal is True for i, _ in labelled],
+            [label.answerable for _, label in labelled],
+            matched.unmatched_labels,
+        )
+    return Summary(
+        answers=len(answers),
+        refusals=refusals,
+        answer_rate=rate(answered, len(answers), intervals=True),
+        claims=claims,
+        screened=sum(screened_by_reason.values()),
+        screened_by_reason=dict(sorted(screened_by_reason.items())),
+        judged_claims=judged,
+        supported=statuses["supported"],
+        contradicted=statuses["contradicted"],
+        absent=statuses["absent"],
+        unjudged=statuses["unjudged"],
+        common_knowledge=statuses["common_knowledge"],
+        groundedness_rate=rate(statuses["supported"], judged),
+        contradiction_rate=rate(statuses["contradicted"], judged),
+        answers_with_unsupported_claim=rate(unsupported, with_claims, intervals=True),
+        answer_pass_rate=rate(grounded, answered, intervals=True),
+        by_source_class=segments(by_class, limits),
+        by_question_type=segments(by_type, limits),
+        refusal=refusal,
+        citations=citation_figures(answers, markers) if markers is not None else None,
+    )

@@ -1,0 +1,219 @@
+"""The JSON result: the public contract that ``auditor evidence --json`` and ``auditor audit --json`` write.
+
+Users' scripts and CI read this document, so the core fields below are fixed: more may be added,
+none renamed (README, "The JSON result", documents each field). Validation happens on the way
+out, so a document that breaks the contract is never written.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from auditor import __version__
+from auditor.claims import Claim
+from auditor.evidence import Answer, Evidence, EvidenceKind
+from auditor.judges import ClaimVerdict, JudgeIdentity
+from auditor.policy import Decision
+from auditor.results._outcome import AnswerFigures
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class PolicyRef(_Out):
+    name: str
+    version: str
+    sha256: str
+
+
+class JudgeRef(_Out):
+    kind: Literal["offline", "openai"]
+    model: str | None = None
+    prompt_version: str | None = None
+    approximate: bool = False  # true for the offline judge: its verdicts are surface heuristics
+
+
+class InputRef(_Out):
+    path: str
+    sha256: str
+    format: str | None
+    traces: int
+
+
+class ProblemOut(_Out):
+    file: str
+    line: int | None
+    severity: Literal["warning", "error"]
+    reason: str
+    trace_id: str | None = None
+    span_id: str | None = None
+
+
+class RunInfo(_Out):
+    id: str
+    started_at: datetime
+    policy: PolicyRef | None
+    judge: JudgeRef | None
+    inputs: list[InputRef] = Field(default_factory=list)
+    problems: list[ProblemOut] = Field(default_factory=list)
+    usage: dict[str, Any] | None = None  # LLM calls, tokens, cost; cascade and cache counts (LLM judges)
+
+
+class EvidenceOut(_Out):
+    evidence_id: str
+    kind: EvidenceKind
+    name: str | None
+    text: str
+    metadata: dict[str, Any]
+    document_id: str | None = None
+    url: str | None = None
+    trace_id: str
+    span_id: str | None
+    available_at: datetime | None
+    hop_path: list[str]
+    error: bool = False
+    current_question: bool = False
+    source_class: str | None
+    admitted: bool | None
+    reason: str | None
+
+
+class CitationOut(_Out):
+    evidence_id: str
+    quote: str
+
+
+class ClaimOut(_Out):
+    claim_id: str
+    text: str
+    start: int
+    end: int
+    screened: bool
+    screen_reason: str | None
+    verdict: Literal["supported", "contradicted", "absent", "unjudged"] | None
+    citations: list[CitationOut] = Field(default_factory=list)
+    inadmissible_support: list[str] = Field(default_factory=list)
+    rationale: str | None = None
+    unjudged_reason: str | None = None
+    judge_errors: list[str] = Field(default_factory=list)
+    common_knowledge: bool = False
+    settled_by: str | None = None
+    markers: list[str] = Field(default_factory=list)  # citation markers attached to the claim, as written
+
+
+class AnswerOut(_Out):
+    answer_id: str
+    trace_id: str
+    span_id: str
+    conversation_id: str | None = None
+    question: str | None
+    question_type: str | None = None
+    text: str
+    generated_at: datetime
+    evidence: list[EvidenceOut]
+    claims: list[ClaimOut] | None = None  # None (and left out of the JSON) for `auditor evidence`
+    refusal: bool | None = None
+    groundedness: float | None = None
+    contradicted: int | None = None
+    unjudged: int | None = None
+    grounded: bool | None = None
+
+
+class AuditResult(_Out):
+    """The whole document."""
+
+    auditor_version: str = __version__
+    run: RunInfo
+    answers: list[AnswerOut]
+    summary: dict[str, Any] = Field(default_factory=dict)
+
+    def to_json(self) -> str:
+        data = self.model_dump(mode="json")
+        for answer in data["answers"]:
+            if answer["claims"] is None:
+                del answer["claims"]
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def evidence_out(item: Evidence, decision: Decision | None = None) -> EvidenceOut:
+    return EvidenceOut(
+        evidence_id=item.evidence_id,
+        kind=item.kind,
+        name=item.name,
+        text=item.text,
+        metadata=item.metadata,
+        document_id=item.document_id,
+        url=item.url,
+        trace_id=item.trace_id,
+        span_id=item.span_id,
+        available_at=item.available_at,
+        hop_path=list(item.hop_path),
+        error=item.error,
+        current_question=item.current_question,
+        source_class=decision.source_class if decision else None,
+        admitted=decision.admitted if decision else None,
+        reason=decision.reason if decision else None,
+    )
+
+
+def claim_out(claim: Claim, verdict: ClaimVerdict | None) -> ClaimOut:
+    return ClaimOut(
+        claim_id=claim.claim_id,
+        text=claim.text,
+        start=claim.start,
+        end=claim.end,
+        screened=claim.screened,
+        screen_reason=claim.screen_reason.value if claim.screen_reason else None,
+        verdict=verdict.label.value if verdict else None,
+        citations=[CitationOut(evidence_id=c.evidence_id, quote=c.quote) for c in verdict.citations]
+        if verdict
+        else [],
+        inadmissible_support=list(verdict.inadmissible_support) if verdict else [],
+        rationale=verdict.rationale if verdict else None,
+        unjudged_reason=verdict.unjudged_reason.value if verdict and verdict.unjudged_reason else None,
+        judge_errors=list(verdict.judge_errors) if verdict else [],
+        common_knowledge=verdict.common_knowledge if verdict else False,
+        settled_by=verdict.settled_by or None if verdict else None,
+        markers=list(claim.citations),
+    )
+
+
+def answer_out(
+    answer: Answer,
+    decisions: list[Decision] | None = None,
+    claims: list[ClaimOut] | None = None,
+    figures: AnswerFigures | None = None,
+) -> AnswerOut:
+    chosen = decisions if decisions is not None else [None] * len(answer.evidence)
+    return AnswerOut(
+        answer_id=answer.answer_id,
+        trace_id=answer.trace_id,
+        span_id=answer.span_id,
+        conversation_id=answer.conversation_id,
+        question=answer.question,
+        question_type=answer.question_type,
+        text=answer.text,
+        generated_at=answer.generated_at,
+        evidence=[evidence_out(e, d) for e, d in zip(answer.evidence, chosen, strict=True)],
+        claims=claims,
+        refusal=figures.refusal if figures else None,
+        groundedness=figures.groundedness if figures else None,
+        contradicted=figures.contradicted if figures else None,
+        unjudged=figures.unjudged if figures else None,
+        grounded=figures.grounded if figures else None,
+    )
+
+
+def judge_ref(identity: JudgeIdentity) -> JudgeRef:
+    kind: Literal["offline", "openai"] = "openai" if identity.kind == "openai" else "offline"
+    return JudgeRef(
+        kind=kind,
+        model=identity.model,
+        prompt_version=identity.prompt_version,
+        approximate=identity.approximate,
+    )

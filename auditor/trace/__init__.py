@@ -1,0 +1,67 @@
+"""The trace stage: trace files in, normalised :class:`Trace` objects out.
+
+An adapter (found through the ``auditor.adapters`` entry-point group, the built-in ``records``
+adapter registered the same way) parses one format into spans; :func:`read_traces` sniffs the
+format, streams the file and hands each trace on once it is whole, recording every malformed
+span or line as a :class:`Problem` instead of failing the file. Nothing here knows about answers
+or evidence.
+"""
+
+from __future__ import annotations
+
+from auditor.trace._adapters import (
+    ENTRY_POINT_GROUP,
+    SNIFF_BYTES,
+    InstalledAdapter,
+    TraceAdapter,
+    broken_adapters,
+    detect_adapter,
+    get_adapter,
+    installed_adapters,
+)
+from auditor.trace._assemble import assemble_trace
+from auditor.trace._ingest import IngestResult, file_digest, read_traces
+from auditor.trace._model import (
+    Document,
+    Message,
+    SourceRef,
+    Span,
+    SpanEvent,
+    SpanKind,
+    SpanStatus,
+    ToolCall,
+    ToolInvocation,
+    Trace,
+)
+from auditor.trace._problems import Problem, Severity
+from auditor.trace._records import FORMAT, RecordsAdapter, record_trace_id
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "FORMAT",
+    "SNIFF_BYTES",
+    "Document",
+    "IngestResult",
+    "InstalledAdapter",
+    "Message",
+    "Problem",
+    "RecordsAdapter",
+    "Severity",
+    "SourceRef",
+    "Span",
+    "SpanEvent",
+    "SpanKind",
+    "SpanStatus",
+    "ToolCall",
+    "ToolInvocation",
+    "Trace",
+    "TraceAdapter",
+    "assemble_trace",
+    "broken_adapters",
+    "detect_adapter",
+    "file_digest",
+    "get_adapter",
+    "installed_adapters",
+    "read_traces",
+    "record_trace_id",
+]

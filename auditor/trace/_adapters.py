@@ -1,0 +1,103 @@
+"""Trace adapters: the extension point that turns a file format into :class:`~auditor.trace.Trace`.
+
+Adapters live in their own distributions (``auditor-otel``, ``auditor-langchain``, or a third
+party's) and are found through the ``auditor.adapters`` entry-point group, so the core never
+imports OpenTelemetry or LangChain. The built-in ones register exactly as a third party would.
+
+An entry point names an object (or a zero-argument factory returning one) that satisfies
+:class:`TraceAdapter`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import BinaryIO, Protocol, runtime_checkable
+
+from auditor.errors import UnknownAdapterError, UnrecognisedFormatError
+from auditor.trace._model import Trace
+from auditor.trace._problems import Problem
+
+ENTRY_POINT_GROUP = "auditor.adapters"
+
+logger = logging.getLogger(__name__)
+
+#: How many leading bytes (after decompression) :meth:`TraceAdapter.sniff` is shown.
+SNIFF_BYTES = 4096
+
+
+@runtime_checkable
+class TraceAdapter(Protocol):
+    """Reads one trace format.
+
+    Contract:
+        ``sniff`` looks only at the first bytes (at most :data:`SNIFF_BYTES`, already
+        decompressed) and answers whether this adapter can read the stream; it must not raise.
+        ``parse`` reads the whole stream and yields each trace once it is complete, and a
+        :class:`~auditor.problems.Problem` for anything it had to skip or repair. It never raises
+        for bad input; ``source`` is the file name to put in problems.
+    """
+
+    name: str
+    description: str
+
+    def sniff(self, first_bytes: bytes) -> bool: ...
+
+    def parse(self, stream: BinaryIO, source: str) -> Iterator[Trace | Problem]: ...
+
+
+@dataclass(frozen=True)
+class InstalledAdapter:
+    name: str
+    distribution: str
+    adapter: TraceAdapter
+
+
+def installed_adapters() -> list[InstalledAdapter]:
+    """Every adapter registered in the ``auditor.adapters`` group that loads, in name order.
+
+    A plugin that fails to load is left out and logged, so one broken third-party adapter does
+    not stop the others; :func:`broken_adapters` lists them.
+    """
+    found: list[InstalledAdapter] = []
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            loaded = ep.load()
+            adapter = loaded() if isinstance(loaded, type) else loaded
+        except Exception as err:  # a third party's bug must not take the tool down
+            logger.warning("adapter %r (%s) failed to load: %s", ep.name, ep.value, err)
+            continue
+        dist = ep.dist.name if ep.dist is not None else "?"
+        found.append(InstalledAdapter(name=ep.name, distribution=dist, adapter=adapter))
+    return sorted(found, key=lambda a: a.name)
+
+
+def broken_adapters() -> dict[str, str]:
+    """Registered adapters that fail to load, with the error, for ``auditor adapters``."""
+    broken: dict[str, str] = {}
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            ep.load()
+        except Exception as err:
+            broken[ep.name] = f"{type(err).__name__}: {err}"
+    return broken
+
+
+def get_adapter(name: str) -> TraceAdapter:
+    """The adapter registered as ``name``; the error lists the ones that are installed."""
+    adapters = installed_adapters()
+    for item in adapters:
+        if item.name == name:
+            return item.adapter
+    raise UnknownAdapterError(name, [a.name for a in adapters])
+
+
+def detect_adapter(first_bytes: bytes, source: str) -> InstalledAdapter:
+    """The first installed adapter (in name order) whose ``sniff`` accepts ``first_bytes``."""
+    adapters = installed_adapters()
+    for item in adapters:
+        if item.adapter.sniff(first_bytes[:SNIFF_BYTES]):
+            return item
+    raise UnrecognisedFormatError(source, [a.name for a in adapters])

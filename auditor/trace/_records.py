@@ -1,0 +1,249 @@
+"""The ``records`` adapter: RAG evaluation records (question, sources, answer) as traces.
+
+Evaluation sets without traces hold one JSON object per line with a question, the passages the
+system was given and the answer it wrote. Two shapes are read:
+
+- the labelled dev-set shape: ``id``, ``question``, ``sources: [{id, text, metadata}]``,
+  ``answer`` (label fields such as ``labels``, ``answer_label`` or ``verdict`` are ignored here;
+  :mod:`auditor.calibration` reads them);
+- RAGAS columns: ``user_input``, ``retrieved_contexts`` (a list of strings), ``response``; the
+  older ``question``, ``contexts``, ``answer`` names too. A context may also be an object with
+  ``text`` (or ``page_content`` / ``content``), ``id`` and ``metadata``.
+
+Each record becomes one trace: a ``record`` chain span holding a retriever span whose documents are
+the sources (one :class:`~auditor.trace.Document` each, in order, so the policy sees them as
+``retrieved_document`` evidence) and then an LLM span whose input is the question (a user message)
+and whose output is the answer. Times are fixed and synthetic; only their order matters.
+
+Trace ids are stable: the record's ``id`` lower-cased (``ragtruth:180``), or, with no ``id``,
+``line-<n>-<digest of the line>``. The original id is kept in the span attribute ``record.id``,
+with ``record.dataset`` and ``record.task_type`` when present. A line that is not JSON, not an
+object, has no answer, or repeats an id is skipped with a :class:`~auditor.problems.Problem`
+naming the file and line; the rest is still read.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any, BinaryIO
+
+from auditor.text import short_digest
+from auditor.trace._model import Document, Message, SourceRef, Span, SpanKind, Trace
+from auditor.trace._problems import Problem, Severity
+
+FORMAT = "records"
+
+ANSWER_KEYS = ("answer", "response")
+QUESTION_KEYS = ("question", "user_input")
+SOURCE_KEYS = ("sources", "retrieved_contexts", "contexts")
+_TEXT_KEYS = ("text", "page_content", "content")
+
+_BASE_TIME = datetime(2000, 1, 1, tzinfo=UTC)
+_TICK = timedelta(milliseconds=1)
+
+
+def _key(names: tuple[str, ...]) -> re.Pattern[bytes]:
+    alternatives = b"|".join(n.encode() for n in names)
+    return re.compile(rb'(?<!\\)"(?:' + alternatives + rb')"\s*:')
+
+
+_SOURCES_RE = _key(SOURCE_KEYS)
+_ANSWER_RE = _key(ANSWER_KEYS)
+_QUESTION_RE = _key(QUESTION_KEYS)
+_FOREIGN = (b'"resourceSpans"', b'"resource_spans"', b'"run_type"', b'"child_runs"')
+
+
+def _first(record: dict[str, Any], keys: tuple[str, ...]) -> tuple[str | None, Any]:
+    for key in keys:
+        if key in record:
+            return key, record[key]
+    return None, None
+
+
+def sniff_records(first_bytes: bytes) -> bool:
+    """Whether the first JSONL object looks like an evaluation record.
+
+    A complete first line must be an object with an answer key (``answer`` / ``response``) and a
+    sources key (``sources`` / ``retrieved_contexts`` / ``contexts``). A first line cut off by the
+    sniffing window (records carry long passages) is accepted when its visible part names a
+    sources key and an answer or question key, and nothing of another trace format.
+    """
+    try:
+        head = first_bytes.lstrip(b"\xef\xbb\xbf \t\r\n")
+        if not head.startswith(b"{") or any(f in head for f in _FOREIGN):
+            return False
+        line, newline, _ = head.partition(b"\n")
+        if newline or len(head) < 4096:
+            try:
+                data = json.loads(line)
+            except ValueError:
+                data = None
+            if isinstance(data, dict):
+                return _first(data, ANSWER_KEYS)[0] is not None and _first(data, SOURCE_KEYS)[0] is not None
+            if newline:
+                return False
+        return _SOURCES_RE.search(line) is not None and (
+            _ANSWER_RE.search(line) is not None or _QUESTION_RE.search(line) is not None
+        )
+    except Exception:  # the contract: sniff never raises
+        return False
+
+
+def _documents(value: Any) -> tuple[list[Document], list[str]]:
+    """The documents of a sources value, and what was wrong with it."""
+    if value is None:
+        return [], []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        return [], [f"sources must be a list, got {type(value).__name__}; the record has no evidence"]
+    docs: list[Document] = []
+    issues: list[str] = []
+    for index, item in enumerate(value, start=1):
+        default_id = f"context_{index}"
+        if isinstance(item, str):
+            docs.append(Document(id=default_id, text=item))
+            continue
+        if not isinstance(item, dict):
+            issues.append(f"source {index} is a {type(item).__name__}, not text or an object; skipped")
+            continue
+        _, text = _first(item, _TEXT_KEYS)
+        if not isinstance(text, str):
+            issues.append(f"source {index} has no text; skipped")
+            continue
+        metadata = item.get("metadata")
+        raw_id = item.get("id")
+        docs.append(
+            Document(
+                id=str(raw_id) if raw_id is not None else default_id,
+                text=text,
+                metadata=metadata if isinstance(metadata, dict) else {},
+            )
+        )
+    return docs, issues
+
+
+def record_trace(record: dict[str, Any], trace_id: str, source: str, line: int) -> tuple[Trace, list[str]]:
+    """One record as a trace (see the module docstring); raises ``ValueError`` when it has no answer."""
+    _, answer = _first(record, ANSWER_KEYS)
+    if not isinstance(answer, str) or not answer.strip():
+        raise ValueError("the record has no answer text (expected 'answer' or 'response')")
+    _, question = _first(record, QUESTION_KEYS)
+    question = question if isinstance(question, str) and question.strip() else None
+    key, sources = _first(record, SOURCE_KEYS)
+    docs, issues = _documents(sources)
+    if key is None:
+        issues.append("the record has no sources (expected 'sources', 'retrieved_contexts' or 'contexts')")
+    attributes: dict[str, Any] = {}
+    if record.get("id") is not None:
+        attributes["record.id"] = str(record["id"])
+    for name in ("dataset", "task_type"):
+        if isinstance(record.get(name), str):
+            attributes[f"record.{name}"] = record[name]
+    ref = SourceRef(file=source, line=line)
+    root, retriever, llm = "0000000000000001", "0000000000000002", "0000000000000003"
+    spans = (
+        Span(
+            trace_id=trace_id,
+            span_id=root,
+            name="record",
+            kind=SpanKind.CHAIN,
+            start=_BASE_TIME,
+            end=_BASE_TIME + 4 * _TICK,
+            input_text=question,
+            output_text=answer,
+            attributes=attributes,
+            source=ref,
+        ),
+        Span(
+            trace_id=trace_id,
+            span_id=retriever,
+            parent_id=root,
+            name="sources",
+            kind=SpanKind.RETRIEVER,
+            start=_BASE_TIME + _TICK,
+            end=_BASE_TIME + 2 * _TICK,
+            query=question,
+            documents=tuple(docs),
+            entity_name="sources",
+            source=ref,
+        ),
+        Span(
+            trace_id=trace_id,
+            span_id=llm,
+            parent_id=root,
+            name="answer",
+            kind=SpanKind.LLM,
+            start=_BASE_TIME + 3 * _TICK,
+            end=_BASE_TIME + 4 * _TICK,
+            input_messages=(Message(role="user", content=question),) if question else (),
+            output_messages=(Message(role="assistant", content=answer),),
+            attributes=attributes,
+            source=ref,
+        ),
+    )
+    return Trace(trace_id=trace_id, spans=spans, source_format=FORMAT, convention=FORMAT), issues
+
+
+def record_trace_id(record: dict[str, Any], line: int, raw: bytes) -> str:
+    """The stable trace id of a record: its ``id`` lower-cased, else line number and content digest."""
+    raw_id = record.get("id")
+    if isinstance(raw_id, str | int) and str(raw_id).strip():
+        return str(raw_id).strip().lower()
+    return f"line-{line}-{short_digest(raw.decode('utf-8', 'replace'))}"
+
+
+class RecordsAdapter:
+    """Reads RAG evaluation records, one JSON object per line (see the module docstring)."""
+
+    name = FORMAT
+    description = "RAG evaluation records (JSONL): question, sources / retrieved_contexts, answer / response"
+
+    def sniff(self, first_bytes: bytes) -> bool:
+        return sniff_records(first_bytes)
+
+    def parse(self, stream: BinaryIO, source: str) -> Iterator[Trace | Problem]:
+        """Yield one trace per record, and a problem for every line skipped or repaired."""
+        seen: dict[str, int] = {}
+        for number, raw in enumerate(stream, start=1):
+            if not raw.strip():
+                continue
+            try:
+                data = json.loads(raw)
+            except UnicodeDecodeError:
+                yield Problem(file=source, line=number, reason="invalid UTF-8; line skipped")
+                continue
+            except ValueError as err:
+                reason = "line is cut off (truncated file?)" if not raw.endswith(b"\n") else "not valid JSON"
+                yield Problem(file=source, line=number, reason=f"{reason} ({err}); line skipped")
+                continue
+            if not isinstance(data, dict):
+                yield Problem(
+                    file=source,
+                    line=number,
+                    reason=f"expected a JSON object per line, got {type(data).__name__}; line skipped",
+                )
+                continue
+            trace_id = record_trace_id(data, number, raw)
+            if trace_id in seen:
+                yield Problem(
+                    file=source,
+                    line=number,
+                    trace_id=trace_id,
+                    reason=f"record id {trace_id!r} repeats line {seen[trace_id]}; line skipped",
+                )
+                continue
+            try:
+                trace, issues = record_trace(data, trace_id, source, number)
+            except ValueError as err:
+                yield Problem(file=source, line=number, reason=f"{err}; line skipped", trace_id=trace_id)
+                continue
+            seen[trace_id] = number
+            for issue in issues:
+                yield Problem(
+                    file=source, line=number, reason=issue, severity=Severity.WARNING, trace_id=trace_id
+                )
+            yield trace
