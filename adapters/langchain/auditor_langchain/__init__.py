@@ -1,8 +1,10 @@
 """LangChain adapters for trace-auditor.
 
 :mod:`auditor_langchain.runtree` reads run trees exported as JSON (registered as the ``langchain``
-adapter); it needs no LangChain install. Parsing is split by data flow: ``runtree`` (file layouts,
-grouping by trace), ``runs`` (one run to one span), ``messages`` (serialised messages and documents).
+adapter); it needs no LangChain install. Parsing is split by data flow: ``buffers`` (bounded reads),
+``layouts`` (the file layouts), ``records`` (unnesting, merging, parents), ``collect`` (streaming,
+a trace handed on once whole), ``assemble`` (records to traces), ``runs`` (one run to one span),
+``messages`` (serialised messages and documents).
 
 The live parts need ``langchain-core`` (``pip install 'auditor-langchain[live]'``) and are imported
 on first use, so ``import auditor_langchain`` (and the file adapter) works without it:

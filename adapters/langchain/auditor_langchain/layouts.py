@@ -1,0 +1,202 @@
+"""Tell the input layouts apart (JSON list, nested ``child_runs``, ``{"runs": [...]}``, JSONL) and
+stream each one, a top-level record at a time, into the collector.
+
+Never raises on malformed JSON: what cannot be read becomes a problem with its line number.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import json
+import re
+from collections.abc import Generator, Iterator
+from typing import Any
+
+from auditor.trace import Problem, Trace
+from auditor_langchain.buffers import CHUNK, Bytes, Text
+from auditor_langchain.collect import Collector
+from auditor_langchain.records import describe, flatten
+
+_RUNS_PREFIX = re.compile(r'\s*\{\s*"runs"\s*:\s*\[')
+_RUN_FIELDS = ("run_type", "child_runs", "dotted_order", "parent_run_id", "start_time", "id")
+
+
+def read(data: Bytes, source: str, collector: Collector) -> Iterator[Trace | Problem]:
+    """Pick the layout from the first lines, then stream it."""
+    head: list[bytes] = []
+    nonblank = 0
+    while nonblank < 5:
+        line = data.readline(CHUNK)
+        if not line:
+            break
+        head.append(line)
+        if line.strip():
+            nonblank += 1
+        if not line.endswith(b"\n"):
+            break  # a long first line: one document, or the end
+    if nonblank == 0:
+        yield Problem(file=source, reason="file is empty")
+        return
+    first = [line.decode("utf-8", errors="replace") for line in head if line.strip()]
+    first[0] = first[0].removeprefix("\ufeff")
+    if len(first) > 1 and _is_complete_json(first[0]):
+        yield from _read_jsonl(enumerate(itertools.chain(head, data.lines()), start=1), data, collector)
+        return
+    yield from _read_document(data, b"".join(head), first, collector)
+
+
+def _is_complete_json(line: str) -> bool:
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(value, dict | list)
+
+
+def _feed(
+    values: list[tuple[Any, int | None]], source: str, problems: list[Problem], collector: Collector
+) -> Iterator[Trace | Problem]:
+    records = flatten(values, source, problems)
+    yield from problems
+    problems.clear()
+    yield from collector.add(records)
+
+
+def _read_jsonl(
+    lines: Iterator[tuple[int, bytes]], data: Bytes, collector: Collector
+) -> Iterator[Trace | Problem]:
+    source = data.source
+    for number, raw in lines:
+        if not raw.strip():
+            continue
+        problems: list[Problem] = []
+        line = data.decode(raw, number, problems)
+        if number == 1:
+            line = line.removeprefix("\ufeff")
+        try:
+            value = json.loads(line)
+        except (ValueError, RecursionError) as exc:
+            problems.append(Problem(file=source, line=number, reason=f"malformed JSON line skipped: {exc}"))
+            yield from problems
+            continue
+        yield from _feed(_expand(value, number, source, problems), source, problems, collector)
+
+
+def _read_document(
+    data: Bytes, head: bytes, first: list[str], collector: Collector
+) -> Iterator[Trace | Problem]:
+    """One or more top-level JSON values; the elements of a top-level array (or of the ``runs``
+    array of a LangSmith export that starts with it) are read one at a time."""
+    source = data.source
+    problems: list[Problem] = []
+    text = Text(data, head, problems)
+    fed = collector.tick
+    while True:
+        char = text.skip_ws()
+        if not char:
+            break
+        if char == "[":
+            text.pos += 1
+            if not (yield from _read_array(text, source, problems, collector)):
+                return
+            continue
+        text.ensure(64)
+        match = _RUNS_PREFIX.match(text.buf, text.pos)
+        if match is not None:
+            text.pos = match.end()
+            if not (yield from _read_array(text, source, problems, collector)):
+                return
+            yield from _close_export(text, source)
+            continue
+        line = text.line()
+        try:
+            value = text.value()
+        except (ValueError, RecursionError) as exc:
+            if collector.tick == fed and any(_is_complete_json(candidate) for candidate in first[1:]):
+                # JSON Lines whose first line is broken: read again, line by line.
+                yield from (p for p in problems if p.reason.startswith("invalid UTF-8"))
+                rest = text.buf.encode("utf-8") + text.decoder.getstate()[0] + data.readline()
+                lines = itertools.chain(io.BytesIO(rest), data.lines())
+                yield from _read_jsonl(enumerate(lines, start=text.line_base), data, collector)
+                return
+            problems.append(_json_problem(source, exc, text.error_line(exc)))
+            yield from problems
+            return
+        yield from _feed(_expand(value, line, source, problems), source, problems, collector)
+    yield from problems
+
+
+def _read_array(
+    text: Text, source: str, problems: list[Problem], collector: Collector
+) -> Generator[Trace | Problem, None, bool]:
+    """Read the elements of an array one at a time, so memory holds one run (and a truncated file
+    keeps its first runs)."""
+    count = 0
+    while True:
+        char = text.skip_ws()
+        if char == "]":
+            text.pos += 1
+            return True
+        if count and char == ",":
+            text.pos += 1
+            text.skip_ws()
+        line = text.line()
+        try:
+            value = text.value()
+        except (ValueError, RecursionError) as exc:
+            problem = _json_problem(source, exc, text.error_line(exc))
+            reason = (
+                f"{problem.reason}; the file looks truncated or malformed, {count} run(s) before it were read"
+            )
+            problems.append(problem.model_copy(update={"reason": reason}))
+            yield from problems
+            return False
+        yield from _feed(
+            _expand(value, line, source, problems, inside_array=True), source, problems, collector
+        )
+        count += 1
+
+
+def _close_export(text: Text, source: str) -> Iterator[Problem]:
+    """After the ``runs`` array of an export: the end of the object, or its other keys (ignored)."""
+    char = text.skip_ws()
+    if char == "}":
+        text.pos += 1
+        return
+    if char == ",":  # read the remaining keys as an object of their own
+        text.buf = text.buf[: text.pos] + "{" + text.buf[text.pos + 1 :]
+    try:
+        text.value()
+    except (ValueError, RecursionError) as exc:
+        yield _json_problem(source, exc, text.error_line(exc))
+
+
+def _json_problem(source: str, exc: ValueError | RecursionError, line: int | None = None) -> Problem:
+    if isinstance(exc, json.JSONDecodeError):
+        return Problem(
+            file=source, line=line or exc.lineno, reason=f"malformed JSON: {exc.msg} (column {exc.colno})"
+        )
+    if isinstance(exc, RecursionError):
+        return Problem(file=source, reason="JSON nested too deeply to read")
+    return Problem(file=source, reason=f"malformed JSON: {exc}")
+
+
+def _expand(
+    value: Any, line: int | None, source: str, problems: list[Problem], *, inside_array: bool = False
+) -> list[tuple[Any, int | None]]:
+    """The runs in one top-level value: a run, a list of runs, or ``{"runs": [...]}``."""
+    if isinstance(value, list) and not inside_array:
+        out: list[tuple[Any, int | None]] = []
+        for item in value:
+            out.extend(_expand(item, line, source, problems, inside_array=True))
+        return out
+    if isinstance(value, dict):
+        if isinstance(value.get("runs"), list) and "run_type" not in value:
+            return [(item, line) for item in value["runs"]]
+        if any(key in value for key in _RUN_FIELDS):
+            return [(value, line)]
+    problems.append(
+        Problem(file=source, line=line, reason=f"expected a run object, found {describe(value)}; skipped")
+    )
+    return []

@@ -1,0 +1,163 @@
+"""Runs as records: ``child_runs`` unnested, repeated records of a run merged, parent and trace found.
+
+A run's parent is its ``parent_run_id``, else the run it was nested in, else its ``dotted_order``;
+its trace is its own ``trace_id``, else that of the root it descends from.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from auditor.trace import Problem, Severity
+from auditor_langchain.runs import normalise_id
+
+_DOTTED_SEGMENT = re.compile(r"^\d{8}T\d{6,12}Z(.+)$")
+
+
+@dataclass
+class Record:
+    run: dict[str, Any]
+    line: int | None
+    parent_hint: str | None = None
+    root_hint: str | None = None
+
+
+def describe(value: Any) -> str:
+    if isinstance(value, dict):
+        keys = ", ".join(list(value)[:5])
+        return f"an object with keys {keys}" if keys else "an empty object"
+    return f"a JSON {type(value).__name__}"
+
+
+def flatten(values: list[tuple[Any, int | None]], source: str, problems: list[Problem]) -> list[Record]:
+    """Unnest ``child_runs`` and merge repeated records of one run; drop runs without an id."""
+    flat: list[Record] = []
+    stack: list[tuple[Any, int | None, str | None, str | None]] = [
+        (v, line, None, None) for v, line in reversed(values)
+    ]
+    while stack:
+        run, line, parent, root = stack.pop()
+        if not isinstance(run, dict):
+            problems.append(
+                Problem(
+                    file=source, line=line, reason=f"expected a run object, found {describe(run)}; skipped"
+                )
+            )
+            continue
+        run_id = normalise_id(run.get("id"))
+        if run_id is None:
+            name = run.get("name")
+            problems.append(
+                Problem(
+                    file=source, line=line, reason=f"run {name!r} has no id; skipped (its children are kept)"
+                )
+            )
+        else:
+            flat.append(Record(run=run, line=line, parent_hint=parent, root_hint=root))
+        children = run.get("child_runs")
+        if isinstance(children, list):
+            here = run_id or parent
+            for child in reversed(children):
+                stack.append((child, line, here, root or here))
+        elif children is not None:
+            problems.append(
+                Problem(
+                    file=source,
+                    line=line,
+                    severity=Severity.WARNING,
+                    reason="child_runs is not a list; ignored",
+                )
+            )
+    return merge(flat, source, problems)
+
+
+def merge(records: list[Record], source: str, problems: list[Problem]) -> list[Record]:
+    merged: dict[str, Record] = {}
+    for record in records:
+        merge_into(merged, record, source, problems)
+    return list(merged.values())
+
+
+def merge_into(merged: dict[str, Record], record: Record, source: str, problems: list[Problem]) -> None:
+    """Add ``record`` to ``merged`` (by run id), merging a repeated record of a run into the first."""
+    run_id = normalise_id(record.run.get("id"))
+    if run_id is None:  # flatten dropped these already
+        return
+    earlier = merged.get(run_id)
+    if earlier is None:
+        merged[run_id] = record
+        return
+    later = {k: v for k, v in record.run.items() if v is not None and k != "child_runs"}
+    if (
+        earlier.run.get("end_time") is not None
+        and later.get("end_time") is not None
+        and any(earlier.run.get(k) != v for k, v in later.items())
+    ):
+        problems.append(
+            Problem(
+                file=source,
+                line=record.line,
+                severity=Severity.WARNING,
+                span_id=run_id,
+                reason=f"run {run_id} appears twice with different contents; the later record's fields win",
+            )
+        )
+    earlier.run = {**earlier.run, **later}
+    earlier.parent_hint = earlier.parent_hint or record.parent_hint
+    earlier.root_hint = earlier.root_hint or record.root_hint
+
+
+def dotted_ids(run: dict[str, Any]) -> list[str]:
+    dotted = run.get("dotted_order")
+    if not isinstance(dotted, str):
+        return []
+    ids: list[str] = []
+    for segment in dotted.split("."):
+        match = _DOTTED_SEGMENT.match(segment)
+        if match is None:
+            return []
+        run_id = normalise_id(match.group(1))
+        if run_id is None:
+            return []
+        ids.append(run_id)
+    return ids
+
+
+def parent_of(record: Record) -> str | None:
+    explicit = normalise_id(record.run.get("parent_run_id"))
+    if explicit is not None:
+        return explicit
+    if record.parent_hint is not None:
+        return record.parent_hint
+    dotted = dotted_ids(record.run)
+    return dotted[-2] if len(dotted) >= 2 else None
+
+
+def trace_ids(records: list[Record]) -> dict[str, str]:
+    """Each run's trace: its own ``trace_id``, else that of the root it descends from."""
+    by_id = {normalise_id(r.run.get("id")) or "": r for r in records}
+
+    def own(record: Record) -> str | None:
+        dotted = dotted_ids(record.run)
+        return normalise_id(record.run.get("trace_id")) or record.root_hint or (dotted[0] if dotted else None)
+
+    result: dict[str, str] = {}
+    for run_id in by_id:
+        chain: list[str] = []
+        current: str | None = run_id
+        found: str | None = None
+        while current is not None and current in by_id and current not in chain:
+            if current in result:
+                found = result[current]
+                break
+            chain.append(current)
+            found = own(by_id[current])
+            if found is not None:
+                break
+            current = parent_of(by_id[current])
+        trace_id = found or chain[-1]
+        for member in chain:
+            result[member] = trace_id
+    return result
