@@ -6,7 +6,8 @@ and JS inline, no network fetches. :func:`render_stored_run` re-renders a run fr
 
 from __future__ import annotations
 
-from auditor.report._render import ReportError, render_report, write_report
+from auditor.report._context import ReportError
+from auditor.report._render import render_report, write_report
 from auditor.report._stored import list_runs, render_stored_run
 
 __all__ = [

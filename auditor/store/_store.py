@@ -25,25 +25,26 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Protocol
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-from sqlalchemy import Engine, func, make_url, select
+from sqlalchemy import Engine, make_url
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session, selectinload, sessionmaker
+from sqlalchemy.orm import Session, sessionmaker
 
 from auditor import __version__
 from auditor.calibration import Calibration
 from auditor.errors import AuditorError
-from auditor.results import AnswerOut, AuditResult, InputRef, JudgeRef, PolicyRef, RunInfo
+from auditor.results import AnswerOut, AuditResult, RunInfo
 from auditor.settings import app_dir
 from auditor.store import _convert as convert
+from auditor.store import _queries as queries
+from auditor.store._listing import RunRow, run_row
 from auditor.store._migrate import current_revision, head_revision, make_engine, upgrade_engine
+from auditor.store._queries import JudgeLike
 from auditor.store._schema import (
     RUN_STATUSES,
     AnswerRecord,
     CalibrationRecord,
-    ClaimRecord,
     RunRecord,
     RunTraceRecord,
     TraceRecord,
@@ -59,39 +60,6 @@ class StoreError(AuditorError):
     """The store cannot do what was asked (unknown run, schema not migrated, ...)."""
 
 
-class JudgeLike(Protocol):
-    """A judge identity: :class:`~auditor.verdicts.JudgeIdentity` or :class:`~auditor.results.JudgeRef`."""
-
-    @property
-    def kind(self) -> str: ...
-
-    @property
-    def model(self) -> str | None: ...
-
-    @property
-    def prompt_version(self) -> str | None: ...
-
-
-class RunRow(BaseModel):
-    """One line of ``auditor runs``: when, on what, under which policy and judge, with what result."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    id: str
-    status: str
-    started_at: datetime
-    finished_at: datetime | None
-    auditor_version: str
-    inputs: list[InputRef]
-    policy: PolicyRef | None
-    judge: JudgeRef | None
-    answers_saved: int
-    groundedness_rate: float | None = None
-    judged_claims: int | None = None
-    answers_with_unsupported_claim: float | None = None
-    answers_with_claims: int | None = None
-
-
 def trace_digest(trace: Trace) -> str:
     """The content digest of a normalised trace: the same spans give the same digest."""
     return hashlib.sha256(trace.model_dump_json().encode("utf-8", "surrogatepass")).hexdigest()
@@ -99,17 +67,6 @@ def trace_digest(trace: Trace) -> str:
 
 def _now() -> datetime:
     return datetime.now(UTC)
-
-
-def _headline(summary: dict[str, Any] | None, name: str) -> tuple[float | None, int | None]:
-    figure = (summary or {}).get(name)
-    if not isinstance(figure, dict):
-        return None, None
-    value, denominator = figure.get("value"), figure.get("denominator")
-    return (
-        float(value) if isinstance(value, int | float) else None,
-        int(denominator) if isinstance(denominator, int) else None,
-    )
 
 
 class Store:
@@ -266,12 +223,7 @@ class Store:
         if digest is not None:
             return self._link_trace(run_id, trace_id, digest, None)
         with self._session() as session:
-            key = session.scalar(
-                select(TraceRecord.key)
-                .join(RunTraceRecord, RunTraceRecord.trace_key == TraceRecord.key)
-                .where(RunTraceRecord.run_id == run_id, TraceRecord.trace_id == trace_id)
-                .limit(1)
-            )
+            key = session.scalar(queries.trace_key_in_run(run_id, trace_id))
             inputs = self._run(session, run_id).inputs_digest
         # Not recorded with its spans: the trace is identified by the input files it came from.
         return key or self._link_trace(run_id, trace_id, f"inputs:{inputs}", None)
@@ -294,9 +246,7 @@ class Store:
                 session.delete(existing)
                 session.flush()
             else:
-                last = session.scalar(
-                    select(func.max(AnswerRecord.position)).where(AnswerRecord.run_id == run_id)
-                )
+                last = session.scalar(queries.last_answer_position(run_id))
                 position = 0 if last is None else last + 1
             session.add(convert.answer_record(run_id, answer, position, trace_key, _now()))
 
@@ -316,23 +266,14 @@ class Store:
         """The answers already saved in a run: what a resumed run skips."""
         with self._session() as session:
             self._run(session, run_id)
-            return set(session.scalars(select(AnswerRecord.answer_id).where(AnswerRecord.run_id == run_id)))
+            return set(session.scalars(queries.answer_ids(run_id)))
 
     # -- reading ----------------------------------------------------------------------------------
 
     def load_run(self, run_id: str) -> AuditResult:
         """The public result of a stored run, as it was saved."""
         with self._session() as session:
-            row = session.scalars(
-                select(RunRecord)
-                .where(RunRecord.id == run_id)
-                .options(
-                    selectinload(RunRecord.answers).selectinload(AnswerRecord.evidence),
-                    selectinload(RunRecord.answers)
-                    .selectinload(AnswerRecord.claims)
-                    .selectinload(ClaimRecord.verdict),
-                )
-            ).one_or_none()
+            row = session.scalars(queries.run_with_answers(run_id)).one_or_none()
             if row is None:
                 raise StoreError(f"No run {run_id!r} in the store: `auditor runs` lists the stored runs.")
             return convert.audit_result(row)
@@ -349,37 +290,10 @@ class Store:
 
     def list_runs(self, limit: int | None = None) -> list[RunRow]:
         """Stored runs, newest first, with their headline figures."""
-        counts = select(AnswerRecord.run_id, func.count().label("n")).group_by(AnswerRecord.run_id).subquery()
-        query = (
-            select(RunRecord, counts.c.n)
-            .outerjoin(counts, counts.c.run_id == RunRecord.id)
-            .order_by(RunRecord.started_at.desc(), RunRecord.id.desc())
-            .limit(limit)
-        )
-        rows = []
         with self._session() as session:
-            for run, saved in session.execute(query):
-                rate, judged = _headline(run.summary, "groundedness_rate")
-                unsupported, with_claims = _headline(run.summary, "answers_with_unsupported_claim")
-                info = convert.run_info(run)
-                rows.append(
-                    RunRow(
-                        id=run.id,
-                        status=run.status,
-                        started_at=run.started_at,
-                        finished_at=run.finished_at,
-                        auditor_version=run.auditor_version,
-                        inputs=info.inputs,
-                        policy=info.policy,
-                        judge=info.judge,
-                        answers_saved=saved or 0,
-                        groundedness_rate=rate,
-                        judged_claims=judged,
-                        answers_with_unsupported_claim=unsupported,
-                        answers_with_claims=with_claims,
-                    )
-                )
-        return rows
+            return [
+                run_row(run, saved) for run, saved in session.execute(queries.runs_with_answer_counts(limit))
+            ]
 
     def find_resumable(
         self, input_digests: Iterable[str], policy_sha256: str | None, judge: JudgeLike | None
@@ -391,21 +305,8 @@ class Store:
             policy_sha256: the policy's canonical hash.
             judge: the judge identity (kind, model, prompt version); None for evidence-only runs.
         """
-        query = (
-            select(RunRecord.id)
-            .where(
-                RunRecord.status == "interrupted",
-                RunRecord.inputs_digest == convert.inputs_digest(sorted(input_digests)),
-                RunRecord.policy_sha256 == policy_sha256,
-                RunRecord.judge_kind == (judge.kind if judge else None),
-                RunRecord.judge_model == (judge.model if judge else None),
-                RunRecord.judge_prompt_version == (judge.prompt_version if judge else None),
-            )
-            .order_by(RunRecord.started_at.desc(), RunRecord.id.desc())
-            .limit(1)
-        )
         with self._session() as session:
-            return session.scalar(query)
+            return session.scalar(queries.latest_resumable(input_digests, policy_sha256, judge))
 
     # -- calibrations -----------------------------------------------------------------------------
 
@@ -434,22 +335,8 @@ class Store:
 
     def latest_calibration(self, judge: JudgeLike) -> Calibration | None:
         """The newest calibration of this judge (same kind, model and prompt version), or None."""
-        query = (
-            select(CalibrationRecord.body)
-            .where(
-                CalibrationRecord.judge_kind == judge.kind,
-                CalibrationRecord.judge_model.is_(None)
-                if judge.model is None
-                else CalibrationRecord.judge_model == judge.model,
-                CalibrationRecord.judge_prompt_version.is_(None)
-                if judge.prompt_version is None
-                else CalibrationRecord.judge_prompt_version == judge.prompt_version,
-            )
-            .order_by(CalibrationRecord.created_at.desc(), CalibrationRecord.id.desc())
-            .limit(1)
-        )
         with self._session() as session:
-            body = session.scalar(query)
+            body = session.scalar(queries.latest_calibration_body(judge))
         return None if body is None else Calibration.model_validate(body)
 
 

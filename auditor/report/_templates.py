@@ -1,0 +1,46 @@
+"""The Jinja2 environment for the report: templates, CSS and JS read from package data.
+
+Autoescaped (trace content is untrusted and nothing from a trace is marked safe) and strict
+(``StrictUndefined``: a missing figure fails the render instead of printing an empty cell); the
+stylesheet and script are included inline, so the document makes no network request.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+
+from jinja2 import Environment, FunctionLoader, StrictUndefined, Template
+
+from auditor.metrics import Interval, Rate
+
+
+def environment() -> Environment:
+    env = Environment(
+        loader=FunctionLoader(_load_template),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters["pct"] = pct
+    env.filters["ci"] = ci
+    return env
+
+
+def template() -> Template:
+    return environment().get_template("report.html.j2")
+
+
+def _load_template(name: str) -> str | None:
+    item = resources.files("auditor.reports_templates").joinpath(name)
+    return item.read_text(encoding="utf-8") if item.is_file() else None
+
+
+def pct(value: float | Rate | None, digits: int = 1) -> str:
+    number = value.value if isinstance(value, Rate) else value
+    return "n/a" if number is None else f"{number * 100:.{digits}f}%"
+
+
+def ci(interval: Interval | None) -> str:
+    return "n/a" if interval is None else f"{interval.low * 100:.1f}\N{EN DASH}{interval.high * 100:.1f}%"

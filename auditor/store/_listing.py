@@ -1,0 +1,69 @@
+"""The lines of ``auditor runs``: one :class:`RunRow` per stored run, built from its row alone.
+
+A run's headline figures are read from its stored summary; a summary without them (a run still
+going, or saved by another version) gives None, never an error.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from auditor.results import InputRef, JudgeRef, PolicyRef
+from auditor.store import _convert as convert
+from auditor.store._schema import RunRecord
+
+
+class RunRow(BaseModel):
+    """One line of ``auditor runs``: when, on what, under which policy and judge, with what result."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    status: str
+    started_at: datetime
+    finished_at: datetime | None
+    auditor_version: str
+    inputs: list[InputRef]
+    policy: PolicyRef | None
+    judge: JudgeRef | None
+    answers_saved: int
+    groundedness_rate: float | None = None
+    judged_claims: int | None = None
+    answers_with_unsupported_claim: float | None = None
+    answers_with_claims: int | None = None
+
+
+def run_row(run: RunRecord, answers_saved: int | None) -> RunRow:
+    """The listing line of ``run``; ``answers_saved`` None means none saved."""
+    rate, judged = _headline(run.summary, "groundedness_rate")
+    unsupported, with_claims = _headline(run.summary, "answers_with_unsupported_claim")
+    info = convert.run_info(run)
+    return RunRow(
+        id=run.id,
+        status=run.status,
+        started_at=run.started_at,
+        finished_at=run.finished_at,
+        auditor_version=run.auditor_version,
+        inputs=info.inputs,
+        policy=info.policy,
+        judge=info.judge,
+        answers_saved=answers_saved or 0,
+        groundedness_rate=rate,
+        judged_claims=judged,
+        answers_with_unsupported_claim=unsupported,
+        answers_with_claims=with_claims,
+    )
+
+
+def _headline(summary: dict[str, Any] | None, name: str) -> tuple[float | None, int | None]:
+    figure = (summary or {}).get(name)
+    if not isinstance(figure, dict):
+        return None, None
+    value, denominator = figure.get("value"), figure.get("denominator")
+    return (
+        float(value) if isinstance(value, int | float) else None,
+        int(denominator) if isinstance(denominator, int) else None,
+    )

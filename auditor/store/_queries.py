@@ -1,0 +1,118 @@
+"""The SELECT statements :class:`~auditor.store.Store` runs, built by pure functions.
+
+Building a statement touches no connection, so :class:`~auditor.store.Store` keeps only sessions
+and commits; "latest" always breaks ties on the id, so the same rows give the same answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Protocol
+
+from sqlalchemy import Select, func, select
+from sqlalchemy.orm import selectinload
+
+from auditor.store import _convert as convert
+from auditor.store._schema import (
+    AnswerRecord,
+    CalibrationRecord,
+    ClaimRecord,
+    RunRecord,
+    RunTraceRecord,
+    TraceRecord,
+)
+
+
+class JudgeLike(Protocol):
+    """A judge identity: :class:`~auditor.verdicts.JudgeIdentity` or :class:`~auditor.results.JudgeRef`."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def model(self) -> str | None: ...
+
+    @property
+    def prompt_version(self) -> str | None: ...
+
+
+def run_with_answers(run_id: str) -> Select[RunRecord]:
+    """The run with its answers, their evidence, claims and verdicts loaded eagerly."""
+    return (
+        select(RunRecord)
+        .where(RunRecord.id == run_id)
+        .options(
+            selectinload(RunRecord.answers).selectinload(AnswerRecord.evidence),
+            selectinload(RunRecord.answers)
+            .selectinload(AnswerRecord.claims)
+            .selectinload(ClaimRecord.verdict),
+        )
+    )
+
+
+def trace_key_in_run(run_id: str, trace_id: str) -> Select[str]:
+    """The key of a trace with this id already linked to the run."""
+    return (
+        select(TraceRecord.key)
+        .join(RunTraceRecord, RunTraceRecord.trace_key == TraceRecord.key)
+        .where(RunTraceRecord.run_id == run_id, TraceRecord.trace_id == trace_id)
+        .limit(1)
+    )
+
+
+def last_answer_position(run_id: str) -> Select[int]:
+    """The highest answer position in the run (None: no answer yet)."""
+    return select(func.max(AnswerRecord.position)).where(AnswerRecord.run_id == run_id)
+
+
+def answer_ids(run_id: str) -> Select[str]:
+    """The ids of the answers saved in the run."""
+    return select(AnswerRecord.answer_id).where(AnswerRecord.run_id == run_id)
+
+
+def runs_with_answer_counts(limit: int | None) -> Select[RunRecord, Any]:
+    """Runs, newest first, each with its number of saved answers (None: no answer saved)."""
+    counts = select(AnswerRecord.run_id, func.count().label("n")).group_by(AnswerRecord.run_id).subquery()
+    return (
+        select(RunRecord, counts.c.n)
+        .outerjoin(counts, counts.c.run_id == RunRecord.id)
+        .order_by(RunRecord.started_at.desc(), RunRecord.id.desc())
+        .limit(limit)
+    )
+
+
+def latest_resumable(
+    input_digests: Iterable[str], policy_sha256: str | None, judge: JudgeLike | None
+) -> Select[str]:
+    """The id of the latest interrupted run on the same inputs, policy and judge."""
+    return (
+        select(RunRecord.id)
+        .where(
+            RunRecord.status == "interrupted",
+            RunRecord.inputs_digest == convert.inputs_digest(sorted(input_digests)),
+            RunRecord.policy_sha256 == policy_sha256,
+            RunRecord.judge_kind == (judge.kind if judge else None),
+            RunRecord.judge_model == (judge.model if judge else None),
+            RunRecord.judge_prompt_version == (judge.prompt_version if judge else None),
+        )
+        .order_by(RunRecord.started_at.desc(), RunRecord.id.desc())
+        .limit(1)
+    )
+
+
+def latest_calibration_body(judge: JudgeLike) -> Select[dict[str, Any]]:
+    """The stored body of the newest calibration of this judge (same kind, model, prompt version)."""
+    return (
+        select(CalibrationRecord.body)
+        .where(
+            CalibrationRecord.judge_kind == judge.kind,
+            CalibrationRecord.judge_model.is_(None)
+            if judge.model is None
+            else CalibrationRecord.judge_model == judge.model,
+            CalibrationRecord.judge_prompt_version.is_(None)
+            if judge.prompt_version is None
+            else CalibrationRecord.judge_prompt_version == judge.prompt_version,
+        )
+        .order_by(CalibrationRecord.created_at.desc(), CalibrationRecord.id.desc())
+        .limit(1)
+    )
