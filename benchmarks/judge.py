@@ -29,7 +29,7 @@ from auditor.audit import audit_async
 from auditor.calibration import LevelReport
 from auditor.calibration._agreement import level_report
 from auditor.calibration._labelled import compare, human_claim_verdict, load_labelled
-from auditor.judges import _offline as offline
+from auditor.judges import _windows as windows
 from auditor.judges._offline import OfflineJudge
 from auditor.pipeline import AnswerAudit
 from auditor.trace import FORMAT
@@ -62,7 +62,7 @@ def _balanced(report: LevelReport) -> dict[str, Any]:
 
 def _clear_caches() -> int:
     cleared = 0
-    for value in vars(offline).values():
+    for value in vars(windows).values():
         if callable(getattr(value, "cache_clear", None)):
             value.cache_clear()
             cleared += 1

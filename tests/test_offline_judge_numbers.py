@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from auditor.judges._entities import entities
-from auditor.judges._lexical import json_pairs, negated_stems, segments_of
+from auditor.judges._lexical import negated_stems
 from auditor.judges._numbers import comparable, extract, matches
+from auditor.judges._segments import json_pairs, segments_of
 
 
 def one(text: str) -> object:

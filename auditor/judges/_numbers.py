@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from auditor.judges._lexical import STOPWORDS, stem
+from auditor.judges._lexical import stem
+from auditor.judges._vocabulary import STOPWORDS
 
 MONTHS = {
     m: i + 1

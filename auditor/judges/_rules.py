@@ -1,0 +1,239 @@
+"""The offline judge's rules: a claim's cues, and how well a prepared evidence window states them.
+
+Each rule is a pure function of the claim's cues and prepared items that finds evidence but gives no
+verdict: the judge orders the rules, and every threshold lives here. Quotes are exact evidence spans.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from auditor.judges import _entities as ent
+from auditor.judges import _numbers as num
+from auditor.judges._lexical import content_stems, negated_stems, words
+from auditor.judges._verdicts import Citation
+from auditor.judges._windows import MONEY_KEYS, Item, Window
+
+SUPPORT_COVERAGE = 0.6  # share of the claim's content stems a window must contain to support it
+CONTRADICT_COVERAGE = 0.6  # ... for a different number in that window to count as a contradiction
+NEGATION_COVERAGE = 0.75  # ... for an opposite polarity in that window to count as a contradiction
+
+AGGREGATE = re.compile(
+    r"\b(both|all (?:two|three|four|five|\d+|the|of the)|each of the|(?:two|three|four|five|\d+|several|multiple) "
+    r"(?:reports|documents|sources|articles|studies|papers|pages|items|results|tools))\b",
+    re.I,
+)
+_AGGREGATE_WORDS = content_stems(
+    "both all each two three four reports documents sources articles studies papers "
+    "pages items results agree say confirm show state"
+)
+
+
+@dataclass(frozen=True)
+class ClaimCues:
+    stems: frozenset[str]
+    quantities: tuple[num.Quantity, ...]
+    entities: tuple[str, ...]
+    negated_stems: frozenset[str]
+    aggregated: bool
+    money_words: frozenset[str]  # "refund", "paid"...: covered by a window stating the claim's amount
+    money: tuple[num.Quantity, ...]
+
+
+_REFERENCE = re.compile(r"\b(?:passages?|documents?|sources?|docs?|references?|refs?)\s*#?\s*$", re.I)
+
+
+def _checked(q: num.Quantity, text: str) -> bool:
+    """Whether a quantity of the claim is a figure to check.
+
+    Not "(Passage 2)", which cites a source, nor the opening "One reviewer ..." / "One customer ...",
+    which introduces an individual rather than counting (an opening "One year ..." still counts).
+    """
+    before = text[: max(text.find(q.text), 0)]
+    if q.kind == "number" and _REFERENCE.search(before):
+        return False
+    return not (
+        q.kind == "measure"
+        and q.raw == 1
+        and q.text.casefold().startswith("one ")
+        and not before.strip()
+        and q.unit not in {"time", "months", "mass", "length", "volume", "power"}
+    )
+
+
+def claim_cues(text: str) -> ClaimCues:
+    """The claim's cues: content stems (figures and aggregation words left out), figures, entities."""
+    quantities = tuple(q for q in num.extract(text) if _checked(q, text))
+    words_only = text
+    for q in quantities:
+        words_only = words_only.replace(q.text, " ")
+    aggregated = bool(AGGREGATE.search(text))
+    stems = content_stems(words_only)
+    if aggregated:
+        stems -= _AGGREGATE_WORDS
+    money = tuple(q for q in quantities if q.kind == "money")
+    return ClaimCues(
+        frozenset(stems),
+        quantities,
+        tuple(ent.entities(words_only)),
+        negated_stems(text) | negated_stems(" ".join(words(text))),  # "WiFi" and its parts "Wi Fi"
+        aggregated,
+        frozenset(stems & MONEY_KEYS) if money else frozenset(),
+        money,
+    )
+
+
+def coverage(cues: ClaimCues, window: Window) -> float:
+    """The share of the claim's stems in the window (its money words count if it states the amount)."""
+    if not cues.stems:
+        return 1.0 if cues.quantities else 0.0
+    matched = cues.stems & window.seg.stems
+    if cues.money_words and any(stated(q, window) for q in cues.money):
+        matched |= cues.money_words
+    return len(matched) / len(cues.stems)
+
+
+def stated(q: num.Quantity, window: Window) -> bool:
+    return any(num.matches(q, e) for e, _ in window.quantities)
+
+
+def quote(item: Item, window: Window, cues: ClaimCues) -> tuple[Citation, ...]:
+    if window.contiguous:
+        start, end = window.seg.spans[0][0], window.seg.spans[-1][1]
+        return (Citation(evidence_id=item.evidence_id, quote=item.text[start:end]),)
+    used = {i for i, part in enumerate(window.parts) if part.stems & cues.stems}
+    used |= {i for e, i in window.quantities if any(num.matches(q, e) for q in cues.quantities)}
+    chosen = sorted(used)[:8] or [0]
+    return tuple(
+        Citation(evidence_id=item.evidence_id, quote=item.text[s:e])
+        for i in chosen
+        for s, e in window.parts[i].spans
+    )
+
+
+def supporting_window(cues: ClaimCues, item: Item) -> Window | None:
+    """The best window of ``item`` that supports the claim, or None."""
+    if any(not ent.present(e, item.norm) for e in cues.entities):
+        return None
+    best: tuple[float, int] | None = None
+    chosen = None
+    for w in item.windows:
+        cov = coverage(cues, w)
+        if cov < SUPPORT_COVERAGE or not all(stated(q, w) for q in cues.quantities):
+            continue
+        key = (cov, -len(w.parts))
+        if best is None or key > best:
+            best, chosen = key, w
+    return chosen
+
+
+def combined_support(cues: ClaimCues, items: Sequence[Item]) -> list[tuple[Item, Window]] | None:
+    """Two windows from two items that together cover the claim (a multi-hop answer), or None."""
+    if len(items) < 2 or any(not any(ent.present(e, i.norm) for i in items) for e in cues.entities):
+        return None
+    bests: list[tuple[float, Item, Window]] = []
+    for item in items:
+        scored = [(coverage(cues, w), -len(w.parts), w) for w in item.windows]
+        if scored:
+            cov, _, w = max(scored, key=lambda t: (t[0], t[1]))
+            if cov > 0:
+                bests.append((cov, item, w))
+    bests.sort(key=lambda t: -t[0])
+    for a in range(min(4, len(bests))):
+        for b in range(a + 1, min(4, len(bests))):
+            (_, i1, w1), (_, i2, w2) = bests[a], bests[b]
+            union = w1.seg.stems | w2.seg.stems
+            if not cues.stems or len(cues.stems & union) / len(cues.stems) < SUPPORT_COVERAGE:
+                continue
+            if (
+                not (cues.stems & w1.seg.stems) - w2.seg.stems
+                or not (cues.stems & w2.seg.stems) - w1.seg.stems
+            ):
+                continue  # each item must contribute something
+            if all(stated(q, w1) or stated(q, w2) for q in cues.quantities):
+                if any(not (ent.present(e, i1.norm) or ent.present(e, i2.norm)) for e in cues.entities):
+                    continue
+                if polarity_conflict(cues, [i1, i2]) is not None:
+                    continue
+                return [(i1, w1), (i2, w2)]
+    return None
+
+
+def polarity_conflict(cues: ClaimCues, items: Sequence[Item]) -> tuple[Item, Window] | None:
+    """Evidence stating the claim with the opposite polarity, or None.
+
+    Prose: one sentence covering at least :data:`NEGATION_COVERAGE` of the claim's words, where
+    a shared word is negated on one side only. JSON: the item covers that much of the claim, and
+    the boolean pairs sharing most words with the claim all disagree with its polarity
+    (``"RestaurantsReservations": false`` against "takes reservations").
+    """
+    if not cues.stems:
+        return None
+    best: tuple[float, Item, Window] | None = None
+    for item in items:
+        if item.is_json:
+            if len(cues.stems & item.stems) / len(cues.stems) < NEGATION_COVERAGE:
+                continue
+            scored = [(len(cues.stems & w.seg.stems), w) for w in item.singles if w.seg.boolean]
+            top = max((n for n, _ in scored), default=0)
+            chosen = [w for n, w in scored if n == top and n > 0]
+            if chosen and all(w.seg.negative != bool(cues.negated_stems & w.seg.stems) for w in chosen):
+                cov = top / len(cues.stems) + 1.0  # a boolean pair is the most direct statement
+                if best is None or cov > best[0]:
+                    best = (cov, item, chosen[0])
+            continue
+        for w in item.singles:
+            cov = coverage(cues, w)
+            if cov >= NEGATION_COVERAGE and _negation_flip(cues, item, w) and (best is None or cov > best[0]):
+                best = (cov, item, w)
+    return (best[1], best[2]) if best else None
+
+
+def rival_figures(
+    cues: ClaimCues, q: num.Quantity, items: Sequence[Item]
+) -> tuple[Item, Window, list[tuple[num.Quantity, int]]] | None:
+    """The window best covering the claim that states figures comparable to ``q`` but with another
+    value (and none of the claim's), with those figures and their part indexes; or None."""
+    best: tuple[float, int] | None = None
+    found = None
+    for item in items:
+        for w in item.windows:
+            cov = coverage(cues, w)
+            if cov < CONTRADICT_COVERAGE:
+                continue
+            rivals = [
+                (e, k)
+                for e, k in w.quantities
+                if num.comparable(q, e) and not any(num.matches(other, e) for other in cues.quantities)
+            ]
+            if rivals and (key := (cov, -len(w.parts))) and (best is None or key > best):
+                best, found = key, (item, w, rivals)
+    return found
+
+
+def best_window(cues: ClaimCues, items: Sequence[Item], windows: str) -> tuple[Item, Window, float] | None:
+    """The window covering most of the claim; ``windows="polarity"`` skips multi-sentence windows."""
+    best: tuple[float, int] | None = None
+    chosen = None
+    for item in items:
+        for w in item.windows:
+            if windows == "polarity" and w.contiguous and len(w.parts) > 1:
+                continue  # polarity is read in one sentence (or one JSON object), never across two
+            cov = coverage(cues, w)
+            key = (cov, -len(w.parts))
+            if best is None or key > best:
+                best, chosen = key, (item, w, cov)
+    return chosen
+
+
+def _negation_flip(cues: ClaimCues, item: Item, window: Window) -> bool:
+    """Whether words the claim shares with the window are negated in one and not the other.
+
+    A shared word negated on both sides ("does not take reservations" against
+    ``"RestaurantsReservations": false``) means the polarities agree.
+    """
+    shared = cues.stems & window.seg.stems
+    claim_neg, ev_neg = cues.negated_stems & shared, window.seg.negated & shared
+    return bool(claim_neg ^ ev_neg) and not claim_neg & ev_neg
