@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from auditor import __version__
-from benchmarks import ingest, judge, llm
+from benchmarks import ingest, judge, llm, startup
 
 ROOT = Path(__file__).resolve().parent
+SECTIONS = ["startup", "ingest", "judge", "llm"]
 
 
 def machine() -> dict[str, Any]:
@@ -68,8 +69,53 @@ def _table(title: str, header: list[str], rows: list[list[Any]]) -> str:
 
 
 def render(results: dict[str, Any]) -> str:
+    """The tables of every section present in ``results``."""
     parts = []
-    ing = results["ingest"]
+    if "startup" in results:
+        parts.append(render_startup(results["startup"]))
+    if "ingest" in results:
+        parts.append(render_ingest(results["ingest"]))
+    if "offline_judge" in results:
+        parts.append(render_judge(results["offline_judge"]))
+    if "llm" in results:
+        parts.append(render_llm(results["llm"]))
+    return "\n".join(parts)
+
+
+def render_startup(st: dict[str, Any]) -> str:
+    runs = [("before", st["before"]), ("after", st["after"])] if "before" in st else [("now", st["after"])]
+    rows = []
+    for name in startup.COMMANDS:
+        for label, run in runs:
+            r = run["commands"][name]
+            rows.append(
+                [
+                    f"auditor {name}",
+                    label,
+                    _f(r["seconds"], 3),
+                    _f(r["ratio_to_python"], 1) + "x",
+                    r["modules"],
+                    _f(r["import_seconds"], 3),
+                    ", ".join(r["heavy"]) or "-",
+                ]
+            )
+    title = f"Start-up (fresh interpreter; python -c pass = {runs[-1][1]['python_seconds'] * 1000:.0f} ms)"
+    table = _table(
+        title,
+        ["command", "code", "wall s", "ratio to python", "modules", "import s (self)", "heavy libraries"],
+        rows,
+    )
+    if "speedup" in st:
+        table += (
+            "\nspeed-up of the ratio, before / after: "
+            + ", ".join(f"{name} {value:.1f}x" for name, value in st["speedup"].items())
+            + "\n"
+        )
+    return table
+
+
+def render_ingest(ing: dict[str, Any]) -> str:
+    parts = []
     parts.append(
         _table(
             "Ingest throughput (same bytes, same run)",
@@ -107,7 +153,11 @@ def render(results: dict[str, Any]) -> str:
             ],
         )
     )
-    jd = results["offline_judge"]
+    return "\n".join(parts)
+
+
+def render_judge(jd: dict[str, Any]) -> str:
+    parts = []
     parts.append(
         f"### Offline judge speed\n\n{jd['claims_judged']} claims on {jd['records']} dev records: "
         f"{jd['claims_per_second_cold']:.0f} claims/s with evidence preparation, "
@@ -150,7 +200,11 @@ def render(results: dict[str, Any]) -> str:
             rows,
         )
     )
-    lm = results["llm"]
+    return "\n".join(parts)
+
+
+def render_llm(lm: dict[str, Any]) -> str:
+    parts = []
     rows = [
         [
             name,
@@ -205,7 +259,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="small inputs (smoke run, about a minute)")
     parser.add_argument("--out", type=Path, default=None, help="JSON results file")
     parser.add_argument("--dev", type=Path, default=judge.DEV, help="the labelled dev set (read in place)")
-    parser.add_argument("--only", choices=["ingest", "judge", "llm"], action="append", default=None)
+    parser.add_argument("--only", choices=SECTIONS, action="append", default=None)
+    parser.add_argument(
+        "--startup-before",
+        type=Path,
+        default=None,
+        metavar="CHECKOUT",
+        help="also measure start-up on another source tree (e.g. a git worktree of an older commit)",
+    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
     results: dict[str, Any] = {
@@ -214,9 +275,15 @@ def main(argv: list[str] | None = None) -> int:
         "auditor_version": __version__,
         "machine": machine(),
     }
-    only = set(args.only or ["ingest", "judge", "llm"])
+    only = set(args.only or SECTIONS)
     with tempfile.TemporaryDirectory(prefix="auditor-bench-") as tmp:
         work = Path(tmp)
+        if "startup" in only:
+            repeats = 3 if args.quick else 7
+            if args.startup_before is not None:
+                results["startup"] = startup.compare(args.startup_before, repeats)
+            else:
+                results["startup"] = {"after": startup.measure(None, repeats)}
         if "ingest" in only:
             results["ingest"] = ingest.run(work, args.quick)
         if "judge" in only:
@@ -229,10 +296,7 @@ def main(argv: list[str] | None = None) -> int:
         f"# trace-auditor {__version__} benchmarks, {results['date']}\n\nmachine: {m['platform']}; {m['cpu']}; "
         f"{m['cpu_count']} CPUs; {m['memory_gb']} GB; Python {m['python']}\n"
     )
-    if only == {"ingest", "judge", "llm"}:
-        print(render(results))
-    else:
-        print(json.dumps({k: v for k, v in results.items() if k != "machine"}, indent=1))
+    print(render(results))
     print(f"total {results['total_seconds']:.0f} s")
     out = args.out or ROOT / "results" / f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
     out.parent.mkdir(parents=True, exist_ok=True)

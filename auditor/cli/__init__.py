@@ -1,7 +1,9 @@
 """The ``auditor`` command: a thin shell over the library.
 
 Each command parses its options, calls one public library function and prints. No SQL, Jinja or
-model calls here. Command groups live in their own modules and are registered below.
+model calls here. Command groups live in their own modules and are registered below. Those
+modules import the library inside each command, not at the top, so ``auditor --help``,
+``--version`` and ``auditor adapters`` load only what they use (``benchmarks/startup.py``).
 """
 
 from __future__ import annotations
@@ -58,3 +60,6 @@ cli.add_command(report_command)
 def main() -> None:
     """Console-script entry point."""
     cli.main(prog_name="auditor")
+
+
+__all__ = ["EXIT_USAGE", "cli", "main"]

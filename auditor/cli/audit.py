@@ -4,15 +4,10 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import click
-from rich.console import Console
-from rich.markup import escape
 
-from auditor.audit import audit
-from auditor.calibration import describe
-from auditor.cli.evidence import print_problems
 from auditor.cli.options import (
     base_url_option,
     cache_option,
@@ -26,12 +21,12 @@ from auditor.cli.options import (
     report_option,
     traces_argument,
 )
-from auditor.cli.progress import progress_reporter
-from auditor.metrics import Summary, load_labels
-from auditor.policy import load_policy
-from auditor.report import write_report
-from auditor.results import AuditResult
 from auditor.settings import setting
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from auditor.results import AuditResult
 
 #: ``auditor audit`` exits with this when it ran but some claims could not be judged.
 EXIT_UNJUDGED = 3
@@ -40,6 +35,11 @@ _COLOURS = {"supported": "green", "contradicted": "red", "absent": "yellow", "un
 
 
 def print_audit(result: AuditResult, console: Console) -> None:
+    from rich.markup import escape
+
+    from auditor.calibration import describe
+    from auditor.metrics import Summary
+
     judge = result.run.judge
     if judge is not None and judge.approximate:
         console.print(
@@ -158,6 +158,15 @@ def audit_command(
     Exit status: 0 when the audit ran (whatever the verdicts), 2 for usage or input errors,
     3 when it ran but some claims could not be judged (they are `unjudged`, never supported).
     """
+    from rich.console import Console
+
+    from auditor.audit import audit
+    from auditor.cli.evidence import print_problems
+    from auditor.cli.progress import progress_reporter
+    from auditor.metrics import load_labels
+    from auditor.policy import load_policy
+    from auditor.report import write_report
+
     policy = load_policy(setting("policy", policy_name))
     err = Console(stderr=True)
     with progress_reporter(err) as on_progress:

@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import click
-from rich.console import Console
-from rich.table import Table
 
-from auditor.audit import calibrate
-from auditor.calibration import Calibration, LevelReport
 from auditor.cli.options import (
     base_url_option,
     cache_option,
@@ -19,9 +15,13 @@ from auditor.cli.options import (
     db_option,
     policy_option,
 )
-from auditor.metrics import Rate
-from auditor.policy import load_policy
 from auditor.settings import setting
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from auditor.calibration import Calibration, LevelReport
+    from auditor.metrics import Rate
 
 
 def _rate(figure: Rate) -> str:
@@ -32,6 +32,8 @@ def _rate(figure: Rate) -> str:
 
 
 def _level(report: LevelReport, console: Console) -> None:
+    from rich.table import Table
+
     console.rule(f"{report.level} level: {report.items} items from {report.records} records")
     table = Table("human \\ judge", *report.three_way.labels, title="three verdicts")
     for label, row in zip(report.three_way.labels, report.three_way.counts, strict=True):
@@ -114,6 +116,11 @@ def calibrate_command(
     LABELLED is JSONL: id, question, sources, answer, and labels (unsupported spans of the answer) or,
     for one-claim records (unit "claim"), a verdict. See docs/calibration.md.
     """
+    from rich.console import Console
+
+    from auditor.audit import calibrate
+    from auditor.policy import load_policy
+
     calibration = calibrate(
         labelled,
         judge=setting("judge", judge_spec) or "offline",

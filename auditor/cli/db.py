@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from auditor.cli.options import db_option
-from auditor.store import revision, upgrade
+
+if TYPE_CHECKING:
+    pass
 
 
 @click.group("db")
@@ -17,6 +21,8 @@ def db_group() -> None:
 @db_option
 def upgrade_command(db_url: str | None) -> None:
     """Migrate the database to the newest schema revision (creating it when empty)."""
+    from auditor.store import upgrade
+
     click.echo(f"Database at schema revision {upgrade(db_url)} (head).")
 
 
@@ -24,6 +30,8 @@ def upgrade_command(db_url: str | None) -> None:
 @db_option
 def current_command(db_url: str | None) -> None:
     """Show the database's schema revision and whether it is the newest."""
+    from auditor.store import revision
+
     found, head = revision(db_url)
     if found == head:
         click.echo(f"{found} (head)")

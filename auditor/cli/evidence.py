@@ -3,22 +3,23 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.markup import escape
 
 from auditor.cli.options import format_option, policy_option, traces_argument
-from auditor.pipeline import collect_evidence
-from auditor.policy import load_policy
-from auditor.results import AuditResult
-from auditor.text import clip
-from auditor.trace import broken_adapters, installed_adapters
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from auditor.results import AuditResult
 
 
 @click.command("adapters")
 def adapters_command() -> None:
     """List the installed trace adapters."""
+    from auditor.trace import broken_adapters, installed_adapters
+
     found = installed_adapters()
     if not found:
         click.echo("No adapters installed: pip install auditor-otel auditor-langchain")
@@ -29,6 +30,8 @@ def adapters_command() -> None:
 
 
 def print_problems(result: AuditResult, console: Console) -> None:
+    from rich.markup import escape
+
     problems = result.run.problems
     if not problems:
         return
@@ -41,6 +44,10 @@ def print_problems(result: AuditResult, console: Console) -> None:
 
 
 def print_evidence(result: AuditResult, console: Console) -> None:
+    from rich.markup import escape
+
+    from auditor.text import clip
+
     for answer in result.answers:
         console.rule(f"answer {answer.answer_id}  trace {answer.trace_id[:16]}  span {answer.span_id[:16]}")
         console.print(f"[bold]Q:[/] {escape(answer.question or '(no question found)')}")
@@ -86,6 +93,11 @@ def evidence_command(
     json_path: Path | None,
 ) -> None:
     """Find every answer in TRACES and the evidence it could have drawn on."""
+    from rich.console import Console
+
+    from auditor.pipeline import collect_evidence
+    from auditor.policy import load_policy
+
     result = collect_evidence(list(traces), format_, trace_id, load_policy(policy_name))
     err = Console(stderr=True)
     if json_path is not None and str(json_path) == "-":

@@ -9,18 +9,18 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.markup import escape
 
-from auditor.calibration import describe as describe_correction
 from auditor.cli.options import base_url_option, db_option, format_option, judge_option, report_option
 from auditor.errors import AuditorError
-from auditor.gate import GateDecision, GateRun, describe_rate, run_gate
-from auditor.metrics import load_labels
-from auditor.policy import load_policy
 from auditor.settings import setting
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from auditor.gate import GateDecision, GateRun
 
 EXIT_PASSED = 0
 EXIT_FAILED = 1
@@ -29,6 +29,11 @@ EXIT_COULD_NOT_RUN = 2
 
 def print_decision(run: GateRun, console: Console) -> None:
     """The short verdict: every figure with its denominator and intervals, and the failing answers."""
+    from rich.markup import escape
+
+    from auditor.calibration import describe as describe_correction
+    from auditor.gate import describe_rate
+
     decision: GateDecision = run.decision
     result = run.result
     policy = result.run.policy
@@ -109,6 +114,13 @@ def gate_command(
     Fails on any contradicted claim whatever the ratio; an answer with an unjudged claim cannot pass.
     Exit status: 0 passed, 1 failed, 2 could not run.
     """
+    from rich.console import Console
+    from rich.markup import escape
+
+    from auditor.gate import run_gate
+    from auditor.metrics import load_labels
+    from auditor.policy import load_policy
+
     err = Console(stderr=True)
     try:
         for path in traces:

@@ -4,22 +4,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
-from auditor.pipeline import find_answers
-from auditor.policy import (
-    AnswerExplanation,
-    Policy,
-    PolicyDiff,
-    diff,
-    explain,
-    load_policy,
-    policy_json_schema,
-)
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from auditor.policy import (
+        AnswerExplanation,
+        Policy,
+        PolicyDiff,
+    )
+
 
 _format_option = click.option(
     "--format",
@@ -43,6 +40,8 @@ def policy_group() -> None:
 @click.argument("policy")
 def check_command(policy: str) -> None:
     """Validate POLICY (a file or a shipped name) and print its canonical hash."""
+    from auditor.policy import load_policy
+
     loaded = load_policy(policy)
     click.echo(f"{loaded.origin}: valid")
     click.echo(f"name     {loaded.name}")
@@ -56,6 +55,8 @@ def check_command(policy: str) -> None:
 @policy_group.command("schema")
 def schema_command() -> None:
     """Print the JSON Schema of a policy file (for editors and CI)."""
+    from auditor.policy import policy_json_schema
+
     click.echo(json.dumps(policy_json_schema(), indent=2))
 
 
@@ -69,6 +70,11 @@ def explain_command(
     policy: str, traces: tuple[Path, ...], trace_id: str | None, format_: str | None, as_json: bool
 ) -> None:
     """Show why each evidence item in TRACES is admitted or excluded under POLICY."""
+    from rich.console import Console
+
+    from auditor.pipeline import find_answers
+    from auditor.policy import explain, load_policy
+
     loaded = load_policy(policy)
     ingested, answers = find_answers(traces, format_, loaded, trace_id)
     explained = explain(loaded, answers)
@@ -92,6 +98,11 @@ def diff_command(
 
     Answers are found with POLICY_A's [answers] section.
     """
+    from rich.console import Console
+
+    from auditor.pipeline import find_answers
+    from auditor.policy import diff, load_policy
+
     a, b = load_policy(policy_a), load_policy(policy_b)
     ingested, answers = find_answers(traces, format_, a)
     result = diff(a, b, answers)
@@ -135,6 +146,9 @@ def _explain_json(policy: Policy, explained: list[AnswerExplanation]) -> dict[st
 
 
 def _print_explanation(policy: Policy, explained: list[AnswerExplanation], console: Console) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
     console.print(f"Policy {escape(_policy_line(policy))}")
     for answer in explained:
         title = f"answer {answer.answer_id}  trace {answer.trace_id[:16]}  ({answer.admitted}/{len(answer.items)} admitted)"
@@ -157,6 +171,9 @@ def _print_explanation(policy: Policy, explained: list[AnswerExplanation], conso
 
 
 def _print_diff(result: PolicyDiff, console: Console) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
     console.print(f"A: {escape(result.a)} (sha256 {result.a_sha256[:12]}…)")
     console.print(f"B: {escape(result.b)} (sha256 {result.b_sha256[:12]}…)")
     for answer in result.answers:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+if TYPE_CHECKING:
+    from rich.console import Console
 
-from auditor.audit import Progress as AuditProgress
+    from auditor.audit import Progress as AuditProgress
+
 
 #: Without a terminal, a log line every this many answers (and at the end).
 LOG_EVERY = 25
@@ -17,6 +19,8 @@ LOG_EVERY = 25
 @contextmanager
 def progress_reporter(console: Console) -> Iterator[Callable[[AuditProgress], None]]:
     """A callback for :func:`auditor.audit.audit`'s ``on_progress``, shown on ``console``."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     if not console.is_terminal:
 
         def log(p: AuditProgress) -> None:

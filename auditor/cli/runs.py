@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from auditor.cli.options import db_option
-from auditor.report import list_runs, render_stored_run
+
+if TYPE_CHECKING:
+    pass
 
 
 def _pct(value: float | None) -> str:
@@ -21,6 +22,11 @@ def _pct(value: float | None) -> str:
 @click.option("--limit", type=click.IntRange(1), default=20, show_default=True)
 def runs_command(db_url: str | None, limit: int) -> None:
     """List past runs: time, inputs, policy hash, judge and the headline figures."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from auditor.report import list_runs
+
     rows = list_runs(db_url, limit)
     if not rows:
         click.echo("No runs stored yet: run `auditor audit`.")
@@ -70,5 +76,7 @@ def runs_command(db_url: str | None, limit: int) -> None:
 @db_option
 def report_command(run_id: str, output: Path, db_url: str | None) -> None:
     """Re-render the HTML report of a stored run."""
+    from auditor.report import render_stored_run
+
     written = render_stored_run(run_id, output, db_url)
     click.echo(f"Wrote {written}")

@@ -1,0 +1,84 @@
+"""The layout stays as docs/architecture.md draws it: the packages it names exist, every stage
+package is named, the import layers it lists are the ones `.importlinter` enforces, and no module
+outgrows the size we split at."""
+
+from __future__ import annotations
+
+import configparser
+import importlib
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+ARCHITECTURE = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+PACKAGE = ROOT / "auditor"
+#: Packages that hold data, not code (shipped policies, report templates, Alembic revisions).
+DATA_PACKAGES = {"policies", "reports_templates"}
+
+
+def named_packages() -> list[str]:
+    return re.findall(r"^### `(auditor\.\w+)`$", ARCHITECTURE, re.M)
+
+
+def stage_packages() -> list[str]:
+    return sorted(
+        f"auditor.{p.name}"
+        for p in PACKAGE.iterdir()
+        if (p / "__init__.py").is_file() and p.name not in DATA_PACKAGES
+    )
+
+
+def test_every_package_the_doc_names_exists() -> None:
+    for name in named_packages():
+        assert (PACKAGE / name.split(".")[1] / "__init__.py").is_file(), f"{name} is in the doc, not the code"
+
+
+def test_every_stage_package_is_named() -> None:
+    assert sorted(named_packages()) == stage_packages()
+
+
+def test_the_doc_lists_the_layers_the_contract_enforces() -> None:
+    config = configparser.ConfigParser()
+    config.read(ROOT / ".importlinter")
+    enforced = [
+        line.strip().removeprefix("auditor.")
+        for line in config["importlinter:contract:layers"]["layers"].split()
+    ]
+    rule = ARCHITECTURE.split("1. **Layers.**", 1)[1].split("2. **", 1)[0]
+    documented = re.findall(r"`(\w+)`", rule)
+    assert documented == enforced
+    # every stage package sits in a layer, so none escapes the contract
+    assert {f"auditor.{name}" for name in enforced} >= set(stage_packages())
+
+
+def test_only_cross_stage_modules_at_the_top_level() -> None:
+    top = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert len(top) <= 6, top
+    for name in top:
+        if name != "__init__.py":
+            assert f"`{name}`" in ARCHITECTURE, f"top-level {name} is not described in docs/architecture.md"
+
+
+@pytest.mark.parametrize("package", stage_packages())
+def test_each_stage_exports_what_it_lists(package: str) -> None:
+    module = importlib.import_module(package)
+    exported = getattr(module, "__all__", None)
+    assert exported, f"{package} has no __all__"
+    for name in exported:
+        assert getattr(module, name) is not None
+
+
+def python_files() -> list[Path]:
+    return [
+        p for root in ("auditor", "adapters") for p in (ROOT / root).rglob("*.py") if ".venv" not in p.parts
+    ]
+
+
+def test_no_module_over_600_lines() -> None:
+    long = {
+        str(p.relative_to(ROOT)): n for p in python_files() if (n := len(p.read_text().splitlines())) > 600
+    }
+    assert not long, f"split these by job: {long}"
