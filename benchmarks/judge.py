@@ -26,11 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from auditor.audit import audit_async
-from auditor.calibration import LevelReport
+from auditor.calibration import LevelReport, load_labelled
 from auditor.calibration._agreement import level_report
-from auditor.calibration._labelled import compare, human_claim_verdict, load_labelled
+from auditor.calibration._labelled import compare, human_claim_verdict
+from auditor.judges import OfflineJudge
 from auditor.judges import _windows as windows
-from auditor.judges._offline import OfflineJudge
 from auditor.pipeline import AnswerAudit
 from auditor.trace import FORMAT
 

@@ -12,8 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from auditor.trace import Trace
-from auditor.trace._adapters import get_adapter
+from auditor.trace import Trace, get_adapter
 from auditor.trace._ingest import iter_file
 
 

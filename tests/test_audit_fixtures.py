@@ -144,9 +144,9 @@ def test_evidence_json_has_no_claims_key() -> None:
 def test_a_claim_presenting_a_failed_tool_call_as_a_result_is_flagged() -> None:
     import asyncio
 
-    from auditor.claims._rules import decompose_answer
+    from auditor.claims import decompose_answer
     from auditor.evidence import reconstruct
-    from auditor.judges._offline import OfflineJudge
+    from auditor.judges import OfflineJudge
     from auditor.pipeline import audit_answer
     from tests.tracebuilder import TraceBuilder, user
 

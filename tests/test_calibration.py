@@ -9,15 +9,14 @@ import pytest
 from click.testing import CliRunner
 
 from auditor.audit import calibrate
-from auditor.calibration._agreement import Pair, bootstrap_kappa, confusion, kappa_of, level_report
+from auditor.calibration import LabelledRecord, Pair, load_labelled
+from auditor.calibration._agreement import bootstrap_kappa, confusion, kappa_of, level_report
 from auditor.calibration._labelled import (
     HumanSpan,
     JudgedClaim,
-    LabelledRecord,
     answer_pair,
     claim_pairs,
     human_claim_verdict,
-    load_labelled,
     worst,
 )
 from auditor.cli.calibrate import calibrate_command

@@ -7,8 +7,15 @@ from datetime import UTC, datetime
 
 import pytest
 
-from auditor.claims import Claim, ClaimExtractor, Decomposition, RuleExtractor, ScreenReason
-from auditor.claims._rules import decompose_answer, decompose_text
+from auditor.claims import (
+    Claim,
+    ClaimExtractor,
+    Decomposition,
+    RuleExtractor,
+    ScreenReason,
+    decompose_answer,
+    decompose_text,
+)
 from auditor.evidence import Answer
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from auditor.claims._rules import decompose_text
+from auditor.claims import decompose_text
 
 DEV = (
     Path(__file__).resolve().parents[1].parent / "shared" / "data" / "labelled" / "dev.jsonl"

@@ -11,8 +11,7 @@ import pytest
 from auditor_langchain.messages import split_prompt
 from auditor_langchain.runtree import RunTreeAdapter
 
-from auditor.trace import Problem, Severity, Span, SpanKind, SpanStatus, Trace
-from auditor.trace._adapters import detect_adapter, get_adapter
+from auditor.trace import Problem, Severity, Span, SpanKind, SpanStatus, Trace, detect_adapter, get_adapter
 
 ROOT = "0b9f1a9e-0000-4000-8000-000000000001"
 LLM = "0b9f1a9e-0000-4000-8000-000000000002"

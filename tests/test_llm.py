@@ -14,8 +14,7 @@ from pydantic import BaseModel
 
 from auditor.claims import Claim
 from auditor.evidence import Answer, Evidence
-from auditor.judges import PROMPT_VERSION, ClaimVerdict, Label
-from auditor.judges._llm import LLMJudge
+from auditor.judges import PROMPT_VERSION, ClaimVerdict, Label, LLMJudge
 from auditor.judges._prompts import EvidenceIn, JudgeInput, render_judge
 from auditor.llm import LLMClient, run_sync
 from auditor.llm._client import estimate_cost, retry_after_seconds

@@ -11,11 +11,21 @@ import pytest
 
 from auditor.claims import Decomposition
 from auditor.evidence import Answer, Evidence
-from auditor.judges import CachingFused, ClaimVerdict, FusedResult, JudgeIdentity, Label, call_failed
+from auditor.judges import (
+    CachingFused,
+    ClaimVerdict,
+    DecompositionCache,
+    FusedAuditor,
+    FusedCache,
+    FusedResult,
+    JudgeIdentity,
+    Label,
+    LLMDecomposer,
+    UnjudgedReason,
+    call_failed,
+)
 from auditor.judges._cache import (
     CachingExtractor,
-    DecompositionCache,
-    FusedCache,
     JsonlDecompositionCache,
     JsonlFusedCache,
     MemoryDecompositionCache,
@@ -24,10 +34,7 @@ from auditor.judges._cache import (
     fused_key,
     rebase,
 )
-from auditor.judges._decompose import LLMDecomposer
-from auditor.judges._fused import FusedAuditor
 from auditor.judges._parse import unjudged
-from auditor.judges._verdicts import UnjudgedReason
 from auditor.llm import LLMClient
 from tests.support.fake_openai import FakeOpenAI, make_answer
 from tests.test_llm_modes import POLICY, REFUND, answers, check_offsets, client_for

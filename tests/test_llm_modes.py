@@ -11,13 +11,21 @@ import pytest
 
 from auditor.claims import Claim, Decomposition, ScreenReason
 from auditor.evidence import Answer, Evidence
-from auditor.judges import ClaimVerdict, FusedResult, Label
-from auditor.judges._cache import CachingJudge, JsonlVerdictCache, MemoryVerdictCache, VerdictCache
-from auditor.judges._cascade import CascadeJudge
-from auditor.judges._decompose import LLMDecomposer, locate
-from auditor.judges._fused import FusedAuditor
-from auditor.judges._llm import LLMJudge
-from auditor.judges._verdicts import UnjudgedReason
+from auditor.judges import (
+    CachingJudge,
+    CascadeJudge,
+    ClaimVerdict,
+    FusedAuditor,
+    FusedResult,
+    JsonlVerdictCache,
+    Label,
+    LLMDecomposer,
+    LLMJudge,
+    MemoryVerdictCache,
+    UnjudgedReason,
+    VerdictCache,
+)
+from auditor.judges._decompose import locate
 from auditor.llm import LLMClient
 from tests.support.fake_openai import FakeOpenAI, make_answer, make_evidence
 
@@ -255,7 +263,7 @@ def test_cascade_accepts_any_settle_function_and_distrusts_bad_quotes(server: Fa
     answer, claims = make_answer(
         "Return shipping is free for members.", ["Return shipping is free for members."], (POLICY,)
     )
-    from auditor.judges._verdicts import Citation
+    from auditor.judges import Citation
 
     def liar(claim: Claim, admitted: Sequence[Evidence]) -> ClaimVerdict | None:
         return ClaimVerdict(

@@ -14,8 +14,7 @@ import pytest
 
 from auditor.claims import Claim, ScreenReason
 from auditor.evidence import Answer, Evidence, EvidenceKind
-from auditor.judges import ClaimVerdict, Label, verify_quotes
-from auditor.judges._offline import OfflineJudge
+from auditor.judges import ClaimVerdict, Label, OfflineJudge, verify_quotes
 from auditor.judges._windows import prepare as _prepare
 from tests.support.gen_traces import KB_DOCS, format_docs_text, get_order_text, get_refund_text
 

@@ -13,7 +13,7 @@ import pytest
 
 from auditor.claims import RuleExtractor
 from auditor.evidence import EvidenceKind
-from auditor.judges._offline import OfflineJudge
+from auditor.judges import OfflineJudge
 from auditor.pipeline import audit_paths
 from auditor.policy import load_policy
 from auditor.results import AnswerOut, ClaimOut

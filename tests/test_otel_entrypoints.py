@@ -8,8 +8,7 @@ from auditor_otel.otlp_json import OtlpJsonAdapter
 from auditor_otel.otlp_proto import OtlpProtoAdapter
 from otel_samples.otlp import line, parse, span
 
-from auditor.trace import installed_adapters
-from auditor.trace._adapters import TraceAdapter, detect_adapter, get_adapter
+from auditor.trace import TraceAdapter, detect_adapter, get_adapter, installed_adapters
 
 
 def test_both_adapters_are_installed_through_entry_points() -> None:

@@ -9,8 +9,7 @@ import pytest
 
 from auditor.errors import PolicyError
 from auditor.evidence import AnswerSelection
-from auditor.policy import load_policy, parse_policy, policy_json_schema
-from auditor.policy._loading import shipped_policies
+from auditor.policy import load_policy, parse_policy, policy_json_schema, shipped_policies
 
 ROOT = Path(__file__).resolve().parent.parent
 POLICY_FILES = sorted((ROOT / "policies").glob("*.toml"))
@@ -312,8 +311,7 @@ def test_docs_example_is_a_valid_policy() -> None:
 
 
 def test_docs_list_every_key() -> None:
-    from auditor.policy import Policy, Thresholds
-    from auditor.policy._model import AnswersSection, EvidenceSwitches, RejectIf, SourceClass
+    from auditor.policy import AnswersSection, EvidenceSwitches, Policy, RejectIf, SourceClass, Thresholds
 
     text = DOCS.read_text(encoding="utf-8")
     for model in (Policy, EvidenceSwitches, SourceClass, RejectIf, Thresholds, AnswersSection):

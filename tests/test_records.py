@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 from auditor.cli import cli
 from auditor.pipeline import collect_evidence
-from auditor.trace import Problem, SpanKind, Trace
-from auditor.trace._records import RecordsAdapter, sniff_records
+from auditor.trace import Problem, RecordsAdapter, SpanKind, Trace
+from auditor.trace._records import sniff_records
 
 DEV = {
     "id": "RAGTruth:11",

@@ -16,10 +16,8 @@ from auditor.audit import audit
 from auditor.metrics import Interval, Rate, Summary
 from auditor.metrics._model import Segment
 from auditor.policy import load_policy
-from auditor.report import write_report
-from auditor.report._context import ReportError
+from auditor.report import ReportError, render_report, write_report
 from auditor.report._pieces import find_quote, marked_pieces
-from auditor.report._render import render_report
 from auditor.report._templates import template
 from auditor.results import AnswerOut, AuditResult, CitationOut, ClaimOut, EvidenceOut, JudgeRef
 from tests.conftest import FIXTURES

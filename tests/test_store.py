@@ -24,9 +24,8 @@ from auditor.audit import audit
 from auditor.claims import Claim, Decomposition, ScreenReason
 from auditor.cli.db import db_group
 from auditor.evidence import Answer, EvidenceKind
-from auditor.judges import ClaimVerdict, FusedResult, JudgeIdentity, Label
+from auditor.judges import Citation, ClaimVerdict, FusedResult, JudgeIdentity, Label
 from auditor.judges._cache import cache_key, decomposition_key, fused_key
-from auditor.judges._verdicts import Citation
 from auditor.results import (
     AnswerOut,
     AuditResult,
@@ -39,10 +38,16 @@ from auditor.results import (
     ProblemOut,
     RunInfo,
 )
-from auditor.store import SqlDecompositionCache, SqlFusedCache, SqlVerdictCache, Store, trace_digest
+from auditor.store import (
+    SqlDecompositionCache,
+    SqlFusedCache,
+    SqlVerdictCache,
+    Store,
+    StoreError,
+    trace_digest,
+)
 from auditor.store._migrate import head_revision
 from auditor.store._schema import AnswerRecord, Base, ClaimRecord, EvidenceRecord, TraceRecord, VerdictRecord
-from auditor.store._store import StoreError
 from tests.conftest import FIXTURES
 
 PG_DEFAULT = "postgresql+psycopg://postgres@127.0.0.1:5432/test"

@@ -153,7 +153,7 @@ def offline_claim(
     claim: str, admitted: list[tuple[str, str]], excluded: list[tuple[str, str]]
 ) -> dict[str, Any]:
     """The verdict of the project's offline judge, in the LLM's output shape (more plausible verdicts)."""
-    from auditor.judges._offline import OfflineJudge
+    from auditor.judges import OfflineJudge
 
     def ev(eid: str, text: str) -> Evidence:
         return Evidence(evidence_id=eid, kind=EvidenceKind.OTHER, text=text, trace_id="fake")
