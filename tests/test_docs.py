@@ -3,13 +3,15 @@ every shipped policy loads, and the public API is pinned."""
 
 from __future__ import annotations
 
+import importlib
+import re
+
 import click
 import pytest
 
 import auditor
 from auditor.cli import cli
-from auditor.policy import load_policy
-from auditor.policy._loading import shipped_policies
+from auditor.policy import load_policy, shipped_policies
 from auditor.settings import SETTINGS
 from tests.conftest import ROOT
 
@@ -66,3 +68,34 @@ def test_public_api_is_pinned() -> None:
     assert sorted(auditor.__all__) == PUBLIC_API
     for name in auditor.__all__:
         assert getattr(auditor, name) is not None
+
+
+#: Dotted names in the docs that are not Python objects (JUnit suites, the entry-point group, a file).
+NOT_PYTHON = {"auditor.gate.answers", "auditor.gate.thresholds", "auditor.adapters", "auditor.db"}
+
+
+def _resolves(dotted: str) -> bool:
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj: object = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for attr in parts[cut:]:
+            if not hasattr(obj, attr):
+                return False
+            obj = getattr(obj, attr)
+        return True
+    return False
+
+
+def test_every_code_path_the_docs_name_exists() -> None:
+    paths = set(re.findall(r"`((?:auditor|adapters|benchmarks|tests)/[\w/.-]*)`", DOCS))
+    missing = sorted(p for p in paths if not (ROOT / p.split("::")[0]).exists())
+    assert not missing, f"the docs name files that do not exist: {missing}"
+
+
+def test_every_dotted_name_the_docs_use_resolves() -> None:
+    names = set(re.findall(r"\b(auditor(?:\.\w+)+)", DOCS)) - NOT_PYTHON
+    broken = sorted(n for n in names if not _resolves(n.rstrip(".")))
+    assert not broken, f"the docs name Python objects that do not exist: {broken}"
