@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from auditor.evidence import AnswerSelection, EvidenceKind, reconstruct
-from auditor.trace import Document, ToolCall
+from auditor.trace import Document, ToolCall, assemble_trace
 from tests.tracebuilder import TraceBuilder, assistant, system, tool_msg, user
 
 SYS = system("You are a support agent. Answer only from tool results.")
@@ -257,3 +259,24 @@ def test_evidence_ids_are_stable_across_runs() -> None:
     first = [e.evidence_id for e in reconstruct([multi_hop_trace().build()])[0].evidence]
     second = [e.evidence_id for e in reconstruct([multi_hop_trace().build()])[0].evidence]
     assert first == second and len(set(first)) == len(first)
+
+
+def test_an_unknown_start_orders_the_answer_at_its_end_and_keeps_causality() -> None:
+    # As an adapter left it: the answer's start is impossible (1969); assemble_trace makes it unknown,
+    # taken to be the answer's end, so the document retrieved before is evidence and the tool that
+    # ended after the answer is not.
+    b = TraceBuilder("t-time")
+    b.chain("root", 0, 10)
+    b.retriever("r1", "kb", 1, 2, [Document(id="d1", text="Refunds take 30 days.")], parent="root")
+    b.llm("l1", 3, 4, [user("Refunds?")], output="Refunds take 30 days.", parent="root")
+    b.tool("t1", "audit_log", 5, 6, {}, "Logged the refund answer.", parent="root")
+    spans = [
+        s.model_copy(update={"start": datetime(1969, 12, 31, tzinfo=UTC)}) if s.span_id == "l1" else s
+        for s in b.spans
+    ]
+    trace, problems = assemble_trace("t-time", spans, "t.json")
+    [problem] = problems
+    assert problem.span_id == "l1" and problem.reason.startswith("start time 1969-12-31T00:00:00+00:00")
+    (answer,) = reconstruct([trace])
+    assert answer.generated_at == trace.by_id()["l1"].end
+    assert [e.kind for e in answer.evidence] == [EvidenceKind.RETRIEVED_DOCUMENT, EvidenceKind.USER_MESSAGE]

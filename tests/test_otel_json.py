@@ -187,3 +187,61 @@ def test_json_lines_whose_first_line_is_broken_are_still_read_line_by_line() -> 
     assert [p.line for p in problems] == [1]
     assert [s.name for s in traces[0].spans] == ["root", "child"]
     assert [s.source.line for s in traces[0].spans if s.source] == [2, 3]
+
+
+def test_scope_spans_or_spans_of_the_wrong_type_are_a_problem_per_line() -> None:
+    text = "\n".join(
+        [
+            '{"resourceSpans": [{"scopeSpans": {}}]}',
+            '{"resourceSpans": [{"scopeSpans": [{"spans": "x"}]}]}',
+            '{"resourceSpans": [{"scope_spans": 3}]}',
+            line([span(1, "root", events="not a list")]),
+        ]
+    )
+    traces, problems = parse(text)
+    assert [(p.line, p.reason) for p in problems] == [
+        (1, "resourceSpans[].scopeSpans is an object, not a list; its spans are skipped"),
+        (2, "scopeSpans[].spans is a string, not a list; its spans are skipped"),
+        (3, "resourceSpans[].scopeSpans is a number, not a list; its spans are skipped"),
+        (4, "events is a string, not a list; the events are skipped"),
+    ]
+    assert [s.name for t in traces for s in t.spans] == ["root"]
+
+
+def test_a_byte_order_mark_before_the_first_line_is_skipped() -> None:
+    data = b"\xef\xbb\xbf" + line([span(1, "root")]).encode() + b"\n"
+    assert OtlpJsonAdapter().sniff(data)
+    traces, problems = parse(data)
+    assert problems == [] and [s.name for t in traces for s in t.spans] == ["root"]
+    pretty = b"\xef\xbb\xbf" + json.dumps(request([span(1, "root")]), indent=2).encode()
+    traces, problems = parse(pretty)
+    assert problems == [] and len(traces) == 1
+
+
+def test_a_lone_surrogate_in_an_attribute_is_repaired_with_a_warning() -> None:
+    text = line([span(1, "root", attrs={"input.value": "caf\ud800", "\udc00key": "v"})])
+    traces, problems = parse(text + "\n")
+    [problem] = problems
+    assert (problem.line, problem.severity, problem.span_id) == (1, Severity.WARNING, sid(1))
+    assert "attributes" in problem.reason and "surrogates" in problem.reason
+    attributes = traces[0].spans[0].attributes
+    assert attributes == {"input.value": "caf\ufffd", "\ufffdkey": "v"}
+    assert traces[0].model_dump_json()  # writable: no PydanticSerializationError
+
+
+def test_deep_nesting_is_bounded_and_the_rest_of_the_file_is_read() -> None:
+    def deep(n: int, name: str, depth: int) -> str:
+        # written as text: json.dumps itself cannot nest this deep
+        value = '{"arrayValue": {"values": [' * depth + '{"stringValue": "x"}' + "]}}" * depth
+        return line([span(n, name, parent=1, attributes=[{"key": "deep", "value": "V"}])]).replace(
+            '"V"', value
+        )
+
+    text = "\n".join([line([span(1, "root")]), deep(2, "moderate", 100), deep(3, "too-deep", 400)]) + "\n"
+    traces, problems = parse(text)  # 400 AnyValues are 1,200 JSON levels: more than json can read
+    assert [(p.line, p.severity) for p in problems] == [(2, Severity.WARNING), (3, Severity.ERROR)]
+    assert "nested more than 56 levels deep; dropped" in problems[0].reason
+    assert "nested too deeply to read" in problems[1].reason
+    [trace] = traces
+    assert [s.name for s in trace.spans] == ["root", "moderate"]
+    assert trace.model_dump_json()

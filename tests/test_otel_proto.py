@@ -69,6 +69,16 @@ def test_sniff_is_conservative() -> None:
     assert not OtlpJsonAdapter().sniff(encoded("a"))
 
 
+def test_sniff_rejects_text_that_starts_with_blank_lines() -> None:
+    # A newline is 0x0a, the tag of field 1, so b"\n\n\n{" passed the first checks.
+    adapter = OtlpProtoAdapter()
+    assert not adapter.sniff(b"\n\n\n" + line([span(1, "r")]).encode())
+    assert not adapter.sniff(b'\n\n{"question": "q", "sources": [], "answer": "a"}\n')
+    assert not adapter.sniff(b"\n" * 4096)
+    whole = encoded("a")
+    assert adapter.sniff(whole[:4096]) and adapter.sniff(whole[:40])
+
+
 def test_truncated_file_keeps_the_complete_records() -> None:
     # Concatenated messages merge: two ResourceSpans records, the second cut short.
     data = encoded("a") + encoded("b")

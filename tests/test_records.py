@@ -150,3 +150,97 @@ def test_the_cli_reads_records_for_evidence_and_audit(tmp_path: Path) -> None:
     result = json.loads(audited.stdout)
     verdicts = [c["verdict"] for a in result["answers"] for c in a["claims"] if not c["screened"]]
     assert verdicts == ["supported", "supported"]
+
+
+# --- bad values: repaired or named, never silent -------------------------------------------------
+
+
+def problems_and_traces(items: list[Trace | Problem]) -> tuple[list[Problem], list[Trace]]:
+    return [i for i in items if isinstance(i, Problem)], [i for i in items if isinstance(i, Trace)]
+
+
+def test_a_lone_surrogate_is_repaired_and_the_result_is_writable(tmp_path: Path) -> None:
+    path = tmp_path / "rag.jsonl"
+    # "\ud800" is valid JSON, and CESU-8 bytes (a surrogate pair spelt as two 3-byte sequences) decode
+    # to surrogates; either used to crash the JSON output with "surrogates not allowed".
+    cesu_bytes = "\ud83d\ude00".encode("utf-8", "surrogatepass")  # CESU-8 for U+1F600
+    escaped = line(dict(DEV, answer="Refunds are accepted within 30 days \ud800 of purchase."))
+    raw = json.dumps(dict(RAGAS, response="Shipping takes 5 days. X")).encode().replace(b"X", cesu_bytes)
+    path.write_bytes(escaped + raw + b"\n")
+    result = collect_evidence([path])
+    assert result.to_json().encode("utf-8")  # no PydanticSerializationError
+    assert result.answers[0].text == "Refunds are accepted within 30 days \ufffd of purchase."
+    assert result.answers[1].text == "Shipping takes 5 days. \U0001f600"  # the pair is joined
+    repaired = [p for p in result.run.problems if "surrogates" in p.reason]
+    assert {(p.file, p.line, p.severity) for p in repaired} == {
+        (str(path), 1, "warning"),
+        (str(path), 2, "warning"),
+    }
+    assert all(p.span_id and "repaired with U+FFFD" in p.reason for p in repaired)
+    shown = CliRunner().invoke(cli, ["evidence", str(path), "--json", "-"])
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.stdout)["answers"][0]["text"].endswith("\ufffd of purchase.")
+
+
+def test_invalid_utf8_is_replaced_not_the_line_lost() -> None:
+    raw = line(DEV).replace(
+        b"Refunds are accepted within 30 days of purchase.", b"Refunds \xff within 30 days."
+    )
+    problems, traces = problems_and_traces(parse([raw]))
+    assert [(p.line, p.severity.value) for p in problems] == [(1, "warning")]
+    assert "invalid UTF-8" in problems[0].reason
+    assert traces[0].spans[1].documents[0].text == "Refunds \ufffd within 30 days."
+
+
+def test_a_line_nested_1000_deep_is_one_problem_and_the_rest_is_read() -> None:
+    deep = b'{"id": "deep", "answer": "A.", "sources": ' + b"[" * 1000 + b"]" * 1000 + b"}\n"
+    problems, traces = problems_and_traces(parse([line(DEV), deep, line(RAGAS)]))
+    assert traces[0].trace_id == "ragtruth:11" and len(traces) == 2
+    assert [(p.line, p.severity.value) for p in problems] == [(2, "error")]
+    assert "nested too deeply" in problems[0].reason
+
+
+def test_metadata_nested_past_the_bound_is_cut_and_named(tmp_path: Path) -> None:
+    metadata: object = "leaf"
+    for _ in range(400):  # readable JSON, but deeper than the output serialisers accept
+        metadata = {"m": metadata}
+    record = dict(
+        DEV, sources=[{"id": "p1", "text": "Refunds are accepted within 30 days.", "metadata": metadata}]
+    )
+    path = tmp_path / "deep.jsonl"
+    path.write_bytes(line(record))
+    result = collect_evidence([path])
+    assert result.to_json()
+    [problem] = [p for p in result.run.problems if "nested more than 64 levels" in p.reason]
+    assert (problem.line, problem.severity) == (1, "warning") and "documents" in problem.reason
+    [doc] = [e for e in result.answers[0].evidence if e.kind == "retrieved_document"]
+    depth, value = 0, doc.metadata
+    while isinstance(value, dict) and value:
+        depth, value = depth + 1, value.get("m")
+    assert 50 < depth < 70
+
+
+def test_values_of_the_wrong_type_are_named() -> None:
+    items = parse(
+        [
+            line({"id": "q", "question": 5, "sources": ["S."], "answer": "S."}),
+            line({"id": "s", "question": "Q?", "sources": {"a": 1}, "answer": "A."}),
+            line(
+                {"id": "m", "question": "Q?", "sources": [{"text": "T.", "metadata": [1]}, 7], "answer": "T."}
+            ),
+            line({"id": "a", "question": "Q?", "sources": [], "answer": 5}),
+            line({"id": "n", "question": "Q?", "sources": None, "contexts": ["C."], "answer": "C."}),
+        ]
+    )
+    problems, traces = problems_and_traces(items)
+    reasons = {(p.trace_id, p.reason) for p in problems}
+    assert reasons == {
+        ("q", "question is a number, not text; the record has no question"),
+        ("s", "sources is an object, not a list; the record has no evidence"),
+        ("m", "sources item 1 metadata is a list, not an object; ignored"),
+        ("m", "sources item 2 is a number, not text or an object; skipped"),
+        ("a", "answer is a number, not text; line skipped"),
+    }
+    assert [t.trace_id for t in traces] == ["q", "s", "m", "n"]
+    assert traces[0].spans[2].input_messages == ()  # no question, rather than the text "5"
+    assert [d.text for d in traces[3].spans[1].documents] == ["C."]  # null sources: the next key counts

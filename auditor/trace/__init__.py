@@ -3,8 +3,9 @@
 An adapter (found through the ``auditor.adapters`` entry-point group, the built-in ``records``
 adapter registered the same way) parses one format into spans; :func:`read_traces` sniffs the
 format, streams the file and hands each trace on once it is whole, recording every malformed
-span or line as a :class:`Problem` instead of failing the file. Nothing here knows about answers
-or evidence.
+span or line as a :class:`Problem` instead of failing the file. Every trace passes through
+:func:`repair_trace` (valid text, bounded nesting) and :func:`assemble_trace` settles impossible
+times, so later stages can trust both. Nothing here knows about answers or evidence.
 """
 
 from __future__ import annotations
@@ -35,10 +36,13 @@ from auditor.trace._model import (
 )
 from auditor.trace._problems import Problem, Severity
 from auditor.trace._records import FORMAT, RecordsAdapter, record_trace_id
+from auditor.trace._repair import MAX_DEPTH, repair_trace
+from auditor.trace._text import quote_value, repair_text
 
 __all__ = [
     "ENTRY_POINT_GROUP",
     "FORMAT",
+    "MAX_DEPTH",
     "SNIFF_BYTES",
     "Document",
     "IngestResult",
@@ -62,6 +66,9 @@ __all__ = [
     "file_digest",
     "get_adapter",
     "installed_adapters",
+    "quote_value",
     "read_traces",
     "record_trace_id",
+    "repair_text",
+    "repair_trace",
 ]

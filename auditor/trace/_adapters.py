@@ -10,8 +10,9 @@ An entry point names an object (or a zero-argument factory returning one) that s
 
 from __future__ import annotations
 
+import itertools
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import BinaryIO, Protocol, runtime_checkable
@@ -34,10 +35,17 @@ class TraceAdapter(Protocol):
 
     Contract:
         ``sniff`` looks only at the first bytes (at most :data:`SNIFF_BYTES`, already
-        decompressed) and answers whether this adapter can read the stream; it must not raise.
+        decompressed, after any UTF-8 byte-order mark) and answers whether this adapter can read
+        the stream; it must not raise. When no adapter accepts the first bytes, the ingest shows
+        each adapter the file's first few lines, one at a time (each cut to :data:`SNIFF_BYTES`),
+        so a line-oriented adapter should accept one good line of its format.
         ``parse`` reads the whole stream and yields each trace once it is complete, and a
         :class:`~auditor.problems.Problem` for anything it had to skip or repair. It never raises
-        for bad input; ``source`` is the file name to put in problems.
+        for bad input (an ``OSError`` from the stream may propagate: the ingest reports it);
+        ``source`` is the file name to put in problems. The ingest skips a leading byte-order
+        mark; an adapter called directly should tolerate one. Traces should pass through
+        :func:`~auditor.trace.assemble_trace` or :func:`~auditor.trace.repair_trace`, which
+        repair invalid text and bound nesting.
     """
 
     name: str
@@ -94,10 +102,27 @@ def get_adapter(name: str) -> TraceAdapter:
     raise UnknownAdapterError(name, [a.name for a in adapters])
 
 
-def detect_adapter(first_bytes: bytes, source: str) -> InstalledAdapter:
-    """The first installed adapter (in name order) whose ``sniff`` accepts ``first_bytes``."""
+def _sniffs(item: InstalledAdapter, sample: bytes) -> bool:
+    try:
+        return bool(item.adapter.sniff(sample[:SNIFF_BYTES]))
+    except Exception as err:  # the contract says sniff never raises; a third party's may
+        logger.warning("adapter %r failed to sniff: %s", item.name, err)
+        return False
+
+
+def detect_adapter(first_bytes: bytes, source: str, more: Iterable[bytes] = ()) -> InstalledAdapter:
+    """The first installed adapter (in name order) whose ``sniff`` accepts ``first_bytes``.
+
+    Failing that, the first to accept one of the samples in ``more``, in order: the ingest passes
+    the file's first few lines, so one damaged or overlong first line does not hide the format.
+    ``more`` is consumed only as far as needed.
+
+    Raises:
+        UnrecognisedFormatError: no adapter accepts any sample.
+    """
     adapters = installed_adapters()
-    for item in adapters:
-        if item.adapter.sniff(first_bytes[:SNIFF_BYTES]):
-            return item
+    for sample in itertools.chain([first_bytes], more):
+        for item in adapters:
+            if _sniffs(item, sample):
+                return item
     raise UnrecognisedFormatError(source, [a.name for a in adapters])

@@ -7,15 +7,23 @@ can be repaired, recording a :class:`~auditor.problems.Problem` each time:
 - a duplicate span id keeps the first span and drops the rest;
 - a parent id that names no span in the trace makes the span a root (an orphan);
 - a parent cycle is broken at the span that closes it;
-- an end time before the start time is kept, with a warning.
+- an impossible time is unknown (``docs/conventions.md``, "Times"): a start at or before the Unix
+  epoch is taken to be the span's end (the span is dropped when the end is impossible too); an end
+  at or before the epoch, or before the start, is taken to be the start, as for a span that never
+  ended. Evidence is then ordered by those times;
+- text is repaired and values bounded by :func:`~auditor.trace.repair_trace`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
 
 from auditor.trace._model import Span, Trace
 from auditor.trace._problems import Problem, Severity
+from auditor.trace._repair import repair_trace
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _problem(span: Span, reason: str, source: str, severity: Severity = Severity.WARNING) -> Problem:
@@ -29,6 +37,47 @@ def _problem(span: Span, reason: str, source: str, severity: Severity = Severity
         trace_id=span.trace_id,
         span_id=span.span_id,
     )
+
+
+def _known_times(span: Span, source: str, problems: list[Problem]) -> Span | None:
+    """``span`` with its impossible times replaced by what is known (see the module docstring)."""
+    start_ok, end_ok = span.start > _EPOCH, span.end > _EPOCH
+    if not start_ok and not end_ok:
+        problems.append(
+            _problem(
+                span,
+                f"start time {span.start.isoformat()} and end time {span.end.isoformat()} are both at or "
+                "before 1970 (impossible); span skipped",
+                source,
+                Severity.ERROR,
+            )
+        )
+        return None
+    if not start_ok:
+        problems.append(
+            _problem(
+                span,
+                f"start time {span.start.isoformat()} is at or before 1970 (impossible); the start is "
+                "unknown and taken to be the end time",
+                source,
+            )
+        )
+        return span.model_copy(update={"start": span.end})
+    if not end_ok or span.end < span.start:
+        why = (
+            "is at or before 1970 (impossible)"
+            if not end_ok
+            else f"is before the start {span.start.isoformat()}"
+        )
+        problems.append(
+            _problem(
+                span,
+                f"end time {span.end.isoformat()} {why}; the end is unknown and taken to be the start time",
+                source,
+            )
+        )
+        return span.model_copy(update={"end": span.start})
+    return span
 
 
 def _break_cycles(spans: dict[str, Span], source: str) -> Iterator[Problem]:
@@ -66,9 +115,9 @@ def assemble_trace(
                 )
             )
             continue
-        if span.end < span.start:
-            problems.append(_problem(span, "span ends before it starts", source))
-        by_id[span.span_id] = span
+        checked = _known_times(span, source, problems)
+        if checked is not None:
+            by_id[span.span_id] = checked
     for span_id, span in list(by_id.items()):
         if span.parent_id is not None and span.parent_id not in by_id:
             problems.append(
@@ -84,4 +133,5 @@ def assemble_trace(
         (s.conversation_id for s in ordered if s.conversation_id), None
     )
     trace = Trace(trace_id=trace_id, spans=ordered, conversation_id=conversation, **fields)  # type: ignore[arg-type]
-    return trace, problems
+    trace, repaired = repair_trace(trace, source)
+    return trace, problems + repaired

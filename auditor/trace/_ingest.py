@@ -1,28 +1,40 @@
 """Read trace files through the installed adapters, recording every problem.
 
-This module owns the file: it opens it, decompresses gzip, computes its digest (for the run
-record), picks the adapter (``--format`` or sniffing the first bytes) and collects the traces and
-problems the adapter yields. An input that cannot be opened or recognised is a problem of the
-run, not a crash; :func:`read_traces` raises only when nothing at all could be read.
+This module owns the run's view of its inputs: it checks each path, opens it
+(:mod:`auditor.trace._input`: gzip, byte-order mark, read errors), computes its digest (for the run
+record), picks the adapter (``--format``, else sniffing) and collects the traces and problems the
+adapter yields. Sniffing shows the adapters the first bytes, then, if none accepts them, the first
+few lines one by one (each bounded), so a damaged or overlong first line does not hide a file of
+good traces. An empty or whitespace-only file is found by a scan for its first non-blank byte,
+before any adapter runs.
+
+A file that cannot be recognised, is empty, or is damaged is a problem of the run, and the other
+files are still read; :func:`read_traces` raises when nothing at all could be read (one line naming
+the files and what was tried), or when a file cannot be read at all (no such file, not a regular
+file, an ``OSError``).
 """
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import io
-import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from auditor.errors import NothingReadError, UsageError
-from auditor.trace._adapters import SNIFF_BYTES, InstalledAdapter, TraceAdapter, detect_adapter, get_adapter
+from auditor.errors import InputReadError, NothingReadError, UnrecognisedFormatError
+from auditor.text import clip
+from auditor.trace._adapters import SNIFF_BYTES, TraceAdapter, detect_adapter, get_adapter
+from auditor.trace._input import check_regular, open_input
 from auditor.trace._model import Trace
 from auditor.trace._problems import Problem, Severity
 
-_GZIP_MAGIC = b"\x1f\x8b"
+EMPTY_REASON = "no traces: the file is empty"
+#: Lines shown to the adapters when none accepts the first bytes, and the bytes scanned for them.
+SAMPLE_LINES = 8
+SAMPLE_SCAN = 8 << 20
+_BLOCK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -45,105 +57,178 @@ class IngestResult:
 def file_digest(path: Path) -> str:
     """SHA-256 of the file's bytes as stored (compressed or not)."""
     digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
+    with _reading(path), open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(_BLOCK), b""):
             digest.update(block)
     return digest.hexdigest()
 
 
-class _SafeGzip(io.RawIOBase):
-    """A gzip reader that turns a truncated or corrupt stream into a clean end of file.
-
-    The adapters then see a truncated input (which they report) instead of an exception.
-    """
-
-    def __init__(self, raw: BinaryIO) -> None:
-        self._inner = gzip.GzipFile(fileobj=raw)
-        self.error: str | None = None
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
-        if self.error is not None:
-            return 0
-        try:
-            data = self._inner.read(len(buffer))
-        except (EOFError, OSError, zlib.error) as err:
-            self.error = f"compressed stream is damaged or truncated ({err})"
-            return 0
-        buffer[: len(data)] = data
-        return len(data)
+@contextmanager
+def _reading(path: Path) -> Iterator[None]:
+    """Turn an ``OSError`` while reading ``path`` into one line naming the file and the error."""
+    try:
+        yield
+    except OSError as err:
+        raise InputReadError(path, err) from err
 
 
-def _open(path: Path) -> tuple[BinaryIO, _SafeGzip | None]:
-    """The file's decompressed bytes, and the gzip reader when there is one (to ask for errors)."""
-    raw = path.open("rb")
-    if raw.read(2) == _GZIP_MAGIC:
-        raw.seek(0)
-        unzipped = _SafeGzip(raw)
-        return io.BufferedReader(unzipped, buffer_size=1 << 16), unzipped
-    raw.seek(0)
-    return raw, None
+def _head(stream: BinaryIO) -> bytes:
+    """The first :data:`SNIFF_BYTES` of the stream, from its first non-blank byte when the window
+    is all blank; b"" when the whole stream is blank (scanned in blocks, nothing kept)."""
+    head = stream.read(SNIFF_BYTES)
+    if head.strip():
+        return head
+    while block := stream.read(_BLOCK):
+        rest = block.lstrip()
+        if rest:
+            return (rest + stream.read(SNIFF_BYTES))[:SNIFF_BYTES]
+    return b""
+
+
+def _line_samples(stream: BinaryIO, head: bytes) -> Iterator[bytes]:
+    """The first :data:`SAMPLE_LINES` non-blank lines, each cut to :data:`SNIFF_BYTES`; the rest of
+    an overlong line is read past without being kept, and at most :data:`SAMPLE_SCAN` bytes are read."""
+    scanned = found = 0
+    while found < SAMPLE_LINES and scanned < SAMPLE_SCAN:
+        line = stream.readline(SNIFF_BYTES)
+        if not line:
+            return
+        scanned += len(line)
+        tail = line
+        while not tail.endswith(b"\n") and scanned < SAMPLE_SCAN:
+            tail = stream.readline(_BLOCK)
+            if not tail:
+                break
+            scanned += len(tail)
+        if line.strip() and not head.startswith(line):
+            found += 1
+            yield line
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """How one file is read: its adapter, or the reason it is not read at all."""
+
+    adapter: TraceAdapter | None = None
+    name: str | None = None
+    skipped: str | None = None
+
+
+def _plan(path: Path, format: str | None) -> _Plan:
+    stream, source = open_input(path)
+    with stream:
+        head = _head(stream)
+        if not head:
+            return _Plan(skipped=source.fault or EMPTY_REASON)
+    if format:
+        return _Plan(get_adapter(format), format)
+    samples = _samples(path, head)
+    try:
+        found = detect_adapter(head, str(path), samples)
+    except UnrecognisedFormatError as err:
+        listed = ", ".join(err.available) or "none is installed"
+        return _Plan(
+            skipped=f"no installed adapter recognises this file (tried {listed}); "
+            "pass --format NAME to read it with one of them"
+        )
+    finally:
+        samples.close()
+    return _Plan(found.adapter, found.name)
+
+
+def _samples(path: Path, head: bytes) -> Generator[bytes, None, None]:
+    """The line samples of a fresh read of ``path`` (opened only if the head is not enough)."""
+    stream, _ = open_input(path)
+    with stream:
+        yield from _line_samples(stream, head)
+
+
+def _items(path: Path, plan: _Plan) -> Iterator[Trace | Problem]:
+    if plan.adapter is None:
+        yield Problem(file=str(path), reason=plan.skipped or EMPTY_REASON)
+        return
+    stream, source = open_input(path)
+    with stream:
+        yield from plan.adapter.parse(stream, str(path))
+    if source.read_error is not None:  # raised even if the adapter caught it
+        raise source.read_error
+    if source.fault is not None:
+        yield Problem(file=str(path), reason=source.fault)
 
 
 def iter_file(path: Path, format: str | None = None) -> Iterator[Trace | Problem]:
     """Yield the traces and problems of one file, as its adapter produces them.
 
+    An empty or unrecognised file yields one problem saying so.
+
     Raises:
-        UsageError: the file does not exist, or ``format`` names no installed adapter.
+        UsageError: the file does not exist or is not a regular file, or ``format`` names no
+            installed adapter.
+        InputReadError: the operating system failed to read the file.
     """
-    if not path.is_file():
-        raise UsageError(f"{path}: no such file.")
-    adapter: TraceAdapter = get_adapter(format) if format else _detect(path).adapter
-    stream, gz = _open(path)
-    with stream:
-        yield from adapter.parse(stream, str(path))
-    if gz is not None and gz.error:
-        yield Problem(file=str(path), reason=gz.error)
-
-
-def _detect(path: Path) -> InstalledAdapter:
-    stream, _ = _open(path)
-    with stream:
-        head = stream.read(SNIFF_BYTES)
-    return detect_adapter(head, str(path))
-
-
-def adapter_name_for(path: Path, format: str | None) -> str:
-    return format or _detect(path).name
+    check_regular(path)
+    with _reading(path):
+        yield from _items(path, _plan(path, format))
 
 
 def read_traces(paths: Sequence[Path], format: str | None = None) -> IngestResult:
     """Read every trace in ``paths``.
 
-    A file that cannot be recognised becomes a problem and the other files are still read.
+    A file that is empty, damaged or not recognised becomes a problem and the other files are
+    still read.
 
     Raises:
-        UsageError: ``format`` names no installed adapter, or a path does not exist.
-        NothingReadError: no trace could be read from any input; its message lists the problems.
+        UsageError: ``format`` names no installed adapter, or a path does not exist or is not a
+            regular file.
+        InputReadError: the operating system failed to read a file (the message names it).
+        NothingReadError: no trace could be read from any input; the one-line message names the
+            files and what was tried on each.
     """
     if format:
         get_adapter(format)  # fail early with the list of installed adapters
-    result = IngestResult()
     for path in paths:
-        if not path.is_file():
-            raise UsageError(f"{path}: no such file.")
+        check_regular(path)  # before reading anything: a bad path fails the run at once
+    result = IngestResult()
+    tried: list[tuple[Path, _Plan, list[Problem]]] = []
+    for path in paths:
         count = 0
-        try:
-            name = adapter_name_for(path, format)
-        except UsageError as err:
-            result.problems.append(Problem(file=str(path), reason=str(err), severity=Severity.ERROR))
-            result.inputs.append(InputFile(str(path), file_digest(path), None))
-            continue
-        for item in iter_file(path, name):
-            if isinstance(item, Trace):
-                result.traces.append(item)
-                count += 1
-            else:
-                result.problems.append(item)
-        result.inputs.append(InputFile(str(path), file_digest(path), name, count))
+        problems: list[Problem] = []
+        with _reading(path):
+            plan = _plan(path, format)
+            for item in _items(path, plan):
+                if isinstance(item, Trace):
+                    result.traces.append(item)
+                    count += 1
+                else:
+                    problems.append(item)
+        result.problems.extend(problems)
+        result.inputs.append(InputFile(str(path), file_digest(path), plan.name, count))
+        tried.append((path, plan, problems))
     if not result.traces:
-        listed = "\n".join(f"  {p}" for p in result.problems[:20]) or "  (the inputs hold no spans)"
-        raise NothingReadError(f"No trace could be read.\n{listed}")
+        raise NothingReadError(_nothing_read(tried))
     return result
+
+
+def _nothing_read(tried: list[tuple[Path, _Plan, list[Problem]]]) -> str:
+    """One line: each file and what happened to it, then what to do."""
+    parts: list[str] = []
+    for path, plan, problems in tried[:5]:
+        if plan.adapter is None:
+            parts.append(f"{path} ({plan.skipped})")
+            continue
+        errors = [p for p in problems if p.severity is Severity.ERROR] or problems
+        if not errors:
+            parts.append(f"{path} (read as {plan.name}: it holds no spans)")
+            continue
+        first = errors[0]
+        where = f"line {first.line}: " if first.line is not None else ""
+        parts.append(
+            f"{path} (read as {plan.name}: {len(problems)} problem(s), the first: {where}"
+            f"{clip(first.reason, 200)})"
+        )
+    more = f"; and {len(tried) - 5} more file(s)" if len(tried) > 5 else ""
+    files = "the input" if len(tried) == 1 else f"any of the {len(tried)} inputs"
+    return (
+        f"No trace could be read from {files}: {'; '.join(parts)}{more}. "
+        "Check the file(s) named; `auditor adapters` lists the formats that can be read."
+    )

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
+
+from auditor.trace._text import repair_text
 
 
 class Severity(StrEnum):
@@ -27,6 +29,12 @@ class Problem(BaseModel):
     severity: Severity = Severity.ERROR
     trace_id: str | None = None
     span_id: str | None = None
+
+    @field_validator("file", "reason", "trace_id", "span_id")
+    @classmethod
+    def _valid_text(cls, value: str | None) -> str | None:
+        # A problem quotes trace content (ids, values); it must stay writable as UTF-8 too.
+        return None if value is None else repair_text(value)
 
     def __str__(self) -> str:
         where = self.file if self.line is None else f"{self.file}:{self.line}"

@@ -17,9 +17,12 @@ and whose output is the answer. Times are fixed and synthetic; only their order 
 
 Trace ids are stable: the record's ``id`` lower-cased (``ragtruth:180``), or, with no ``id``,
 ``line-<n>-<digest of the line>``. The original id is kept in the span attribute ``record.id``,
-with ``record.dataset`` and ``record.task_type`` when present. A line that is not JSON, not an
-object, has no answer, or repeats an id is skipped with a :class:`~auditor.problems.Problem`
-naming the file and line; the rest is still read.
+with ``record.dataset`` and ``record.task_type`` when present. A line that is not JSON (or nested too
+deeply to read), not an object, has no answer text, or repeats an id is skipped with a
+:class:`~auditor.problems.Problem` naming the file and line; the rest is still read. A field of the
+wrong type (a number for the question, an object for the sources, ...) is a warning naming it, and
+``null`` counts as absent; invalid UTF-8 is replaced with U+FFFD (a warning), and each trace passes
+:func:`~auditor.trace.repair_trace`.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from typing import Any, BinaryIO
 from auditor.text import short_digest
 from auditor.trace._model import Document, Message, SourceRef, Span, SpanKind, Trace
 from auditor.trace._problems import Problem, Severity
+from auditor.trace._repair import repair_trace
 
 FORMAT = "records"
 
@@ -41,6 +45,7 @@ QUESTION_KEYS = ("question", "user_input")
 SOURCE_KEYS = ("sources", "retrieved_contexts", "contexts")
 _TEXT_KEYS = ("text", "page_content", "content")
 
+_BOM = b"\xef\xbb\xbf"
 _BASE_TIME = datetime(2000, 1, 1, tzinfo=UTC)
 _TICK = timedelta(milliseconds=1)
 
@@ -57,8 +62,9 @@ _FOREIGN = (b'"resourceSpans"', b'"resource_spans"', b'"run_type"', b'"child_run
 
 
 def _first(record: dict[str, Any], keys: tuple[str, ...]) -> tuple[str | None, Any]:
+    """The first of ``keys`` the record has a value for (``null`` counts as absent)."""
     for key in keys:
-        if key in record:
+        if record.get(key) is not None:
             return key, record[key]
     return None, None
 
@@ -92,14 +98,12 @@ def sniff_records(first_bytes: bytes) -> bool:
         return False
 
 
-def _documents(value: Any) -> tuple[list[Document], list[str]]:
-    """The documents of a sources value, and what was wrong with it."""
-    if value is None:
-        return [], []
+def _documents(key: str, value: Any) -> tuple[list[Document], list[str]]:
+    """The documents of the sources value under ``key``, and what was wrong with it."""
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list):
-        return [], [f"sources must be a list, got {type(value).__name__}; the record has no evidence"]
+        return [], [f"{key} is {_type(value)}, not a list; the record has no evidence"]
     docs: list[Document] = []
     issues: list[str] = []
     for index, item in enumerate(value, start=1):
@@ -108,13 +112,16 @@ def _documents(value: Any) -> tuple[list[Document], list[str]]:
             docs.append(Document(id=default_id, text=item))
             continue
         if not isinstance(item, dict):
-            issues.append(f"source {index} is a {type(item).__name__}, not text or an object; skipped")
+            issues.append(f"{key} item {index} is {_type(item)}, not text or an object; skipped")
             continue
-        _, text = _first(item, _TEXT_KEYS)
+        name, text = _first(item, _TEXT_KEYS)
         if not isinstance(text, str):
-            issues.append(f"source {index} has no text; skipped")
+            what = "has no text" if name is None else f"{name} is {_type(text)}, not text"
+            issues.append(f"{key} item {index} {what}; skipped")
             continue
         metadata = item.get("metadata")
+        if metadata is not None and not isinstance(metadata, dict):
+            issues.append(f"{key} item {index} metadata is {_type(metadata)}, not an object; ignored")
         raw_id = item.get("id")
         docs.append(
             Document(
@@ -128,14 +135,22 @@ def _documents(value: Any) -> tuple[list[Document], list[str]]:
 
 def record_trace(record: dict[str, Any], trace_id: str, source: str, line: int) -> tuple[Trace, list[str]]:
     """One record as a trace (see the module docstring); raises ``ValueError`` when it has no answer."""
-    _, answer = _first(record, ANSWER_KEYS)
+    answer_key, answer = _first(record, ANSWER_KEYS)
+    if answer_key is not None and not isinstance(answer, str):
+        raise ValueError(f"{answer_key} is {_type(answer)}, not text")
     if not isinstance(answer, str) or not answer.strip():
         raise ValueError("the record has no answer text (expected 'answer' or 'response')")
-    _, question = _first(record, QUESTION_KEYS)
+    issues: list[str] = []
+    question_key, question = _first(record, QUESTION_KEYS)
+    if question is not None and not isinstance(question, str):
+        issues.append(f"{question_key} is {_type(question)}, not text; the record has no question")
     question = question if isinstance(question, str) and question.strip() else None
     key, sources = _first(record, SOURCE_KEYS)
-    docs, issues = _documents(sources)
-    if key is None:
+    docs: list[Document] = []
+    if key is not None:
+        docs, source_issues = _documents(key, sources)
+        issues.extend(source_issues)
+    else:
         issues.append("the record has no sources (expected 'sources', 'retrieved_contexts' or 'contexts')")
     attributes: dict[str, Any] = {}
     if record.get("id") is not None:
@@ -209,12 +224,29 @@ class RecordsAdapter:
         """Yield one trace per record, and a problem for every line skipped or repaired."""
         seen: dict[str, int] = {}
         for number, raw in enumerate(stream, start=1):
+            if number == 1:
+                raw = raw.removeprefix(_BOM)
             if not raw.strip():
                 continue
             try:
-                data = json.loads(raw)
-            except UnicodeDecodeError:
-                yield Problem(file=source, line=number, reason="invalid UTF-8; line skipped")
+                # surrogatepass, as json.loads does for bytes: CESU-8 text is then repaired whole.
+                text = raw.decode("utf-8", "surrogatepass")
+            except UnicodeDecodeError as err:
+                text = raw.decode("utf-8", "replace")
+                yield Problem(
+                    file=source,
+                    line=number,
+                    severity=Severity.WARNING,
+                    reason=f"invalid UTF-8 at byte {err.start}; decoded with replacement characters",
+                )
+            try:
+                data = json.loads(text)
+            except RecursionError:
+                yield Problem(
+                    file=source,
+                    line=number,
+                    reason="JSON nested too deeply to read (about 1,000 levels); line skipped",
+                )
                 continue
             except ValueError as err:
                 reason = "line is cut off (truncated file?)" if not raw.endswith(b"\n") else "not valid JSON"
@@ -246,4 +278,17 @@ class RecordsAdapter:
                 yield Problem(
                     file=source, line=number, reason=issue, severity=Severity.WARNING, trace_id=trace_id
                 )
+            trace, repaired = repair_trace(trace, source)
+            yield from repaired
             yield trace
+
+
+def _type(value: Any) -> str:
+    """A JSON value's type in JSON's words, with its article ("an object"), for problems."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "a list" if isinstance(value, list) else "an object" if isinstance(value, dict) else "a value"

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from auditor.trace import Problem, Severity, Span, Trace, assemble_trace
+from auditor.trace import Problem, Severity, Span, Trace, assemble_trace, quote_value
 from auditor_langchain.records import Record, parent_of, trace_ids
 from auditor_langchain.runs import RunContext, normalise_id, parse_time, run_to_span
 
@@ -44,7 +44,7 @@ def build_trace(
         start = parse_time(record.run.get("start_time"))
         if start is None:
             raw = record.run.get("start_time")
-            what = "no start_time" if raw is None else f"an unreadable start_time {raw!r}"
+            what = "no start_time" if raw is None else f"an unreadable start_time {quote_value(raw)}"
             ctx.warn(run_id, f"run has {what}; skipped", Severity.ERROR)
             yield from ctx.problems
             continue

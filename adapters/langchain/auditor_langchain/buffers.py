@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import re
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
@@ -15,6 +16,8 @@ from auditor.trace import Problem, Severity
 
 _DECODER = json.JSONDecoder()
 CHUNK = 1 << 20
+#: A whole string (group 1 is its closing quote), a string cut off by the end of the buffer, or a bracket.
+_SCAN = re.compile(r'"(?:[^"\\]|\\.)*(?:(")|\\?\Z)|[\[\]{}]', re.S)
 
 
 class Bytes:
@@ -185,6 +188,30 @@ class Text:
                 raise json.JSONDecodeError(exc.msg, self.buf, exc.pos) from None
             self.pos = end
             return value
+
+    def skip_value(self) -> bool:
+        """Move past the array or object at the cursor without decoding it (it is too deep to
+        decode); False when there is none or it does not end before the input does."""
+        if self.skip_ws() not in ("[", "{"):
+            return False
+        depth, at = 0, 0  # at: offset from self.pos, which more() may move
+        while True:
+            match = _SCAN.search(self.buf, self.pos + at)
+            if match is None or (match.group(1) is None and match.group().startswith('"')):
+                # the buffer ends before the value (or inside a string): read on, scan again from there
+                at = (match.start() if match is not None else len(self.buf)) - self.pos
+                if not self.more():
+                    return False
+                continue
+            at = match.end() - self.pos
+            char = match.group()
+            if char in "[{":
+                depth += 1
+            elif char in "]}":
+                depth -= 1
+                if depth == 0:
+                    self.pos += at
+                    return True
 
     def error_line(self, exc: ValueError | RecursionError) -> int | None:
         if isinstance(exc, json.JSONDecodeError):

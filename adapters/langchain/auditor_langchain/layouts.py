@@ -20,6 +20,8 @@ from auditor_langchain.records import describe, flatten
 
 _RUNS_PREFIX = re.compile(r'\s*\{\s*"runs"\s*:\s*\[')
 _RUN_FIELDS = ("run_type", "child_runs", "dotted_order", "parent_run_id", "start_time", "id")
+#: The JSON reader recurses; about 1,000 levels (``child_runs`` about 500 runs deep) is its bound.
+TOO_DEEP = "run nested too deeply to read (JSON deeper than about 1,000 levels, child_runs about 500)"
 
 
 def read(data: Bytes, source: str, collector: Collector) -> Iterator[Trace | Problem]:
@@ -76,7 +78,11 @@ def _read_jsonl(
             line = line.removeprefix("\ufeff")
         try:
             value = json.loads(line)
-        except (ValueError, RecursionError) as exc:
+        except RecursionError:
+            problems.append(Problem(file=source, line=number, reason=f"{TOO_DEEP}; line skipped"))
+            yield from problems
+            continue
+        except ValueError as exc:
             problems.append(Problem(file=source, line=number, reason=f"malformed JSON line skipped: {exc}"))
             yield from problems
             continue
@@ -112,7 +118,11 @@ def _read_document(
         line = text.line()
         try:
             value = text.value()
-        except (ValueError, RecursionError) as exc:
+        except RecursionError:
+            if not (yield from _skip_deep(text, source, line, problems)):
+                return
+            continue
+        except ValueError as exc:
             if collector.tick == fed and any(_is_complete_json(candidate) for candidate in first[1:]):
                 # JSON Lines whose first line is broken: read again, line by line.
                 yield from (p for p in problems if p.reason.startswith("invalid UTF-8"))
@@ -144,7 +154,12 @@ def _read_array(
         line = text.line()
         try:
             value = text.value()
-        except (ValueError, RecursionError) as exc:
+        except RecursionError:
+            if not (yield from _skip_deep(text, source, line, problems)):
+                return False
+            count += 1
+            continue
+        except ValueError as exc:
             problem = _json_problem(source, exc, text.error_line(exc))
             reason = (
                 f"{problem.reason}; the file looks truncated or malformed, {count} run(s) before it were read"
@@ -172,13 +187,26 @@ def _close_export(text: Text, source: str) -> Iterator[Problem]:
         yield _json_problem(source, exc, text.error_line(exc))
 
 
+def _skip_deep(text: Text, source: str, line: int, problems: list[Problem]) -> Generator[Problem, None, bool]:
+    """After a value too deep to decode: a problem naming its line, and the cursor past it.
+
+    Returns False when the value does not end (the rest of the input cannot be read either).
+    """
+    skipped = text.skip_value()
+    rest = "skipped, the rest is read" if skipped else "the rest of the file cannot be read"
+    problems.append(Problem(file=source, line=line, reason=f"{TOO_DEEP}; {rest}"))
+    yield from problems
+    problems.clear()
+    return skipped
+
+
 def _json_problem(source: str, exc: ValueError | RecursionError, line: int | None = None) -> Problem:
     if isinstance(exc, json.JSONDecodeError):
         return Problem(
             file=source, line=line or exc.lineno, reason=f"malformed JSON: {exc.msg} (column {exc.colno})"
         )
     if isinstance(exc, RecursionError):
-        return Problem(file=source, reason="JSON nested too deeply to read")
+        return Problem(file=source, line=line, reason=TOO_DEEP)
     return Problem(file=source, reason=f"malformed JSON: {exc}")
 
 

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from auditor.trace import Problem, Severity
+from auditor.trace import Problem, Severity, quote_value
 from auditor_langchain.runs import normalise_id
 
 _DOTTED_SEGMENT = re.compile(r"^\d{8}T\d{6,12}Z(.+)$")
@@ -51,7 +51,9 @@ def flatten(values: list[tuple[Any, int | None]], source: str, problems: list[Pr
             name = run.get("name")
             problems.append(
                 Problem(
-                    file=source, line=line, reason=f"run {name!r} has no id; skipped (its children are kept)"
+                    file=source,
+                    line=line,
+                    reason=f"run {quote_value(name)} has no id; skipped (its children are kept)",
                 )
             )
         else:

@@ -26,6 +26,7 @@ from auditor.trace import (
     SpanKind,
     SpanStatus,
     ToolInvocation,
+    quote_value,
 )
 from auditor_langchain.messages import (
     content_text,
@@ -163,25 +164,48 @@ def _llm_inputs(
     return (), attributes
 
 
-def _llm_outputs(outputs: dict[str, Any]) -> tuple[tuple[Message, ...], dict[str, Any]]:
+def _not_text(value: Any) -> str | None:
+    """What ``value`` is when it cannot be a model's text (text is a string or a list of blocks)."""
+    if value is None or isinstance(value, str | list):
+        return None
+    if isinstance(value, bool):
+        return "a boolean"
+    return "a number" if isinstance(value, int | float) else "an object"
+
+
+def _llm_outputs(
+    outputs: dict[str, Any], ctx: RunContext, span_id: str
+) -> tuple[tuple[Message, ...], dict[str, Any]]:
     generations = outputs.get("generations")
     messages: list[Message] = []
     response_meta: dict[str, Any] = {}
     if isinstance(generations, list) and generations:
         first = generations[0]
         candidates = first if isinstance(first, list) else generations
-        for gen in candidates:
+        for index, gen in enumerate(candidates):
             if not isinstance(gen, dict):
                 continue
             raw = gen.get("message")
             message = decode_message(raw) if raw is not None else None
+            unwrapped = lc_fields(raw)
+            field, value = (
+                ("message content", unwrapped[1].get("content"))
+                if message is not None and unwrapped is not None
+                else ("text", gen.get("text"))
+            )
+            wrong = _not_text(value)
+            if wrong is not None:
+                # A number is not an answer: "5" would be judged as one.
+                ctx.warn(
+                    span_id,
+                    f"outputs.generations {index} {field} is {wrong}, not text; the generation is ignored",
+                )
+                continue
             if message is None:
-                text = gen.get("text")
-                message = Message(role="assistant", content=content_text(text))
+                message = Message(role="assistant", content=content_text(gen.get("text")))
             elif message.role != "assistant":
                 message = message.model_copy(update={"role": "assistant"})
             messages.append(message)
-            unwrapped = lc_fields(raw)
             if unwrapped is not None and not response_meta:
                 response_meta = _dict(unwrapped[1].get("response_metadata"))
     else:
@@ -264,14 +288,14 @@ def run_to_span(run: dict[str, Any], span_id: str, start: datetime, ctx: RunCont
     if run_type is None:
         ctx.warn(span_id, "run has no run_type; kind set to other")
     elif run_type not in _KIND:
-        ctx.warn(span_id, f"unknown run_type {run_type!r}; kind set to other")
+        ctx.warn(span_id, f"unknown run_type {quote_value(run_type)}; kind set to other")
     kind = _KIND.get(run_type or "", SpanKind.OTHER)
     name = name or run_type or "run"
 
     end = parse_time(run.get("end_time"))
     if end is None:
         if run.get("end_time") is not None:
-            ctx.warn(span_id, f"unreadable end_time {run.get('end_time')!r}; end set to start")
+            ctx.warn(span_id, f"unreadable end_time {quote_value(run.get('end_time'))}; end set to start")
         else:
             ctx.warn(span_id, "run has no end_time (still running when exported); end set to start")
         end = start
@@ -306,7 +330,7 @@ def run_to_span(run: dict[str, Any], span_id: str, start: datetime, ctx: RunCont
     fields: dict[str, Any] = {}
     if kind is SpanKind.LLM:
         fields["input_messages"], input_attrs = _llm_inputs(inputs, ctx, span_id)
-        fields["output_messages"], response_meta = _llm_outputs(outputs)
+        fields["output_messages"], response_meta = _llm_outputs(outputs, ctx, span_id)
         attributes.update(input_attrs)
         fields["model"] = _first_str(
             params.get("model_name"),

@@ -39,8 +39,11 @@ arrived (no ``trace_id``, no ``dotted_order``) waits for it, or for the end of t
 
 Guarantees: never raises on bad input. Invalid UTF-8 is replaced (one warning); a malformed JSONL
 line is skipped with its line number; a truncated JSON list keeps the runs before the break; a
-run without an id or a readable ``start_time`` is skipped; each becomes a
-:class:`~auditor.problems.Problem`. This module imports nothing from LangChain.
+value nested too deeply to read (about 1,000 JSON levels) is skipped and what follows it read; a
+run without an id or a readable ``start_time`` is skipped; an impossible time (before 1970, an end
+before the start) is unknown, as ``docs/conventions.md`` says; a generation whose text is a number
+is not an answer; each becomes a :class:`~auditor.problems.Problem`. This module imports nothing
+from LangChain.
 """
 
 from __future__ import annotations

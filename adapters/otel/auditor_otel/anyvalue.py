@@ -21,7 +21,11 @@ import binascii
 from collections.abc import Iterable
 from typing import Any
 
-_MAX_DEPTH = 64
+from auditor.trace import MAX_DEPTH, quote_value
+
+#: AnyValue levels decoded; deeper ones are dropped with a note. Well inside the core's bound on
+#: nesting (``auditor.trace.MAX_DEPTH``, counted from the span), so nothing is cut, and said, twice.
+_MAX_DEPTH = MAX_DEPTH - 8
 
 
 def as_int(value: Any) -> int | None:
@@ -42,7 +46,7 @@ def as_int(value: Any) -> int | None:
 def decode_json_anyvalue(value: Any, notes: list[str], key: str = "", depth: int = 0) -> Any:
     """One JSON-mapped ``AnyValue`` (a dict with one ``*Value`` key) as a Python value."""
     if depth > _MAX_DEPTH:
-        notes.append(f"attribute {key!r}: value nested too deeply; dropped")
+        notes.append(f"attribute {key!r}: value nested more than {_MAX_DEPTH} levels deep; dropped")
         return None
     if not isinstance(value, dict):
         # Not an AnyValue; some hand-written exporters put bare scalars here. Keep them.
@@ -69,7 +73,7 @@ def decode_json_anyvalue(value: Any, notes: list[str], key: str = "", depth: int
         if tag == "intvalue":
             number = as_int(item)
             if number is None:
-                notes.append(f"attribute {key!r}: intValue {item!r} is not an integer; dropped")
+                notes.append(f"attribute {key!r}: intValue {quote_value(item)} is not an integer; dropped")
             return number
         if tag == "doublevalue":
             if isinstance(item, int | float) and not isinstance(item, bool):
@@ -79,7 +83,7 @@ def decode_json_anyvalue(value: Any, notes: list[str], key: str = "", depth: int
                     return float(item)  # "NaN", "Infinity" per the proto3 JSON mapping
                 except ValueError:
                     pass
-            notes.append(f"attribute {key!r}: doubleValue {item!r} is not a number; dropped")
+            notes.append(f"attribute {key!r}: doubleValue {quote_value(item)} is not a number; dropped")
             return None
         if tag == "bytesvalue":
             if isinstance(item, str):

@@ -6,7 +6,9 @@ keys, unknown fields ignored) and the file layout of ``opentelemetry-collector-c
 exporter (one ``ExportTraceServiceRequest`` per line, a trace spread over many lines, children
 usually before parents). Leniencies, each noted as a warning where it repairs something:
 hex ids in any case, base64 ids, enum names, int64 as numbers, snake_case keys, an empty
-``parentSpanId`` meaning "no parent", invalid UTF-8 (decoded with replacement).
+``parentSpanId`` meaning "no parent", invalid UTF-8 (decoded with replacement), a leading
+byte-order mark. A ``scopeSpans``, ``spans`` or ``events`` value that is not a list, and a line
+nested too deeply to read, are problems on their line.
 
 JSON Lines are streamed one line at a time: after each line, the traces that are complete (root
 span present, every parent present; see :mod:`auditor_otel.collect` for the rule, late spans and
@@ -32,6 +34,7 @@ from .collect import MAX_OPEN_SPANS, QUIET_BATCHES, TraceCollector
 from .spans import RawEvent, RawSpan
 
 FORMAT = "otlp-json"
+_TOO_DEEP = "JSON nested too deeply to read (about 1,000 levels)"
 _STATUS_NAMES = {
     "STATUS_CODE_UNSET": 0,
     "UNSET": 0,
@@ -52,6 +55,23 @@ def _get(obj: dict[str, Any], *names: str) -> Any:
 def _list(obj: dict[str, Any], *names: str) -> list[Any]:
     value = _get(obj, *names)
     return value if isinstance(value, list) else []
+
+
+def _members(obj: dict[str, Any], where: str, *names: str) -> tuple[list[Any], str | None]:
+    """The list under the first of ``names``, and a complaint when it is there but not a list."""
+    value = _get(obj, *names)
+    if value is None or isinstance(value, list):
+        return value or [], None
+    return [], f"{where}{names[0]} is {_json_type(value)}, not a list; its spans are skipped"
+
+
+def _json_type(value: Any) -> str:
+    """A JSON value's type in JSON's words, with its article ("an object")."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return "a string" if isinstance(value, str) else "an object" if isinstance(value, dict) else "a value"
 
 
 def _status(span: dict[str, Any]) -> tuple[int, str | None]:
@@ -77,7 +97,10 @@ def raw_span(span: dict[str, Any], scope: str, line: int | None) -> RawSpan:
         name = ""
     attributes = decode_json_attributes(_get(span, "attributes"), notes)
     events = []
-    for event in _list(span, "events"):
+    raw_events, complaint = _members(span, "", "events")
+    if complaint is not None:
+        notes.append(complaint.replace("its spans are", "the events are"))
+    for event in raw_events:
         if not isinstance(event, dict):
             notes.append("event is not an object; dropped")
             continue
@@ -124,13 +147,21 @@ def raw_spans(request: Any, line: int | None) -> Iterator[RawSpan | str]:
         if not isinstance(resource, dict):
             yield "a resourceSpans entry is not an object; skipped"
             continue
-        for scope_spans in _list(resource, "scopeSpans", "scope_spans", "instrumentationLibrarySpans"):
+        scopes, complaint = _members(
+            resource, "resourceSpans[].", "scopeSpans", "scope_spans", "instrumentationLibrarySpans"
+        )
+        if complaint is not None:
+            yield complaint
+        for scope_spans in scopes:
             if not isinstance(scope_spans, dict):
                 yield "a scopeSpans entry is not an object; skipped"
                 continue
             scope = _get(scope_spans, "scope", "instrumentationLibrary")
             scope_name = scope.get("name") if isinstance(scope, dict) else None
-            for span in _list(scope_spans, "spans"):
+            spans, complaint = _members(scope_spans, "scopeSpans[].", "spans")
+            if complaint is not None:
+                yield complaint
+            for span in spans:
                 if not isinstance(span, dict):
                     yield "a span is not an object; skipped"
                     continue
@@ -167,7 +198,7 @@ class OtlpJsonAdapter:
 
     def sniff(self, first_bytes: bytes) -> bool:
         try:
-            head = first_bytes.lstrip()
+            head = first_bytes.removeprefix(b"\xef\xbb\xbf").lstrip()
             if not head.startswith((b"{", b"[")):
                 return False
             return b"resourceSpans" in head or b"resource_spans" in head
@@ -187,6 +218,8 @@ class OtlpJsonAdapter:
         if first is None:
             return
         number, data = first
+        if number == 1:
+            data = data.removeprefix(b"\xef\xbb\xbf")
         if _looks_pretty(data.decode("utf-8", errors="replace")):
             whole = data + stream.read()
             if (yield from self._document(whole, number, source, collector)):
@@ -210,7 +243,10 @@ class OtlpJsonAdapter:
                 yield problem
             try:
                 request = json.loads(text)
-            except (ValueError, RecursionError) as exc:
+            except RecursionError:
+                yield Problem(file=source, line=number, reason=f"{_TOO_DEEP}; skipped")
+                continue
+            except ValueError as exc:
                 cut = "" if data.endswith(b"\n") else " (the last line looks truncated)"
                 yield Problem(file=source, line=number, reason=f"line is not valid JSON: {exc}{cut}; skipped")
                 continue

@@ -89,14 +89,41 @@ def fields(data: bytes) -> Iterator[tuple[int, int, bytes | int] | None]:
 
 def looks_like_request(head: bytes) -> bool:
     """A cheap structural check of the first bytes: field 1, length-delimited, a plausible length,
-    and inside it a ``ResourceSpans`` that starts with field 1 (resource) or 2 (scope_spans)."""
+    and inside it a ``ResourceSpans`` whose fields, as far as the head shows them, are all its own
+    length-delimited fields (1 resource, 2 scope_spans, 3 schema_url) and fit inside it.
+
+    The last check keeps text out: a newline is byte 0x0A, the tag of field 1, so a text file that
+    starts with blank lines passes the first checks.
+    """
     if len(head) < 4 or head[0] != 0x0A:
         return False
     length = _varint(head, 1)
     if length is None or length[0] == 0 or length[0] > _MAX_FIELD:
         return False
     inner = length[1]
-    return inner < len(head) and head[inner] in (0x0A, 0x12)
+    if not (inner < len(head) and head[inner] in (0x0A, 0x12)):
+        return False
+    end = inner + length[0]
+    return _fields_fit(head[inner:end], cut=end > len(head))
+
+
+def _fields_fit(body: bytes, cut: bool) -> bool:
+    """Whether ``body`` is a run of length-delimited fields 1-3; ``cut`` when the head ends inside it."""
+    pos = 0
+    while pos < len(body):
+        tag = _varint(body, pos)
+        if tag is None:
+            return cut
+        key, pos = tag
+        if key >> 3 not in (1, 2, 3) or key & 7 != 2:
+            return False
+        size = _varint(body, pos)
+        if size is None:
+            return cut
+        pos = size[1] + size[0]
+        if pos > len(body):
+            return cut
+    return True
 
 
 def looks_length_prefixed(head: bytes) -> bool:

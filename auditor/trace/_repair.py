@@ -1,0 +1,142 @@
+"""Make a trace safe to keep: no lone surrogates in its text, no value nested without bound.
+
+JSON may spell a lone UTF-16 surrogate (``"\\ud800"``), and a CESU-8 file decodes to surrogates;
+such a ``str`` cannot be written as UTF-8, so the JSON output, the store and the report would fail
+on it long after ingest. Values nested hundreds of levels deep (a JSON attribute, document
+metadata) pass the JSON reader but exceed what the serialisers accept. Every adapter hands its
+traces through :func:`repair_trace` (:func:`~auditor.trace.assemble_trace` does it for the
+adapters that use it): surrogate pairs are joined into the character they spell, lone surrogates
+become U+FFFD, and a container nested deeper than :data:`MAX_DEPTH` is dropped, each recorded as a
+warning naming the file, line, span and field.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from auditor.trace._model import Trace
+from auditor.trace._problems import Problem, Severity
+from auditor.trace._text import SURROGATE as _SURROGATE
+from auditor.trace._text import repair_text
+
+#: How deeply containers (objects, lists, records) may nest inside one span; deeper ones are dropped.
+MAX_DEPTH = 64
+
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def _clean(value: Any, depth: int) -> bool:
+    """Whether ``value`` needs no repair: the quick check done first, as traces are nearly always
+    clean (it allocates nothing; :class:`_Walk` applies the same rules and rebuilds)."""
+    if isinstance(value, str):
+        return value.isascii() or _SURROGATE.search(value) is None
+    if isinstance(value, dict):
+        return depth < MAX_DEPTH and all(
+            _clean(k, depth + 1) and _clean(v, depth + 1) for k, v in value.items()
+        )
+    if isinstance(value, list | tuple):
+        return depth < MAX_DEPTH and all(_clean(v, depth + 1) for v in value)
+    if isinstance(value, BaseModel):
+        return depth < MAX_DEPTH and all(_clean(v, depth + 1) for v in value.__dict__.values())
+    return True
+
+
+class _Walk:
+    """One span's walk, remembering which fields were repaired so the problem can name them."""
+
+    def __init__(self) -> None:
+        self.text: set[str] = set()
+        self.deep: set[str] = set()
+
+    def value(self, value: Any, field: str, depth: int) -> Any:
+        """``value`` repaired; the very same object when nothing needed repair."""
+        if isinstance(value, str):
+            fixed = repair_text(value)
+            if fixed is not value:
+                self.text.add(field)
+            return fixed
+        if not isinstance(value, dict | list | tuple | BaseModel):
+            return value
+        if depth >= MAX_DEPTH:
+            self.deep.add(field)
+            return None
+        if isinstance(value, BaseModel):
+            return self.model(value, field, depth + 1)
+        if isinstance(value, dict):
+            pairs = [
+                (self.value(k, field, depth + 1), self.value(v, field, depth + 1)) for k, v in value.items()
+            ]
+            if all(k is a and v is b for (k, v), (a, b) in zip(pairs, value.items(), strict=True)):
+                return value
+            return dict(pairs)
+        items = [self.value(v, field, depth + 1) for v in value]
+        if all(a is b for a, b in zip(items, value, strict=True)):
+            return value
+        return type(value)(items)
+
+    def model(self, model: _M, field: str | None, depth: int, skip: str = "") -> _M:
+        changed: dict[str, Any] = {}
+        for name, current in model.__dict__.items():
+            if name == skip:
+                continue
+            fixed = self.value(current, field or name, depth)
+            if fixed is not current:
+                changed[name] = fixed
+        return model.model_copy(update=changed) if changed else model
+
+    def reason(self) -> str:
+        parts: list[str] = []
+        if self.text:
+            parts.append(
+                f"text in {', '.join(sorted(self.text))} held lone UTF-16 surrogates (not valid "
+                "Unicode); repaired with U+FFFD"
+            )
+        if self.deep:
+            parts.append(
+                f"a value in {', '.join(sorted(self.deep))} is nested more than {MAX_DEPTH} levels "
+                "deep; the deeper part was dropped"
+            )
+        return "; ".join(parts)
+
+
+def repair_trace(trace: Trace, source: str) -> tuple[Trace, list[Problem]]:
+    """``trace`` with its text repaired and its values bounded, and a warning per span changed.
+
+    Args:
+        trace: a trace as an adapter built it.
+        source: the file name for problems about spans that carry no :class:`~auditor.trace.SourceRef`.
+    """
+    if all(_clean(v, 0) for k, v in trace.__dict__.items() if k != "spans") and all(
+        all(_clean(v, 0) for k, v in span.__dict__.items() if k != "source") for span in trace.spans
+    ):
+        return trace, []
+    problems: list[Problem] = []
+    spans = []
+    for span in trace.spans:
+        walk = _Walk()
+        # A span's source is where the user's file is, not trace content: a file name that is
+        # not valid UTF-8 is the file system's business, and stays as the run records it.
+        fixed = walk.model(span, None, 0, skip="source")
+        if fixed is not span:
+            problems.append(
+                Problem(
+                    file=fixed.source.file if fixed.source else source,
+                    line=fixed.source.line if fixed.source else None,
+                    reason=walk.reason(),
+                    severity=Severity.WARNING,
+                    trace_id=fixed.trace_id,
+                    span_id=fixed.span_id,
+                )
+            )
+        spans.append(fixed)
+    walk = _Walk()
+    header = {k: walk.value(v, k, 0) for k, v in trace.__dict__.items() if k != "spans"}
+    if walk.text and not problems:
+        problems.append(
+            Problem(file=source, reason=walk.reason(), severity=Severity.WARNING, trace_id=header["trace_id"])
+        )
+    if not problems:
+        return trace, problems
+    return trace.model_copy(update={**header, "spans": tuple(spans)}), problems
