@@ -27,7 +27,7 @@ from auditor.judges import (
 )
 from auditor.judges._decompose import locate
 from auditor.llm import LLMClient
-from tests.support.fake_openai import FakeOpenAI, make_answer, make_evidence
+from tests.support.fake_openai import FakeOpenAI, fenced_blocks, make_answer, make_evidence
 
 
 @pytest.fixture
@@ -242,7 +242,11 @@ def test_cascade_settles_verbatim_claims_offline_and_agrees_with_the_llm(
     assert stats.settled_offline + stats.settled_llm == stats.claims
     assert llm_requests == 4 and server.requests - llm_requests == stats.llm_calls == 3
     # every judge request of the cascade carried only the claims the offline stage left
-    sent = sum(body["messages"][1]["content"].count("<<<CLAIM id=") for body in server.bodies[4:])
+    sent = sum(
+        kind == "CLAIM"
+        for body in server.bodies[4:]
+        for kind, _, _ in fenced_blocks(body["messages"][1]["content"])
+    )
     assert sent == stats.settled_llm
 
 

@@ -9,6 +9,7 @@ thing (so that a different value is a contradiction rather than an unrelated num
 
 from __future__ import annotations
 
+import heapq
 import re
 from dataclasses import dataclass
 
@@ -254,21 +255,26 @@ def extract(text: str, money_hint: bool = False) -> list[Quantity]:
 
     ``money_hint`` reads a bare number as an amount (a JSON value under an ``amount`` key).
     """
-    taken: list[tuple[int, int]] = []
+    taken: list[tuple[int, int]] = []  # spans already read, sorted and disjoint
     out: list[Quantity] = []
-
-    def free(s: int, e: int) -> bool:
-        return all(e <= a or s >= b for a, b in taken)
-
     for kind, pattern in _PATTERNS:
+        # One pattern's matches come in order and never overlap, so a single walk along the
+        # sorted spans decides each one: the whole extraction is linear in the text.
+        fresh: list[tuple[int, int]] = []
+        k = 0
         for m in pattern.finditer(text):
-            if not free(m.start(), m.end()):
+            start, end = m.span()
+            while k < len(taken) and taken[k][1] <= start:
+                k += 1
+            if k < len(taken) and taken[k][0] < end:
                 continue
             q = _build(kind, m, money_hint)
             if q is None:
                 continue
             out.append(q)
-            taken.append((m.start(), m.end()))
+            fresh.append((start, end))
+        if fresh:
+            taken = list(heapq.merge(taken, fresh))
     return out
 
 

@@ -20,6 +20,11 @@ the policy allows: it cannot tell what is common knowledge. It is **approximate*
 identity (``approximate=True``); paraphrase, inference across sentences and world knowledge are
 beyond it. :meth:`OfflineJudge.settle` is the strict subset used before an LLM judge: it answers
 only when the claim is stated verbatim in an admitted item.
+
+It reads a bounded amount of evidence (:data:`~auditor.judges._windows.ITEM_CHARS` per item,
+:data:`~auditor.judges._windows.CLAIM_CHARS` per claim), so hostile input cannot make it slow;
+what it did not read never supports a claim, and an ``absent`` it cannot assert for that reason is
+``unjudged: offline_undecided``.
 """
 
 from __future__ import annotations
@@ -44,11 +49,18 @@ from auditor.judges._rules import (
     rival_figures,
     supporting_window,
 )
-from auditor.judges._verdicts import Citation, ClaimVerdict, JudgeIdentity, Label
-from auditor.judges._windows import Item, prepare
+from auditor.judges._verdicts import Citation, ClaimVerdict, JudgeIdentity, Label, UnjudgedReason
+from auditor.judges._windows import CLAIM_CHARS, ITEM_CHARS, Item, prepare, read_limits
 
 PROMPT_VERSION = "offline-1"
 SETTLE_MIN_WORDS = 4  # settle() never answers for shorter claims
+_UNREAD_ADMITTED = (
+    f"admitted evidence is longer than the offline judge reads ({ITEM_CHARS:,} characters an item, "
+    f"{CLAIM_CHARS:,} a claim): absent in the part read; judge it with an LLM judge"
+)
+_UNREAD_EXCLUDED = (
+    "excluded evidence is longer than the offline judge reads: inadmissible_support may be incomplete"
+)
 
 
 def _verdict(
@@ -95,10 +107,17 @@ class OfflineJudge:
     def judge_sync(
         self, claims: Sequence[Claim], admitted: Sequence[Evidence], excluded: Sequence[Evidence] = ()
     ) -> list[ClaimVerdict]:
-        """The same judgement without an event loop (the judge does no I/O)."""
-        items = [prepare(e.evidence_id, e.text) for e in admitted]
+        """The same judgement without an event loop (the judge does no I/O).
+
+        Evidence is read up to the limits of :mod:`auditor.judges._windows`; when some admitted
+        text was not read, ``absent`` cannot be asserted and becomes ``unjudged: offline_undecided``.
+        """
+        limits = read_limits([e.text for e in (*admitted, *excluded)])
+        prepared = [
+            prepare(e.evidence_id, e.text, n) for e, n in zip((*admitted, *excluded), limits, strict=True)
+        ]
+        items, out_items = prepared[: len(admitted)], prepared[len(admitted) :]
         names = {e.evidence_id: e.document_id or e.name or e.kind.value for e in (*admitted, *excluded)}
-        out_items = [prepare(e.evidence_id, e.text) for e in excluded]
         verdicts = []
         for claim in claims:
             if claim.screened:
@@ -111,6 +130,19 @@ class OfflineJudge:
                 )
                 if inadmissible:
                     verdict = verdict.model_copy(update={"inadmissible_support": inadmissible})
+                if any(i.partial for i in out_items):
+                    verdict = verdict.model_copy(
+                        update={"judge_errors": (*verdict.judge_errors, _UNREAD_EXCLUDED)}
+                    )
+            if verdict.label is Label.ABSENT and any(i.partial for i in items):
+                verdict = verdict.model_copy(
+                    update={
+                        "label": Label.UNJUDGED,
+                        "unjudged_reason": UnjudgedReason.OFFLINE_UNDECIDED,
+                        "rationale": f"in the part read: {verdict.rationale}",
+                        "judge_errors": (*verdict.judge_errors, _UNREAD_ADMITTED),
+                    }
+                )
             verdicts.append(verdict)
         return verdicts
 
@@ -223,14 +255,17 @@ class OfflineJudge:
         pattern = re.compile(
             r"(?<!\w)" + r"\s+".join(re.escape(t) for t in tokens) + r"(?!\w)", re.IGNORECASE
         )
-        for e in admitted:
-            m = pattern.search(e.text)
+        for e, limit in zip(admitted, read_limits([e.text for e in admitted]), strict=True):
+            m = pattern.search(e.text, 0, limit)
             if m is None:
                 continue
+            item = prepare(e.evidence_id, e.text, limit)
+            if m.end() > len(item.text):
+                continue  # the match runs into the part not read whole
             sentence = next(
                 (
                     e.text[s:t]
-                    for seg in prepare(e.evidence_id, e.text).singles
+                    for seg in item.singles
                     for s, t in seg.seg.spans
                     if s <= m.start() and m.end() <= t
                 ),

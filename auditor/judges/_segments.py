@@ -64,17 +64,22 @@ def sentence_spans(text: str, base: int = 0, end: int | None = None) -> list[tup
 _JSON_TOKEN = re.compile(
     r'"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null|[{}\[\]:,]', re.DOTALL
 )
+# For a text cut short: a string may run to the end, so its content is never read as tokens.
+_CUT_JSON_TOKEN = re.compile(
+    r'"(?:[^"\\]|\\.)*(?:"|\\?\Z)|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null|[{}\[\]:,]', re.DOTALL
+)
 _JSON_START = re.compile(r'\s*(?:\{\s*["}]|\[\s*(?:["{\[\]\d-]|true|false|null))')
 _COLON = re.compile(r"\s*:")
 _FALSY = {"false", '"no"', '"none"'}  # null means "not known", never "no"
 _BOOLEAN = _FALSY | {"true", '"yes"'}
 
 
-def json_pairs(text: str) -> list[tuple[tuple[str, ...], int, int, int, int]] | None:
+def json_pairs(text: str, cut: bool = False) -> list[tuple[tuple[str, ...], int, int, int, int]] | None:
     """Scalar ``"key": value`` pairs of a JSON-ish text, or None when it does not look like JSON.
 
     Returns (key path, pair start, pair end, value start, value end) per scalar; scalars inside an
-    array are reported with the array's key path and their own span.
+    array are reported with the array's key path and their own span. ``cut`` says the text is the
+    beginning of a longer one, so its last string may be unterminated.
     """
     if not _JSON_START.match(text):
         return None
@@ -84,7 +89,7 @@ def json_pairs(text: str) -> list[tuple[tuple[str, ...], int, int, int, int]] | 
     key: str | None = None
     key_start = -1
     expect_value = False
-    for m in _JSON_TOKEN.finditer(text):
+    for m in (_CUT_JSON_TOKEN if cut else _JSON_TOKEN).finditer(text):
         tok = m.group()
         if tok in "{[":
             stack.append(key if expect_value else None)
@@ -109,9 +114,18 @@ def json_pairs(text: str) -> list[tuple[tuple[str, ...], int, int, int, int]] | 
     return pairs if pairs else None
 
 
-def segments_of(evidence_id: str, text: str) -> list[Segment]:
-    """Cut one evidence item into sentence segments (prose) or pair segments (JSON)."""
-    pairs = json_pairs(text)
+def segments_of(evidence_id: str, text: str, cut: bool = False) -> list[Segment]:
+    """Cut one evidence item into sentence segments (prose) or pair segments (JSON).
+
+    ``cut`` says ``text`` is only the beginning of the item: its last segment may be a sentence,
+    pair or number cut in half, so it is left out.
+    """
+    segments = _segments(evidence_id, text, cut)
+    return segments[:-1] if cut else segments
+
+
+def _segments(evidence_id: str, text: str, cut: bool) -> list[Segment]:
+    pairs = json_pairs(text, cut)
     if pairs is None:
         return [_segment(evidence_id, text, (span,)) for span in sentence_spans(text)]
     out: list[Segment] = []

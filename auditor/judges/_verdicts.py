@@ -35,6 +35,7 @@ class UnjudgedReason(StrEnum):
     REFUSED = "refused"
     API_ERROR = "api_error"
     MISSING = "missing"  # the judge returned no verdict for this claim
+    OFFLINE_UNDECIDED = "offline_undecided"  # the offline judge did not read all the evidence
 
 
 class Citation(BaseModel):

@@ -1,7 +1,14 @@
 """Evidence prepared for the offline judge: each item cut into windows, with their stems and quantities.
 
 A window is one segment, two adjacent sentences, or a JSON object's pairs. Preparation depends on the
-item's id and text alone and is cached, so an item shared by many claims or answers is cut once.
+item's id, text and read limit alone and is cached, so an item shared by many claims or answers is
+cut once.
+
+The judge reads a bounded amount of evidence, so a hostile or huge tool result costs bounded work:
+at most :data:`ITEM_CHARS` characters of one item and :data:`CLAIM_CHARS` of all the evidence of one
+claim (admitted items first, in order, then excluded ones). An item read only in part is
+``partial``: its last segment, which the limit may have cut in half, is dropped, so every window
+is text the judge read whole.
 """
 
 from __future__ import annotations
@@ -16,6 +23,8 @@ from auditor.judges._segments import Segment, merge, segments_of
 from auditor.text import normalise
 
 MONEY_KEYS = frozenset({"pay", "fee", "refund", "balanc", "salar", "revenu", "credit", "debit"})
+ITEM_CHARS = 200_000  # characters of one evidence item the offline judge reads
+CLAIM_CHARS = 500_000  # characters of evidence, over all items, it reads for one claim
 
 
 @dataclass(frozen=True)
@@ -30,7 +39,11 @@ class Window:
 
 @dataclass(frozen=True)
 class Item:
-    """One evidence item, prepared: its windows, their single segments, its quantities and stems."""
+    """One evidence item, prepared: its windows, their single segments, its quantities and stems.
+
+    ``text`` is the part read: the whole item, or for a ``partial`` item the beginning up to the
+    end of its last whole segment.
+    """
 
     evidence_id: str
     text: str
@@ -40,6 +53,7 @@ class Item:
     quantities: tuple[num.Quantity, ...]
     is_json: bool
     stems: frozenset[str]
+    partial: bool = False
 
 
 def _quantities(parts: Sequence[Segment]) -> tuple[tuple[num.Quantity, int], ...]:
@@ -50,10 +64,26 @@ def _quantities(parts: Sequence[Segment]) -> tuple[tuple[num.Quantity, int], ...
     return tuple(out)
 
 
+def read_limits(texts: Sequence[str], budget: int = CLAIM_CHARS) -> list[int]:
+    """How many characters of each text to read: up to :data:`ITEM_CHARS` each, ``budget`` in all."""
+    limits = []
+    for text in texts:
+        limit = min(ITEM_CHARS, budget)
+        limits.append(ITEM_CHARS if len(text) <= limit else limit)  # one cache entry per whole item
+        budget -= min(limit, len(text))
+    return limits
+
+
 @lru_cache(maxsize=4096)
-def prepare(evidence_id: str, text: str) -> Item:
-    """Cut one evidence item into windows (prose: single and adjacent sentences; JSON: pairs, objects)."""
-    segments = segments_of(evidence_id, text)
+def prepare(evidence_id: str, text: str, limit: int = ITEM_CHARS) -> Item:
+    """Cut one evidence item into windows (prose: single and adjacent sentences; JSON: pairs, objects).
+
+    Only the first ``limit`` characters are read (see the module docstring).
+    """
+    partial = len(text) > limit
+    segments = segments_of(evidence_id, text[:limit] if partial else text, cut=partial)
+    if partial:
+        text = text[: max((e for seg in segments for _, e in seg.spans), default=0)]
     is_json = bool(segments) and segments[0].text.lstrip().startswith('"')
     singles = [Window(s, (s,), _quantities((s,)), True) for s in segments]
     own = {id(w.seg): w.quantities for w in singles}
@@ -78,5 +108,13 @@ def prepare(evidence_id: str, text: str) -> Item:
     quantities = tuple(q for w in singles for q, _ in w.quantities)
     stems: frozenset[str] = frozenset().union(*(s.stems for s in segments))
     return Item(
-        evidence_id, text, normalise(text), tuple(windows), tuple(singles), quantities, is_json, stems
+        evidence_id,
+        text,
+        normalise(text),
+        tuple(windows),
+        tuple(singles),
+        quantities,
+        is_json,
+        stems,
+        partial,
     )

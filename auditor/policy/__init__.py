@@ -3,8 +3,8 @@
 It gives each evidence item a :class:`Decision` (admitted or excluded, the source class, the rule
 and the reason in words) and never drops one: excluded evidence is kept so later stages can say
 which excluded items would have supported a claim. ``_model`` is the file's schema and hash,
-``_loading`` TOML, shipped policies and error messages, ``_evaluate`` the decisions, ``_compare``
-explain and diff.
+``_loading`` TOML, shipped policies and error messages, ``_regex`` the RE2 patterns (linear-time
+matching on untrusted metadata), ``_evaluate`` the decisions, ``_compare`` explain and diff.
 """
 
 from __future__ import annotations

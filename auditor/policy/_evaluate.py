@@ -16,10 +16,8 @@ audit of last year's trace gives the same decisions today as it would have then.
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, date, datetime, timedelta
 from fnmatch import fnmatchcase
-from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -27,6 +25,7 @@ from pydantic import BaseModel, ConfigDict
 
 from auditor.evidence import Answer, Evidence, EvidenceKind
 from auditor.policy._model import MetadataCondition, Policy, RejectIf, SourceClass
+from auditor.policy._regex import compile_regex
 
 _GLOB_CHARS = frozenset("*?[")
 
@@ -204,11 +203,6 @@ def _as_text(value: Any) -> str:
     return str(value)
 
 
-@lru_cache(maxsize=256)
-def _compiled(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
-
-
 def _condition_holds(cond: MetadataCondition, metadata: dict[str, Any], key: str) -> bool:
     value = lookup(metadata, key)
     if cond.exists is not None and (value is not _MISSING) != cond.exists:
@@ -222,7 +216,7 @@ def _condition_holds(cond: MetadataCondition, metadata: dict[str, Any], key: str
         return False
     if cond.one_of is not None and not any(v in cond.one_of for v in values):
         return False
-    return cond.regex is None or any(_compiled(cond.regex).search(v) for v in values)
+    return cond.regex is None or any(compile_regex(cond.regex).search(v) for v in values)
 
 
 # --- reject_if ----------------------------------------------------------------------------------

@@ -77,6 +77,11 @@ def parse_policy(text: str, origin: str = "<string>") -> Policy:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise PolicyError(f"{origin}: not valid TOML: {err}.") from None
+    except RecursionError:
+        # tomllib parses nested arrays recursively: a hostile file must not be a traceback
+        raise PolicyError(
+            f"{origin}: nested too deeply to read; a policy file needs no deep nesting."
+        ) from None
     try:
         policy = Policy.model_validate(data)
     except ValidationError as err:

@@ -5,6 +5,11 @@ The models are frozen and forbid unknown keys, so a typo in a policy file fails 
 silently widening (or narrowing) what counts. The same models produce the JSON Schema
 (``auditor policy schema``) and the canonical serialisation behind :attr:`Policy.sha256`.
 
+What a policy declares runs on untrusted trace content, so it is checked at load: every number is
+finite and within its range (``max_age_days = inf`` would overflow mid-audit), and every regular
+expression compiles with RE2 (:mod:`auditor.policy._regex`), which matches in linear time, so no pattern
+can hang an audit on a hostile metadata value.
+
 Set-like lists (kinds, names, hosts, statuses, ...) are sorted and de-duplicated on load, and a
 bare metadata value is shorthand for ``{ equals = value }``: equivalent spellings give the same
 model, hence the same hash. The order of ``[[sources]]`` is kept: the first matching class wins.
@@ -14,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
+import math
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -31,6 +36,7 @@ from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
 from auditor.evidence import AnswerSelection, EvidenceKind
+from auditor.policy._regex import compile_regex
 
 # Kinds decided by the [evidence] switches, never by a source class (see Policy docstring).
 SWITCH_KINDS: dict[EvidenceKind, str] = {
@@ -45,6 +51,7 @@ RESERVED_CLASS_NAMES = frozenset(
 _CLASS_NAME = r"^[A-Za-z0-9][A-Za-z0-9_-]*$"
 
 Scalar = str | int | float | bool
+MAX_AGE_DAYS = 36_500  # a hundred years: beyond it, leave max_age_days out
 
 
 def _sorted_unique(values: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -74,7 +81,11 @@ class MetadataCondition(_Strict):
 
     equals: Scalar | None = Field(default=None, description="The value, compared as text.")
     one_of: SetOfStr | None = Field(default=None, description="Any of these values, compared as text.")
-    regex: str | None = Field(default=None, description="A Python regular expression searched in the value.")
+    regex: str | None = Field(
+        default=None,
+        description="A regular expression (RE2: Python syntax without lookaround or backreferences) "
+        "searched in the value.",
+    )
     exists: bool | None = Field(
         default=None, strict=True, description="true: the key is present; false: it is absent."
     )
@@ -93,14 +104,18 @@ class MetadataCondition(_Strict):
             return tuple(str(v).lower() if isinstance(v, bool) else str(v) for v in value)
         return value
 
+    @field_validator("equals")
+    @classmethod
+    def _finite(cls, value: Scalar | None) -> Scalar | None:
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"got {value}; expected a finite number, or text in quotes")
+        return value
+
     @field_validator("regex")
     @classmethod
     def _compiles(cls, value: str | None) -> str | None:
         if value is not None:
-            try:
-                re.compile(value)
-            except re.error as err:
-                raise ValueError(f"not a valid regular expression ({err}); expected a Python regex") from None
+            compile_regex(value)
         return value
 
     @model_validator(mode="after")
@@ -127,7 +142,9 @@ class RejectIf(_Strict):
     max_age_days: float | None = Field(
         default=None,
         ge=0,
+        le=MAX_AGE_DAYS,
         strict=True,
+        allow_inf_nan=False,
         description="Exclude when metadata[date_key] is older than this many days at the answer's "
         "generation time (never the wall clock).",
     )
@@ -223,7 +240,12 @@ class EvidenceSwitches(_Strict):
 
 class Thresholds(_Strict):
     claim_support: float = Field(
-        default=0.9, ge=0, le=1, strict=True, description="Supported / judged claims for a grounded answer."
+        default=0.9,
+        ge=0,
+        le=1,
+        strict=True,
+        allow_inf_nan=False,
+        description="Supported / judged claims for a grounded answer.",
     )
     contradictions_allowed: int = Field(
         default=0, ge=0, strict=True, description="Contradicted claims tolerated."
@@ -233,6 +255,7 @@ class Thresholds(_Strict):
         ge=0,
         le=1,
         strict=True,
+        allow_inf_nan=False,
         description="Share of grounded answers the release gate requires.",
     )
     refusal_accuracy: float | None = Field(
@@ -240,6 +263,7 @@ class Thresholds(_Strict):
         ge=0,
         le=1,
         strict=True,
+        allow_inf_nan=False,
         description="Gate: minimum refusal rate on unanswerable questions.",
     )
     over_refusal: float | None = Field(
@@ -247,6 +271,7 @@ class Thresholds(_Strict):
         ge=0,
         le=1,
         strict=True,
+        allow_inf_nan=False,
         description="Gate: maximum refusal rate on answerable questions.",
     )
 
