@@ -5,9 +5,12 @@
     AuditorError                 base: a message that says what to do next
     ├── UsageError               the user asked for something that cannot work (bad option, file)
     │   ├── UnknownAdapterError  ``--format`` names no installed adapter
-    │   └── UnrecognisedFormatError  no adapter recognises the input
+    │   ├── UnrecognisedFormatError  no adapter recognises the input
+    │   └── InputReadError       the operating system failed to read an input file (EIO, ...)
     ├── PolicyError              a policy file is invalid (file, key path, what was expected)
     ├── NothingReadError         an input yielded no trace at all
+    ├── StoreError               the store cannot be opened or used (URL, driver, file, schema, run)
+    │   └── LeaseLostError       another process took the run over: this one must stop writing it
     └── LLMError                 the model could not be asked (no key, or failure after retries)
         ├── LLMTimeoutError      every attempt timed out
         ├── LLMConnectionError   the server could not be reached
@@ -20,6 +23,8 @@ Bad content *inside* a trace is not an error: it becomes a :class:`~auditor.prob
 """
 
 from __future__ import annotations
+
+import errno
 
 
 class AuditorError(Exception):
@@ -45,6 +50,21 @@ class UnrecognisedFormatError(UsageError):
             f"{source}: no installed adapter recognises this file. Pass --format with one of: {listed}."
         )
         self.source = source
+        self.available = available
+
+
+class InputReadError(UsageError):
+    """An ``OSError`` while reading an input: one line naming the file and the OS error."""
+
+    def __init__(self, path: object, error: OSError) -> None:
+        name = errno.errorcode.get(error.errno) if error.errno is not None else None
+        text = error.strerror or str(error) or type(error).__name__
+        super().__init__(
+            f"{path}: could not read the file: {text}{f' ({name})' if name else ''}. "
+            "Check the file and the disk (or copy the file elsewhere) and run again."
+        )
+        self.path = path
+        self.error = error
 
 
 class PolicyError(AuditorError):
@@ -53,6 +73,14 @@ class PolicyError(AuditorError):
 
 class NothingReadError(AuditorError):
     pass
+
+
+class StoreError(AuditorError):
+    """The store cannot do what was asked: one line naming the database (password masked)."""
+
+
+class LeaseLostError(StoreError):
+    """The run's lease ran out and another process claimed it: this process no longer writes it."""
 
 
 class LLMError(AuditorError):

@@ -9,8 +9,13 @@ afterwards, so runs never collide. Without a server the PostgreSQL variants skip
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import threading
+import time
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -18,9 +23,8 @@ import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from click.testing import CliRunner
-from sqlalchemy import create_engine, func, inspect, make_url, select, text
+from sqlalchemy import create_engine, func, inspect, make_url, select, text, update
 
-from auditor.audit import audit
 from auditor.claims import Claim, Decomposition, ScreenReason
 from auditor.cli.db import db_group
 from auditor.evidence import Answer, EvidenceKind
@@ -38,7 +42,10 @@ from auditor.results import (
     ProblemOut,
     RunInfo,
 )
+from auditor.run import audit
 from auditor.store import (
+    LeaseLostError,
+    RunLease,
     SqlDecompositionCache,
     SqlFusedCache,
     SqlVerdictCache,
@@ -47,7 +54,15 @@ from auditor.store import (
     trace_digest,
 )
 from auditor.store._migrate import head_revision
-from auditor.store._schema import AnswerRecord, Base, ClaimRecord, EvidenceRecord, TraceRecord, VerdictRecord
+from auditor.store._schema import (
+    AnswerRecord,
+    Base,
+    ClaimRecord,
+    EvidenceRecord,
+    RunRecord,
+    TraceRecord,
+    VerdictRecord,
+)
 from tests.conftest import FIXTURES
 
 PG_DEFAULT = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -433,17 +448,159 @@ def test_an_interrupted_run_can_be_found_and_resumed(store: Store) -> None:
 
     done = store.finished_answer_ids(run_id)
     assert done == {"a1", "a2"}
-    store.reopen_run(run_id)
+    assert store.claim_run(run_id, "host:1:resumer")
+    assert store.run_status(run_id) == "running"
     for item in [answer("a1"), answer("a2"), answer("a3")]:
         if item.answer_id not in done:
-            store.save_answer(run_id, item)
-    store.finish_run(run_id, {"answers": 3}, usage={"input_tokens": 1200, "output_tokens": 80})
+            store.save_answer(run_id, item, owner="host:1:resumer")
+    store.finish_run(
+        run_id, {"answers": 3}, usage={"input_tokens": 1200, "output_tokens": 80}, owner="host:1:resumer"
+    )
     loaded = store.load_run(run_id)
     assert [a.answer_id for a in loaded.answers] == ["a1", "a2", "a3"]
     assert loaded.summary == {"answers": 3}
     assert store.find_resumable(["a" * 64, "b" * 64], "f" * 64, identity) == older
     with pytest.raises(ValueError, match="status"):
         store.finish_run(run_id, {}, status="running")
+
+
+# -- the run lease ---------------------------------------------------------------------------------
+
+MINI = JudgeIdentity(kind="openai", model="gpt-4o-mini", prompt_version="judge-3")
+
+
+def age_heartbeat(store: Store, run_id: str, seconds: float) -> None:
+    """Make the run's last heartbeat ``seconds`` old: what its owner's death looks like later."""
+    with store.engine.begin() as conn:
+        conn.execute(
+            update(RunRecord)
+            .where(RunRecord.id == run_id)
+            .values(heartbeat_at=datetime.now(UTC) - timedelta(seconds=seconds))
+        )
+
+
+def test_a_live_run_is_never_claimed_and_an_abandoned_one_by_one_process(store: Store) -> None:
+    run_id = store.begin_run(run_info(), owner="host:1:a", lease_seconds=30)
+    assert store.find_resumable(["a" * 64], "f" * 64, MINI) is None  # its owner is alive
+    assert not store.claim_run(run_id, "host:2:b", lease_seconds=30)
+    assert store.heartbeat(run_id, "host:1:a") and not store.heartbeat(run_id, "host:2:b")
+    age_heartbeat(store, run_id, 10)
+    # The row's own lease (30 s) decides, not a claimer's shorter one.
+    assert not store.claim_run(run_id, "host:2:b", lease_seconds=1)
+    store.save_answer(run_id, answer("a1"), owner="host:1:a")  # renews the lease too
+    age_heartbeat(store, run_id, 31)  # host 1 was killed half a minute ago
+    assert store.find_resumable(["a" * 64], "f" * 64, MINI, lease_seconds=30) == run_id
+    assert store.claim_run(run_id, "host:2:b", lease_seconds=30)
+    assert not store.claim_run(run_id, "host:3:c", lease_seconds=30)  # b holds it now
+    # The old owner, back from the dead, may not write beside the new one.
+    with pytest.raises(LeaseLostError, match="taken over"):
+        store.save_answer(run_id, answer("a2"), owner="host:1:a")
+    with pytest.raises(LeaseLostError):
+        store.finish_run(run_id, {}, owner="host:1:a")
+    store.mark_interrupted(run_id, "host:1:a")
+    assert store.run_status(run_id) == "running" and not store.heartbeat(run_id, "host:1:a")
+    store.save_answer(run_id, answer("a2"), owner="host:2:b")
+    store.finish_run(run_id, {"answers": 2}, owner="host:2:b")
+    assert store.finished_answer_ids(run_id) == {"a1", "a2"} and store.run_status(run_id) == "finished"
+
+
+def test_a_running_run_from_before_leases_is_abandoned(store: Store) -> None:
+    run_id = store.begin_run(run_info())
+    with store.engine.begin() as conn:
+        conn.execute(update(RunRecord).values(heartbeat_at=None, lease_seconds=None, owner=None))
+    assert store.find_resumable(["a" * 64], "f" * 64, MINI) == run_id
+    assert store.claim_run(run_id, "host:2:b")
+
+
+def test_of_processes_claiming_an_abandoned_run_at_once_one_wins(store: Store) -> None:
+    run_id = store.begin_run(run_info(), owner="host:1:a", lease_seconds=5)
+    age_heartbeat(store, run_id, 60)
+    start = threading.Barrier(6)
+
+    def claim(n: int) -> bool:
+        start.wait(timeout=10)
+        return store.claim_run(run_id, f"host:{n}:x", lease_seconds=5)
+
+    with ThreadPoolExecutor(6) as pool:
+        won = list(pool.map(claim, range(6)))
+    assert won.count(True) == 1
+
+
+def test_the_lease_is_renewed_while_held_and_stops_when_taken(store: Store) -> None:
+    run_id = store.begin_run(run_info(), owner="host:1:a", lease_seconds=0.3)
+    age_heartbeat(store, run_id, 60)
+    with RunLease(store, run_id, "host:1:a", 0.3) as lease:
+        deadline = time.monotonic() + 5
+        while (
+            store.find_resumable(["a" * 64], "f" * 64, MINI, lease_seconds=0.3)
+            and time.monotonic() < deadline
+        ):
+            time.sleep(0.05)
+        assert store.find_resumable(["a" * 64], "f" * 64, MINI, lease_seconds=0.3) is None  # renewed
+        with store.engine.begin() as conn:  # another process takes it (the lease ran out meanwhile)
+            conn.execute(update(RunRecord).values(owner="host:2:b"))
+        while not lease.lost and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert lease.lost
+
+
+# -- concurrent first use ------------------------------------------------------------------------
+
+OPEN_AT_ONCE = """
+import sys, time
+from pathlib import Path
+from auditor.store import Store
+from auditor.cli import cli
+go = Path(sys.argv[1])
+print("ready", flush=True)
+while not go.exists():  # everything imported: start together
+    time.sleep(0.005)
+if sys.argv[3] == "open":
+    Store(sys.argv[2]).close()  # what `auditor audit` does first on SQLite
+else:
+    cli.main(["db", "upgrade", "--db", sys.argv[2]], prog_name="auditor")
+"""
+
+
+def open_at_once(tmp_path: Path, url: str, how: str, processes: int = 4) -> list[tuple[int, str]]:
+    """Start ``processes`` interpreters that open (or upgrade) a new store at the same instant."""
+    go = tmp_path / f"go-{uuid.uuid4().hex[:8]}"
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", OPEN_AT_ONCE, str(go), url, how],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for _ in range(processes)
+    ]
+    for child in children:
+        assert child.stdout is not None
+        child.stdout.readline()  # "ready" (or nothing, from a child that failed to start)
+    go.touch()
+    return [(child.wait(timeout=60), child.communicate()[0]) for child in children]
+
+
+@pytest.mark.parametrize("attempt", range(2))
+def test_processes_opening_a_new_sqlite_store_at_once_all_succeed(tmp_path: Path, attempt: int) -> None:
+    url = f"sqlite:///{tmp_path / 'new' / 'auditor.db'}"
+    outcomes = open_at_once(tmp_path, url, "open")
+    assert [code for code, _ in outcomes] == [0, 0, 0, 0], [out for _, out in outcomes]
+    with Store(url) as store:
+        assert store.revision() == head_revision() and store.list_runs() == []
+
+
+@pytest.mark.parametrize("attempt", range(2))
+def test_concurrent_db_upgrades_of_a_new_postgres_schema_all_succeed(
+    tmp_path: Path, fresh_pg_url: str, attempt: int
+) -> None:
+    outcomes = open_at_once(tmp_path, fresh_pg_url, "upgrade")
+    assert [code for code, _ in outcomes] == [0, 0, 0, 0], [out for _, out in outcomes]
+    assert all("schema revision" in out for _, out in outcomes)
+    with Store(fresh_pg_url) as store:
+        assert store.revision() == head_revision()
+        with store.engine.connect() as conn:
+            assert conn.scalar(text("select count(*) from alembic_version")) == 1
 
 
 # -- listing --------------------------------------------------------------------------------------

@@ -6,18 +6,23 @@ is managed by the Alembic migrations in :mod:`auditor.store.migrations`. See ``d
 
 from __future__ import annotations
 
+from auditor.errors import LeaseLostError, StoreError
 from auditor.store._cache import SqlDecompositionCache, SqlFusedCache, SqlVerdictCache
+from auditor.store._lease import RunLease, new_owner
 from auditor.store._listing import RunRow
-from auditor.store._store import DB_URL_VARIABLE, Store, StoreError, revision, trace_digest, upgrade
+from auditor.store._store import DB_URL_VARIABLE, Store, revision, trace_digest, upgrade
 
 __all__ = [
     "DB_URL_VARIABLE",
+    "LeaseLostError",
+    "RunLease",
     "RunRow",
     "SqlDecompositionCache",
     "SqlFusedCache",
     "SqlVerdictCache",
     "Store",
     "StoreError",
+    "new_owner",
     "revision",
     "trace_digest",
     "upgrade",

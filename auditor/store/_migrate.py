@@ -2,33 +2,97 @@
 
 The migrations ship in :mod:`auditor.store.migrations` and run from code, on the store's own
 connection, so ``pip install trace-auditor`` is all a user needs (no ``alembic.ini``).
+
+Guarantees:
+
+- Migrations run under a lock (SQLite: ``BEGIN EXCLUSIVE`` on the migration connection;
+  PostgreSQL: ``pg_advisory_xact_lock`` for the schema), and the revision is read again once the
+  lock is held: processes that open a new store at once migrate it once, the others wait and find
+  it at head.
+- A database at a revision this package does not ship (a newer auditor's), or with tables but no
+  version record (not an auditor store), is refused before anything is written.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from alembic import command
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, create_engine, event, make_url
+from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import URL
+from sqlalchemy.exc import NoSuchModuleError
 from sqlalchemy.pool import StaticPool
 
+from auditor.errors import StoreError
+from auditor.store._translate import driver_error, shown
 from auditor.store.migrations import alembic_config
 
+#: Seconds a SQLite connection waits for another process's lock before giving up.
+SQLITE_BUSY_SECONDS = 30.0
 
-def make_engine(url: str | URL) -> Engine:
-    """An engine for ``url``: SQLite gets foreign keys on, its parent directory and in-memory sharing."""
-    parsed = make_url(url)
+
+def sqlite_file(url: URL) -> Path | None:
+    """The file of a SQLite URL; None for other databases, in-memory ones and ``file:`` URIs."""
+    if url.get_backend_name() != "sqlite" or url.query.get("uri"):
+        return None
+    database = url.database
+    return None if not database or database == ":memory:" else Path(database)
+
+
+def is_in_memory(url: URL) -> bool:
+    """A SQLite database in this process's memory: no other process can see it."""
+    return url.get_backend_name() == "sqlite" and not url.query.get("uri") and sqlite_file(url) is None
+
+
+def check_sqlite_path(url: URL, *, create: bool) -> None:
+    """Refuse a folder as a database; with ``create``, make the file's folder, else require the file."""
+    path = sqlite_file(url)
+    if path is None:
+        return
+    if path.is_dir():
+        raise StoreError(
+            f"{shown(url)} names a folder, not a database file: use a file in it, "
+            f"e.g. sqlite:///{path / 'auditor.db'}."
+        )
+    if not create:
+        if not path.exists():
+            raise StoreError(
+                f"No store at {shown(url)} (no such file): check --db (or AUDITOR_DB_URL), "
+                "or run `auditor audit` to create it."
+            )
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise StoreError(
+            f"Cannot create the folder {path.parent} for {shown(url)}: {err.strerror or err}; "
+            "check --db (or AUDITOR_DB_URL)."
+        ) from err
+
+
+def make_engine(url: URL) -> Engine:
+    """An engine for ``url``: SQLite gets foreign keys on, a patient lock wait and in-memory sharing.
+
+    Raises:
+        StoreError: the URL's database kind or driver is not installed (saying what to install).
+    """
     options: dict[str, Any] = {}
-    if parsed.get_backend_name() == "sqlite":
-        database = parsed.database
-        if not database or database == ":memory:":
+    if url.get_backend_name() == "sqlite":
+        if is_in_memory(url):
             # One connection, shared: otherwise each connection sees its own empty database.
             options = {"poolclass": StaticPool, "connect_args": {"check_same_thread": False}}
-    engine = create_engine(parsed, **options)
-    if parsed.get_backend_name() == "sqlite":
+        elif "timeout" not in url.query:
+            options = {"connect_args": {"timeout": SQLITE_BUSY_SECONDS}}
+    try:
+        engine = create_engine(url, **options)
+    except (ImportError, NoSuchModuleError) as err:
+        raise driver_error(url, err) from err
+    if url.get_backend_name() == "sqlite":
         event.listen(engine, "connect", _sqlite_foreign_keys)
     return engine
 
@@ -39,12 +103,21 @@ def _sqlite_foreign_keys(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+def _script() -> ScriptDirectory:
+    return ScriptDirectory.from_config(alembic_config("sqlite://"))
+
+
 def head_revision() -> str:
     """The newest revision the installed package ships."""
-    head = ScriptDirectory.from_config(alembic_config("sqlite://")).get_current_head()
+    head = _script().get_current_head()
     if head is None:  # pragma: no cover - the package always ships a revision
         raise RuntimeError("auditor.store.migrations holds no revision")
     return head
+
+
+def known_revisions() -> set[str]:
+    """Every revision the installed package ships."""
+    return {script.revision for script in _script().walk_revisions()}
 
 
 def current_revision(engine: Engine) -> str | None:
@@ -53,12 +126,72 @@ def current_revision(engine: Engine) -> str | None:
         return MigrationContext.configure(conn).get_current_revision()
 
 
+def check_schema(conn: Connection, found: str | None) -> None:
+    """Refuse a revision this package does not know, or tables without a version record."""
+    url = conn.engine.url
+    if found is not None and found not in known_revisions():
+        raise StoreError(
+            f"The database {shown(url)} is at schema revision {found}, newer than this auditor knows "
+            f"(its newest is {head_revision()}): upgrade trace-auditor (pip install -U trace-auditor), "
+            "or use another --db."
+        )
+    if found is None and set(inspect(conn).get_table_names()) - {"alembic_version"}:
+        raise StoreError(
+            f"The database {shown(url)} holds tables but no schema revision (no alembic_version "
+            "record): it is not an auditor store, or its version record was lost; point --db at "
+            "another database, or restore this one from a backup."
+        )
+
+
+def checked_revision(engine: Engine) -> str | None:
+    """The database's revision, once :func:`check_schema` has found it one this package can use."""
+    with engine.connect() as conn:
+        found = MigrationContext.configure(conn).get_current_revision()
+        check_schema(conn, found)
+    return found
+
+
+def check_at_head(engine: Engine) -> None:
+    """Refuse a database that is not at head, saying how to migrate it."""
+    found, head = checked_revision(engine), head_revision()
+    if found != head:
+        where = shown(engine.url)
+        raise StoreError(
+            f"The database {where} is at schema revision {found or 'none'}, this auditor needs {head}: "
+            f"run `auditor db upgrade --db {where}`."
+        )
+
+
+@contextmanager
+def _migration_lock(engine: Engine) -> Iterator[Connection]:
+    """A connection in a transaction that holds the migration lock until it commits."""
+    with engine.begin() as conn:
+        if engine.dialect.name == "sqlite":
+            # pysqlite leaves DDL outside any transaction: take the write lock ourselves, so the
+            # tables and the version record appear together, and one process migrates.
+            conn.exec_driver_sql("BEGIN EXCLUSIVE")
+        elif engine.dialect.name == "postgresql":
+            conn.execute(
+                text("SELECT pg_advisory_xact_lock(hashtext(:key || coalesce(current_schema(), '')))"),
+                {"key": "auditor.store.migrate:"},
+            )
+        yield conn
+
+
 def upgrade_engine(engine: Engine) -> str:
     """Migrate the database behind ``engine`` to head and return the revision it is now at."""
-    with engine.begin() as conn:
-        config = alembic_config(engine.url.render_as_string(hide_password=False))
-        config.attributes["connection"] = conn
-        command.upgrade(config, "head")
+    head = head_revision()
+    with engine.connect() as conn:
+        found = MigrationContext.configure(conn).get_current_revision()
+    if found == head:
+        return head
+    with _migration_lock(engine) as conn:
+        found = MigrationContext.configure(conn).get_current_revision()  # again, under the lock
+        if found != head:
+            check_schema(conn, found)
+            config = alembic_config(engine.url.render_as_string(hide_password=False))
+            config.attributes["connection"] = conn
+            command.upgrade(config, "head")
     revision = current_revision(engine)
     if revision is None:  # pragma: no cover - upgrade either worked or raised
         raise RuntimeError("migration left no revision")

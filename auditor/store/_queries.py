@@ -1,15 +1,17 @@
-"""The SELECT statements :class:`~auditor.store.Store` runs, built by pure functions.
+"""The statements :class:`~auditor.store.Store` runs, built by pure functions.
 
 Building a statement touches no connection, so :class:`~auditor.store.Store` keeps only sessions
-and commits; "latest" always breaks ties on the id, so the same rows give the same answer.
+and commits; "latest" always breaks ties on the id, so the same rows give the same answer. The run
+lease's writes are conditional UPDATEs whose row count says whether they won (:mod:`._lease`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 from typing import Any, Protocol
 
-from sqlalchemy import Select, func, select
+from sqlalchemy import Select, Update, and_, func, or_, select, update
 from sqlalchemy.orm import selectinload
 
 from auditor.store import _convert as convert
@@ -81,14 +83,15 @@ def runs_with_answer_counts(limit: int | None) -> Select[RunRecord, Any]:
     )
 
 
-def latest_resumable(
+def resumable_runs(
     input_digests: Iterable[str], policy_sha256: str | None, judge: JudgeLike | None
-) -> Select[str]:
-    """The id of the latest interrupted run on the same inputs, policy and judge."""
+) -> Select[str, str, datetime | None, float | None]:
+    """Runs on the same inputs, policy and judge that may be resumed, latest first: interrupted
+    ones, and running ones (abandoned if their lease ran out). Id, status, heartbeat, lease."""
     return (
-        select(RunRecord.id)
+        select(RunRecord.id, RunRecord.status, RunRecord.heartbeat_at, RunRecord.lease_seconds)
         .where(
-            RunRecord.status == "interrupted",
+            RunRecord.status.in_(("interrupted", "running")),
             RunRecord.inputs_digest == convert.inputs_digest(sorted(input_digests)),
             RunRecord.policy_sha256 == policy_sha256,
             RunRecord.judge_kind == (judge.kind if judge else None),
@@ -96,7 +99,52 @@ def latest_resumable(
             RunRecord.judge_prompt_version == (judge.prompt_version if judge else None),
         )
         .order_by(RunRecord.started_at.desc(), RunRecord.id.desc())
-        .limit(1)
+    )
+
+
+def claim_run(
+    run_id: str,
+    previous_owner: str | None,
+    previous_status: str,
+    cutoff: datetime,
+    owner: str,
+    lease_seconds: float,
+    now: datetime,
+) -> Update:
+    """Hand the run to ``owner`` if it is still as read: same owner, and still interrupted, or
+    still running with a heartbeat older than ``cutoff``. Of claimers racing, one matches."""
+    unchanged = (
+        RunRecord.status == "interrupted"
+        if previous_status == "interrupted"
+        else and_(
+            RunRecord.status == "running",
+            or_(RunRecord.heartbeat_at.is_(None), RunRecord.heartbeat_at < cutoff),
+        )
+    )
+    return (
+        update(RunRecord)
+        .where(RunRecord.id == run_id, RunRecord.owner.is_not_distinct_from(previous_owner), unchanged)
+        .values(
+            owner=owner, heartbeat_at=now, lease_seconds=lease_seconds, status="running", finished_at=None
+        )
+    )
+
+
+def renew_lease(run_id: str, owner: str, now: datetime) -> Update:
+    """Renew ``owner``'s lease; matches no row once the run is another's (or no longer running)."""
+    return (
+        update(RunRecord)
+        .where(RunRecord.id == run_id, RunRecord.owner == owner, RunRecord.status == "running")
+        .values(heartbeat_at=now)
+    )
+
+
+def interrupt_run(run_id: str, owner: str, now: datetime) -> Update:
+    """Mark ``owner``'s running run interrupted; matches no row once another process holds it."""
+    return (
+        update(RunRecord)
+        .where(RunRecord.id == run_id, RunRecord.owner == owner, RunRecord.status == "running")
+        .values(status="interrupted", finished_at=now)
     )
 
 

@@ -116,6 +116,11 @@ class RunRecord(Base):
     usage: Mapped[dict[str, Any] | None] = mapped_column(_json())
     summary: Mapped[dict[str, Any] | None] = mapped_column(_json())
     problems: Mapped[list[dict[str, Any]]] = mapped_column(_json())
+    # The lease (migration 0004): who is writing the run, when it last said so, and for how long
+    # that holds; a running run whose lease ran out is abandoned and may be claimed to resume it.
+    owner: Mapped[str | None] = mapped_column(SafeText)
+    heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    lease_seconds: Mapped[float | None] = mapped_column(Float)
 
     answers: Mapped[list[AnswerRecord]] = relationship(
         back_populates="run", cascade="all, delete-orphan", order_by="AnswerRecord.position"

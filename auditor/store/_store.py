@@ -8,56 +8,62 @@ Guarantees:
   before it, and saving the same answer again replaces it (no duplicate rows).
 - A trace is stored once per (``trace_id``, content digest), however many runs read it.
 - An interrupted run keeps its finished answers; :meth:`Store.find_resumable` finds it again for
-  the same inputs, policy and judge, and :meth:`Store.finished_answer_ids` says what to skip.
+  the same inputs, policy and judge, and :meth:`Store.finished_answer_ids` says what to skip. So
+  does a running run whose lease ran out (its process was killed: :mod:`._lease`);
+  :meth:`Store.claim_run` hands it to one process only, and a writer that lost its lease is
+  refused (:class:`~auditor.errors.LeaseLostError`) instead of writing beside the new owner.
+- Every failure of the database is a one-line :class:`StoreError` naming it (:mod:`._translate`);
+  ``create=False`` (read-only commands) never creates a database or a folder.
 
 Schema: SQLite databases (the default, a file in the app directory) are migrated to the current
 revision when a :class:`Store` opens them. Any other database must be migrated on purpose
 (``auditor db upgrade --db URL``, or ``Store(url, upgrade=True)``); opening one at another
-revision raises :class:`StoreError` saying so.
+revision raises :class:`StoreError` saying so. Migrations run under a lock (:mod:`._migrate`).
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
-from datetime import UTC, datetime
-from pathlib import Path
+from collections.abc import Iterable
 from types import TracebackType
 from typing import Any
 
-from sqlalchemy import Engine, make_url
+from sqlalchemy import Engine
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import sessionmaker
 
-from auditor import __version__
 from auditor.calibration import Calibration
-from auditor.errors import AuditorError
-from auditor.results import AnswerOut, AuditResult, RunInfo
-from auditor.settings import app_dir
+from auditor.errors import StoreError
+from auditor.results import AnswerOut, AuditResult
+from auditor.settings import SETTINGS, app_dir, setting
 from auditor.store import _convert as convert
 from auditor.store import _queries as queries
 from auditor.store._listing import RunRow, run_row
-from auditor.store._migrate import current_revision, head_revision, make_engine, upgrade_engine
+from auditor.store._migrate import (
+    check_at_head,
+    check_sqlite_path,
+    checked_revision,
+    current_revision,
+    head_revision,
+    is_in_memory,
+    make_engine,
+    sqlite_file,
+    upgrade_engine,
+)
 from auditor.store._queries import JudgeLike
+from auditor.store._runs import RunLedger, now
 from auditor.store._schema import (
-    RUN_STATUSES,
     AnswerRecord,
     CalibrationRecord,
-    RunRecord,
     RunTraceRecord,
     TraceRecord,
 )
+from auditor.store._translate import parse_url, shown, store_errors
 from auditor.text import short_digest
 from auditor.trace import Trace
 
 #: Environment variable naming the database; ``--db`` and explicit arguments win over it.
-DB_URL_VARIABLE = "AUDITOR_DB_URL"
-
-
-class StoreError(AuditorError):
-    """The store cannot do what was asked (unknown run, schema not migrated, ...)."""
+DB_URL_VARIABLE = SETTINGS["db_url"][0]
 
 
 def trace_digest(trace: Trace) -> str:
@@ -65,11 +71,7 @@ def trace_digest(trace: Trace) -> str:
     return hashlib.sha256(trace.model_dump_json().encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
-class Store:
+class Store(RunLedger):
     """A connection to the audit store.
 
     Args:
@@ -77,19 +79,28 @@ class Store:
             None means :meth:`default_url`.
         upgrade: migrate the schema to the current revision on opening. None (the default) does
             so for SQLite only; other databases are migrated with ``auditor db upgrade``.
+        create: False for readers: a SQLite file that does not exist is a :class:`StoreError`,
+            and no file or folder is made.
 
     Use it as a context manager, or call :meth:`close`.
+
+    Raises:
+        StoreError: the database cannot be opened or is at another schema revision (one line
+            naming it, password masked, and what to do).
     """
 
-    def __init__(self, url: str | None = None, *, upgrade: bool | None = None) -> None:
+    def __init__(self, url: str | None = None, *, upgrade: bool | None = None, create: bool = True) -> None:
         self.url = url or self.default_url()
-        self.engine: Engine = make_engine(self.url)
+        parsed = parse_url(self.url)
+        check_sqlite_path(parsed, create=create)
+        self.engine: Engine = make_engine(parsed)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         try:
-            if upgrade if upgrade is not None else self.engine.dialect.name == "sqlite":
-                self.upgrade()
-            else:
-                self._check_revision()
+            with store_errors(self.url):
+                if upgrade if upgrade is not None else self.engine.dialect.name == "sqlite":
+                    upgrade_engine(self.engine)
+                else:
+                    check_at_head(self.engine)
         except BaseException:
             self.engine.dispose()
             raise
@@ -97,12 +108,10 @@ class Store:
     @staticmethod
     def default_url() -> str:
         """``AUDITOR_DB_URL`` if set, else ``sqlite:///<app dir>/auditor.db`` (``AUDITOR_HOME`` moves it)."""
-        configured = os.environ.get(DB_URL_VARIABLE)
+        configured = setting("db_url")
         if configured:
             return configured
-        directory = app_dir()
-        directory.mkdir(parents=True, exist_ok=True)
-        return f"sqlite:///{directory / 'auditor.db'}"
+        return f"sqlite:///{app_dir() / 'auditor.db'}"
 
     def __enter__(self) -> Store:
         return self
@@ -117,83 +126,24 @@ class Store:
         self.engine.dispose()
 
     def __repr__(self) -> str:
-        return f"Store({make_url(self.url).render_as_string(hide_password=True)!r})"
+        return f"Store({shown(self.url)!r})"
+
+    @property
+    def in_memory(self) -> bool:
+        """An in-memory SQLite database, private to this process."""
+        return is_in_memory(self.engine.url)
 
     # -- schema ---------------------------------------------------------------------------------
 
     def upgrade(self) -> str:
         """Migrate the schema to the newest revision; return the revision it is at."""
-        if self.engine.dialect.name == "sqlite" and self.engine.url.database:
-            Path(self.engine.url.database).parent.mkdir(parents=True, exist_ok=True)
-        return upgrade_engine(self.engine)
+        with store_errors(self.url):
+            return upgrade_engine(self.engine)
 
     def revision(self) -> str | None:
         """The schema revision of the database (None: never migrated)."""
-        return current_revision(self.engine)
-
-    def _check_revision(self) -> None:
-        found, wanted = self.revision(), head_revision()
-        if found != wanted:
-            shown = make_url(self.url).render_as_string(hide_password=True)
-            raise StoreError(
-                f"The database {shown} is at schema revision {found or 'none'}, this auditor needs {wanted}: "
-                f"run `auditor db upgrade --db {shown}`."
-            )
-
-    @contextmanager
-    def _session(self) -> Iterator[Session]:
-        with self._sessions() as session, session.begin():
-            yield session
-
-    @staticmethod
-    def _run(session: Session, run_id: str) -> RunRecord:
-        row = session.get(RunRecord, run_id)
-        if row is None:
-            raise StoreError(f"No run {run_id!r} in the store: `auditor runs` lists the stored runs.")
-        return row
-
-    # -- runs -----------------------------------------------------------------------------------
-
-    def begin_run(self, run: RunInfo, policy_text: str | None = None) -> str:
-        """Record a new run as ``running`` and return its id (``run.id``).
-
-        Args:
-            run: the run's identity: policy and judge, inputs with their digests, start time.
-            policy_text: the policy file's text as read, so the run can be reconstructed.
-        """
-        with self._session() as session:
-            session.add(convert.run_record(run, policy_text, __version__, "running"))
-        return run.id
-
-    def reopen_run(self, run_id: str) -> None:
-        """Mark an interrupted (or failed) run as ``running`` again, to resume it."""
-        with self._session() as session:
-            row = self._run(session, run_id)
-            row.status, row.finished_at = "running", None
-
-    def finish_run(
-        self,
-        run_id: str,
-        summary: dict[str, Any],
-        usage: dict[str, Any] | None = None,
-        status: str = "finished",
-    ) -> None:
-        """Close a run with its summary figures and token usage.
-
-        Args:
-            status: ``finished``, ``interrupted`` or ``failed``.
-        """
-        if status not in RUN_STATUSES or status == "running":
-            raise ValueError(f"status must be finished, interrupted or failed, not {status!r}")
-        with self._session() as session:
-            row = self._run(session, run_id)
-            row.summary, row.usage, row.status, row.finished_at = summary, usage, status, _now()
-
-    def mark_interrupted(self, run_id: str) -> None:
-        """Mark a run interrupted (Ctrl-C, a crash): its saved answers stay, it can be resumed."""
-        with self._session() as session:
-            row = self._run(session, run_id)
-            row.status, row.finished_at = "interrupted", _now()
+        with store_errors(self.url):
+            return current_revision(self.engine)
 
     # -- traces and answers -----------------------------------------------------------------------
 
@@ -209,7 +159,7 @@ class Store:
                 if session.get(TraceRecord, key) is None:
                     session.add(
                         TraceRecord(
-                            key=key, trace_id=trace_id, digest=digest, spans=spans, first_seen_at=_now()
+                            key=key, trace_id=trace_id, digest=digest, spans=spans, first_seen_at=now()
                         )
                     )
         except IntegrityError:
@@ -228,7 +178,9 @@ class Store:
         # Not recorded with its spans: the trace is identified by the input files it came from.
         return key or self._link_trace(run_id, trace_id, f"inputs:{inputs}", None)
 
-    def save_answer(self, run_id: str, answer: AnswerOut, trace_digest: str | None = None) -> None:
+    def save_answer(
+        self, run_id: str, answer: AnswerOut, trace_digest: str | None = None, *, owner: str | None = None
+    ) -> None:
         """Save one audited answer and commit; saving it again replaces it.
 
         Args:
@@ -236,10 +188,12 @@ class Store:
             answer: the answer with its evidence, claims and verdicts.
             trace_digest: its trace's content digest, when the trace was not given to
                 :meth:`record_traces`; by default the trace is identified by the run's inputs.
+            owner: the lease holder: the save renews its lease, and is refused
+                (:class:`~auditor.errors.LeaseLostError`) once another process holds the run.
         """
         trace_key = self._trace_key(run_id, answer.trace_id, trace_digest)
         with self._session() as session:
-            self._run(session, run_id)
+            self._hold(session, run_id, owner)
             existing = session.get(AnswerRecord, (run_id, answer.answer_id))
             if existing is not None:
                 position = existing.position
@@ -248,7 +202,7 @@ class Store:
             else:
                 last = session.scalar(queries.last_answer_position(run_id))
                 position = 0 if last is None else last + 1
-            session.add(convert.answer_record(run_id, answer, position, trace_key, _now()))
+            session.add(convert.answer_record(run_id, answer, position, trace_key, now()))
 
     def save_result(
         self, result: AuditResult, policy_text: str | None = None, usage: dict[str, Any] | None = None
@@ -295,19 +249,6 @@ class Store:
                 run_row(run, saved) for run, saved in session.execute(queries.runs_with_answer_counts(limit))
             ]
 
-    def find_resumable(
-        self, input_digests: Iterable[str], policy_sha256: str | None, judge: JudgeLike | None
-    ) -> str | None:
-        """The latest interrupted run on the same inputs (by digest), policy and judge, or None.
-
-        Args:
-            input_digests: the SHA-256 of each input file (order does not matter).
-            policy_sha256: the policy's canonical hash.
-            judge: the judge identity (kind, model, prompt version); None for evidence-only runs.
-        """
-        with self._session() as session:
-            return session.scalar(queries.latest_resumable(input_digests, policy_sha256, judge))
-
     # -- calibrations -----------------------------------------------------------------------------
 
     def save_calibration(self, calibration: Calibration) -> str:
@@ -350,9 +291,19 @@ def upgrade(url: str | None = None) -> str:
 
 
 def revision(url: str | None = None) -> tuple[str | None, str]:
-    """The database's schema revision (None: never migrated) and the newest the package ships."""
-    engine = make_engine(url or Store.default_url())
+    """The database's schema revision (None: never migrated) and the newest the package ships.
+
+    It only reads: a SQLite file that does not exist is at no revision, and is not created.
+    """
+    where = url or Store.default_url()
+    parsed = parse_url(where)
+    path = sqlite_file(parsed)
+    if path is not None and not path.exists():
+        return None, head_revision()
+    check_sqlite_path(parsed, create=False)
+    engine = make_engine(parsed)
     try:
-        return current_revision(engine), head_revision()
+        with store_errors(where):
+            return checked_revision(engine), head_revision()
     finally:
         engine.dispose()
