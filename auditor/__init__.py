@@ -15,7 +15,7 @@ from typing import Any
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "audit": "auditor.audit",
+    "audit": "auditor.run",
     "collect_evidence": "auditor.pipeline",
     "read_traces": "auditor.trace",
     "reconstruct": "auditor.evidence",

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Protocol
 
 from auditor.claims import ClaimExtractor, Decomposition
+from auditor.errors import UsageError
 from auditor.evidence import Answer, Evidence, reconstruct
 from auditor.judges import ClaimVerdict, FusedResult, Judge, JudgeIdentity, check_complete, verify_quotes
 from auditor.policy import Decision, Policy, evaluate, load_policy
@@ -63,21 +64,65 @@ def run_info(ingested: IngestResult, started: datetime, policy: Policy | None) -
     )
 
 
-def select_trace(answers: list[Answer], trace_id: str | None) -> list[Answer]:
-    """Answers of the trace whose id starts with ``trace_id`` (dashes and case ignored)."""
+def _comparable(trace_id: str) -> str:
+    return trace_id.lower().replace("-", "")
+
+
+def _listed(ids: Sequence[str], limit: int = 5) -> str:
+    more = f" and {len(ids) - limit} more" if len(ids) > limit else ""
+    return ", ".join(ids[:limit]) + more
+
+
+def select_trace(answers: list[Answer], trace_id: str | None, trace_ids: Sequence[str]) -> list[Answer]:
+    """Answers of the one trace whose id is, or starts with, ``trace_id`` (dashes and case ignored).
+
+    Args:
+        answers: every answer found.
+        trace_id: the id or a unique prefix; None or empty keeps every answer.
+        trace_ids: the ids of every trace read (named in the error when none matches).
+
+    Raises:
+        UsageError: no trace matches (the first few ids are named), the prefix matches several
+            traces, or the trace holds no answer.
+    """
     if not trace_id:
         return answers
-    wanted = trace_id.lower().replace("-", "")
-    return [a for a in answers if a.trace_id.lower().replace("-", "").startswith(wanted)]
+    wanted = _comparable(trace_id)
+    matching = sorted({t for t in trace_ids if _comparable(t).startswith(wanted)})
+    exact = [t for t in matching if _comparable(t) == wanted]
+    if exact:
+        matching = exact
+    if not matching:
+        known = sorted(set(trace_ids))
+        raise UsageError(
+            f"--trace-id {trace_id}: no trace has this id or prefix; the input holds {len(known)} "
+            f"trace(s): {_listed(known) or 'none'}. Pass one of these (a unique prefix is enough)."
+        )
+    if len(matching) > 1:
+        raise UsageError(
+            f"--trace-id {trace_id}: the prefix matches {len(matching)} traces ({_listed(matching)}); "
+            "give more of the id."
+        )
+    selected = [a for a in answers if a.trace_id == matching[0]]
+    if not selected:
+        raise UsageError(
+            f"--trace-id {trace_id}: trace {matching[0]} holds no answer the policy's [answers] section "
+            "selects; run without --trace-id to see which traces have answers."
+        )
+    return selected
 
 
 def find_answers(
     paths: Sequence[Path], format: str | None, policy: Policy, trace_id: str | None = None
 ) -> tuple[IngestResult, list[Answer]]:
-    """Read the traces and reconstruct the answers the policy's ``[answers]`` section selects."""
+    """Read the traces and reconstruct the answers the policy's ``[answers]`` section selects.
+
+    Raises:
+        UsageError: ``trace_id`` selects no answer (see :func:`select_trace`).
+    """
     ingested = read_traces(paths, format)
     answers = reconstruct(ingested.traces, policy.answer_selection())
-    return ingested, select_trace(answers, trace_id)
+    return ingested, select_trace(answers, trace_id, [t.trace_id for t in ingested.traces])
 
 
 def collect_evidence(

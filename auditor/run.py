@@ -1,7 +1,8 @@
 """``audit()`` and ``calibrate()``: the runs around the pipeline (sync edges over async code).
 
 It adds to the pipeline what a run needs around it: the store (each answer is saved as it
-finishes, so an interrupted run keeps its work and can be resumed), the verdict cache in the
+finishes, so an interrupted run keeps its work and can be resumed; the run's lease, renewed while
+it runs, lets the next audit resume a run whose process was killed), the verdict cache in the
 store, the metrics summary, token usage, and progress reports for a caller to display.
 ``calibrate()`` audits a labelled file the same way (with no run of its own) and stores the
 judge's calibration (:mod:`auditor.calibration`), which later audits use to correct their rates.
@@ -22,7 +23,16 @@ from auditor.metrics import Labels, summarise
 from auditor.pipeline import AnswerAudit, audit_all, audit_out, find_answers, run_info
 from auditor.policy import Policy, load_policy
 from auditor.results import AnswerOut, AuditResult, RunInfo, judge_ref
-from auditor.store import SqlDecompositionCache, SqlFusedCache, SqlVerdictCache, Store, trace_digest
+from auditor.settings import run_lease
+from auditor.store import (
+    RunLease,
+    SqlDecompositionCache,
+    SqlFusedCache,
+    SqlVerdictCache,
+    Store,
+    new_owner,
+    trace_digest,
+)
 from auditor.trace import FORMAT, Trace, file_digest
 
 
@@ -34,8 +44,10 @@ class Progress:
     answers_total: int
     answers_done: int
     answers_resumed: int
-    claims_judged: int
-    llm_calls: int
+    claims_judged: int  # claims with a verdict (supported, contradicted, absent)
+    llm_calls: int  # logical requests made so far, failed ones included
+    claims_unjudged: int = 0
+    llm_failed: int = 0  # requests that ended in an error after their retries
 
 
 def _usage(setup: JudgeSetup) -> dict[str, Any] | None:
@@ -88,7 +100,9 @@ async def audit_async(
     policy = policy or load_policy()
     started = datetime.now(UTC)
     ingested, answers = find_answers(paths, format, policy, trace_id)
+    owner, lease = new_owner(), run_lease()
     db = Store(db_url) if store else None
+    keeper: RunLease | None = None
     try:
         setup = build_judge(
             judge,
@@ -101,23 +115,27 @@ async def audit_async(
             decomposition_backend=SqlDecompositionCache(db) if db is not None else None,
             fused_backend=SqlFusedCache(db) if db is not None else None,
         )
+        await setup.check()  # an unreachable endpoint or a bad key fails here, before any run is opened
         info = run_info(ingested, started, policy).model_copy(
             update={"judge": judge_ref(setup.judge.identity)}
         )
-        run_id, done = _open_run(db, info, policy, resume, ingested.traces)
+        run_id, done = _open_run(db, info, policy, resume, ingested.traces, owner, lease)
+        if db is not None:
+            keeper = RunLease(db, run_id, owner, lease).start()
         todo = [a for a in answers if a.answer_id not in done]
         digests = {t.trace_id: trace_digest(t) for t in ingested.traces}
-        counts = {"done": 0, "claims": 0}
+        counts = {"done": 0, "claims": 0, "unjudged": 0}
         fresh: dict[str, AnswerOut] = {}
 
         def on_done(audit: AnswerAudit) -> None:
             out = fresh[audit.answer.answer_id] = audit_out(audit)
             if db is not None:
-                db.save_answer(run_id, out, digests.get(audit.answer.trace_id))
+                db.save_answer(run_id, out, digests.get(audit.answer.trace_id), owner=owner)
             counts["done"] += 1
-            counts["claims"] += audit.figures.judged + audit.figures.unjudged
+            counts["claims"] += audit.figures.judged
+            counts["unjudged"] += audit.figures.unjudged
             if on_progress is not None:
-                calls = setup.client.usage.calls if setup.client is not None else 0
+                usage = setup.client.usage if setup.client is not None else None
                 on_progress(
                     Progress(
                         len(ingested.traces),
@@ -125,7 +143,9 @@ async def audit_async(
                         len(done) + counts["done"],
                         len(done),
                         counts["claims"],
-                        calls,
+                        usage.calls if usage else 0,
+                        counts["unjudged"],
+                        usage.failed if usage else 0,
                     )
                 )
 
@@ -134,9 +154,10 @@ async def audit_async(
                 todo, policy, setup.extractor, setup.judge, concurrency, on_done, setup.fused
             )
         except BaseException:
-            # Ctrl-C (a cancelled task) or a crash: what finished is saved; the next run resumes it.
+            # Ctrl-C or SIGTERM (a cancelled task) or a crash: what finished is saved; the next run
+            # resumes it (a kill -9 skips this: the run's lease runs out instead).
             if db is not None:
-                db.mark_interrupted(run_id)
+                db.mark_interrupted(run_id, owner)
             raise
         finally:
             await setup.aclose()
@@ -150,9 +171,11 @@ async def audit_async(
         )
         if db is not None:
             result = with_correction(result, db)
-            db.finish_run(run_id, result.summary, result.run.usage)
+            db.finish_run(run_id, result.summary, result.run.usage, status=setup.outcome(), owner=owner)
         return result, audits
     finally:
+        if keeper is not None:
+            keeper.stop()
         if db is not None:
             db.close()
 
@@ -174,17 +197,24 @@ def with_correction(result: AuditResult, db: Store) -> AuditResult:
 
 
 def _open_run(
-    db: Store | None, info: RunInfo, policy: Policy, resume: bool, traces: Sequence[Trace]
+    db: Store | None,
+    info: RunInfo,
+    policy: Policy,
+    resume: bool,
+    traces: Sequence[Trace],
+    owner: str,
+    lease: float,
 ) -> tuple[str, set[str]]:
-    """The run to write into: an interrupted one on the same inputs, policy and judge, or a new one."""
+    """The run to write into, held by ``owner``: an interrupted or abandoned one on the same
+    inputs, policy and judge (claimed; a run another process still renews is never taken), or a new one.
+    """
     if db is None:
         return info.id, set()
     if resume:
-        previous = db.find_resumable([i.sha256 for i in info.inputs], policy.sha256, info.judge)
-        if previous is not None:
-            db.reopen_run(previous)
+        previous = db.find_resumable([i.sha256 for i in info.inputs], policy.sha256, info.judge, lease)
+        if previous is not None and db.claim_run(previous, owner, lease):
             return previous, db.finished_answer_ids(previous)
-    run_id = db.begin_run(info, policy.source_text)
+    run_id = db.begin_run(info, policy.source_text, owner=owner, lease_seconds=lease)
     db.record_traces(run_id, traces)
     return run_id, set()
 
@@ -225,8 +255,15 @@ def audit(
         db_url: the store (default: ``AUDITOR_DB_URL``, else SQLite in the app directory).
         store: False to keep nothing (no run record, no verdict cache in the store).
         resume: continue an interrupted run on the same inputs, policy and judge, skipping the
-            answers it finished.
+            answers it finished; also a run left ``running`` by a killed process once its lease
+            (``AUDITOR_RUN_LEASE`` seconds, default 30) has run out.
         on_progress: called after each answer with a :class:`Progress`.
+
+    Raises:
+        UsageError: ``trace_id`` selects no answer, or another input error (before any work).
+        LLMError: an ``openai:`` judge's endpoint is unreachable, rejects the key or lacks the
+            model (checked once before a run is opened). Failures later in the run are
+            ``unjudged`` claims instead; a run in which every LLM call failed is stored ``failed``.
     """
     result, _ = run_sync(
         lambda: audit_async(
@@ -266,25 +303,29 @@ async def calibrate_async(
     """See :func:`calibrate`."""
     records = load_labelled(path)
     policy = policy or load_policy()
-    # The calibration is stored below; the audit behind it is not a run of its own.
-    result, _ = await audit_async(
-        [path],
-        policy=policy,
-        judge=judge,
-        base_url=base_url,
-        cascade=cascade,
-        cache=cache,
-        decomposer=decomposer,
-        format=FORMAT,
-        concurrency=concurrency,
-        store=False,
-    )
-    calibration = calibration_from(
-        records, result, labelled_path=str(path), labelled_sha256=file_digest(path), decomposer=decomposer
-    )
-    if store:
-        with Store(db_url) as opened:
+    opened = Store(db_url) if store else None  # a bad store fails now, not after the whole audit
+    try:
+        # The calibration is stored below; the audit behind it is not a run of its own.
+        result, _ = await audit_async(
+            [path],
+            policy=policy,
+            judge=judge,
+            base_url=base_url,
+            cascade=cascade,
+            cache=cache,
+            decomposer=decomposer,
+            format=FORMAT,
+            concurrency=concurrency,
+            store=False,
+        )
+        calibration = calibration_from(
+            records, result, labelled_path=str(path), labelled_sha256=file_digest(path), decomposer=decomposer
+        )
+        if opened is not None:
             opened.save_calibration(calibration)
+    finally:
+        if opened is not None:
+            opened.close()
     return calibration
 
 
@@ -307,7 +348,7 @@ def calibrate(
         path: a labelled JSONL file (the dev-set shape; see ``docs/calibration.md``).
         judge: ``offline`` or ``openai:MODEL``, as for ``audit``.
         policy: the policy to audit under (the shipped default when None).
-        base_url, cascade, cache, decomposer, concurrency: as for :func:`auditor.audit.audit`.
+        base_url, cascade, cache, decomposer, concurrency: as for :func:`auditor.run.audit`.
         db_url: the store to save into (default: the app directory's SQLite file or ``AUDITOR_DB_URL``).
         store: save the calibration (``False``: only compute it).
 

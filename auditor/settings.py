@@ -7,24 +7,37 @@ Secrets (API keys) come only from the environment.
 setting            environment          default
 =================  ===================  ==============================================================
 home               ``AUDITOR_HOME``     the platform's app directory for "auditor" (``~/.config/auditor``)
+db_url             ``AUDITOR_DB_URL``   ``sqlite:///<home>/auditor.db`` (:meth:`auditor.store.Store.default_url`)
 judge              ``AUDITOR_JUDGE``    ``offline``
 base_url           ``AUDITOR_BASE_URL`` none (OpenAI's API), or any OpenAI-compatible ``/v1`` URL
 policy             ``AUDITOR_POLICY``   ``default`` (the shipped ``policies/default.toml``)
+api_key            ``OPENAI_API_KEY``   none (a secret: environment only, no flag)
+run_lease          ``AUDITOR_RUN_LEASE`` ``30`` seconds: a running audit's lease on its stored run (:func:`run_lease`)
 =================  ===================  ==============================================================
+
+Every command reads its ``--policy``, ``--judge``, ``--base-url`` and ``--db`` through
+:func:`setting` (or the library call it makes does), so an environment variable means the same
+everywhere.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
 import click
 
+from auditor.errors import UsageError
+
 SETTINGS: dict[str, tuple[str, str | None]] = {
     "home": ("AUDITOR_HOME", None),
+    "db_url": ("AUDITOR_DB_URL", None),
     "judge": ("AUDITOR_JUDGE", "offline"),
     "base_url": ("AUDITOR_BASE_URL", None),
     "policy": ("AUDITOR_POLICY", None),
+    "api_key": ("OPENAI_API_KEY", None),
+    "run_lease": ("AUDITOR_RUN_LEASE", "30"),
 }
 
 
@@ -40,3 +53,23 @@ def app_dir() -> Path:
     """The app directory (verdict cache, later the SQLite store); ``AUDITOR_HOME`` relocates it."""
     home = setting("home")
     return Path(home) if home else Path(click.get_app_dir("auditor"))
+
+
+def run_lease(given: float | None = None) -> float:
+    """The lease of a running audit on its stored run, in seconds (``given`` > ``AUDITOR_RUN_LEASE`` > 30).
+
+    The audit renews it every third of that; a running run not renewed for that long is abandoned
+    (its process was killed) and the next audit on the same inputs resumes it.
+    """
+    variable, default = SETTINGS["run_lease"]
+    raw = given if given is not None else os.environ.get(variable) or default
+    try:
+        seconds = float(raw or "")
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise UsageError(
+            f"{variable}={raw!r} is not a number of seconds: set it to a positive number such as 30 "
+            "(the default), or unset it."
+        )
+    return seconds

@@ -25,13 +25,13 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from auditor.audit import audit_async
 from auditor.calibration import LevelReport, load_labelled
 from auditor.calibration._agreement import level_report
 from auditor.calibration._labelled import compare, human_claim_verdict
 from auditor.judges import OfflineJudge
 from auditor.judges import _windows as windows
 from auditor.pipeline import AnswerAudit
+from auditor.run import audit_async
 from auditor.trace import FORMAT
 
 DEV = (

@@ -3,7 +3,7 @@
 The benchmark starts ``tests.support.fake_openai.FakeOpenAI`` in-process (verdicts from the offline
 judge, a fixed ``latency`` per request, token usage estimated as characters / 4) and audits a
 generated records file of ``answers`` small RAG answers (two sources, three sentences: one copied
-from a source, one paraphrased, one with a changed figure) through ``auditor.audit.audit_async``
+from a source, one paraphrased, one with a changed figure) through ``auditor.run.audit_async``
 with concurrency ``C``. Each mode runs in a fresh app directory (a cold verdict cache).
 
 - throughput: rules decomposer, no cascade, no cache (one judge call per answer): answers/s as a
@@ -25,8 +25,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, get_args
 
-from auditor.audit import audit_async
 from auditor.judges import Decomposer
+from auditor.run import audit_async
 from auditor.trace import FORMAT
 from tests.support.fake_openai import FakeOpenAI
 

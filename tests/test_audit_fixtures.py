@@ -7,10 +7,10 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from auditor.audit import audit
 from auditor.cli import cli
 from auditor.policy import load_policy
 from auditor.results import AnswerOut, AuditResult
+from auditor.run import audit
 from tests.conftest import FIXTURES
 
 ENCODINGS = ("openinference.otlp.jsonl", "openinference.otlp.pb", "openllmetry.otlp.jsonl", "runtree.json")

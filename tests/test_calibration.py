@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from auditor.audit import calibrate
 from auditor.calibration import LabelledRecord, Pair, load_labelled
 from auditor.calibration._agreement import bootstrap_kappa, confusion, kappa_of, level_report
 from auditor.calibration._labelled import (
@@ -21,6 +20,7 @@ from auditor.calibration._labelled import (
 )
 from auditor.cli.calibrate import calibrate_command
 from auditor.errors import UsageError
+from auditor.run import calibrate
 from auditor.store import Store
 
 SPANS = (HumanSpan(start=10, end=20, verdict="absent"), HumanSpan(start=15, end=25, verdict="contradicted"))

@@ -99,3 +99,11 @@ def test_every_dotted_name_the_docs_use_resolves() -> None:
     names = set(re.findall(r"\b(auditor(?:\.\w+)+)", DOCS)) - NOT_PYTHON
     broken = sorted(n for n in names if not _resolves(n.rstrip(".")))
     assert not broken, f"the docs name Python objects that do not exist: {broken}"
+
+
+def test_the_public_audit_function_is_not_shadowed_by_a_module() -> None:
+    # A submodule named like a public function would replace it on the package once imported.
+    import auditor.run
+
+    assert callable(auditor.audit)
+    assert not any((ROOT / "auditor" / f"{name}.py").exists() for name in auditor.__all__)

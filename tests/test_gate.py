@@ -233,3 +233,33 @@ def test_no_answer_to_gate_fails() -> None:
     decision = decide(summarise([refusal]), [refusal], Thresholds())
     assert not decision.passed and decision.answers[0].status == "refusal"
     assert "no non-refusal answer" in decision.checks[0].detail
+
+
+def test_an_unwritable_junit_or_report_path_fails_before_the_audit(tmp_path: Path) -> None:
+    db = tmp_path / "gate.db"
+    for option in ("--junit", "--report"):
+        target = tmp_path / "missing" / "out.xml"
+        code, out, err = run(*runtree(*PASSING), "--db", f"sqlite:///{db}", option, str(target))
+        assert code == 2 and out == ""
+        assert f"could not run: {option} {target}: the folder {target.parent} does not exist" in err
+    assert not db.exists()  # nothing audited, nothing stored
+
+
+def test_labels_matching_no_answer_fail_before_the_audit(tmp_path: Path) -> None:
+    labels = tmp_path / "golden.jsonl"
+    labels.write_text('{"question": "A question nobody asked?", "answerable": true}\n', encoding="utf-8")
+    db = tmp_path / "gate.db"
+    code, out, err = run(*runtree("multi_hop", "refusal"), "--db", f"sqlite:///{db}", "--labels", str(labels))
+    assert code == 2 and out == ""
+    assert f"{labels}: none of its 1 label(s) matches an answer of the golden set" in err
+    assert "Traceback" not in err and not db.exists()
+
+
+def test_labels_partly_unmatched_are_a_warning(tmp_path: Path) -> None:
+    labels = _labels(tmp_path)
+    with labels.open("a", encoding="utf-8") as f:
+        f.write(json.dumps({"question": "A question nobody asked?", "answerable": True}) + "\n")
+    policy = policy_file(tmp_path, 0.9, "refusal_accuracy = 0.9\nover_refusal = 0.05\n")
+    code, out, err = run(*runtree("multi_hop", "refusal"), "--policy", policy, "--labels", str(labels))
+    assert code == 0, out
+    assert "1 label(s) match no answer." in err

@@ -20,9 +20,9 @@ import pytest
 from auditor_langchain import GroundednessGuard, UngroundedAnswerError, guarded
 from langchain_core.messages import HumanMessage
 
-from auditor.audit import audit
 from auditor.policy import load_policy
 from auditor.results import AnswerOut
+from auditor.run import audit
 from tests.support import gen_traces, live_agent
 from tests.support.gen_traces import Call
 

@@ -93,3 +93,16 @@ def test_match_prefers_answer_id_then_trace_id_then_question(tmp_path: Path) -> 
         2: ("question", "Q?"),
     }
     assert match.unmatched_labels == 1
+
+
+def test_answers_found_before_the_audit_match_the_same_way(tmp_path: Path) -> None:
+    """The gate matches labels against the answers it finds before judging (no wasted audit)."""
+    from tests.support.fake_openai import make_answer
+
+    path = write(
+        tmp_path, '{"trace_id": "trace-1", "answerable": true}\n{"answer_id": "zz", "answerable": true}\n'
+    )
+    found, _ = make_answer("Refunded.", [], question="Refund?")
+    match = match_labels([found], load_labels(path))
+    assert {i: lab.key for i, lab in match.by_answer.items()} == {0: ("trace_id", "trace-1")}
+    assert match.unmatched_labels == 1

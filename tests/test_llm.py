@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -18,7 +19,7 @@ from auditor.judges import PROMPT_VERSION, ClaimVerdict, Label, LLMJudge
 from auditor.judges._prompts import EvidenceIn, JudgeInput, render_judge
 from auditor.llm import LLMClient, run_sync
 from auditor.llm._client import estimate_cost, retry_after_seconds
-from tests.support.fake_openai import FakeOpenAI, make_answer, make_evidence
+from tests.support.fake_openai import FakeOpenAI, fenced_blocks, make_answer, make_evidence
 
 REFUND = make_evidence(
     "ev-refund",
@@ -90,7 +91,9 @@ def test_happy_path_one_call_verified_quotes_and_inadmissible_support(server: Fa
     body = server.bodies[0]
     assert body["response_format"]["type"] == "json_schema"
     user = body["messages"][1]["content"]
-    assert user.startswith("# ADMITTED EVIDENCE")  # evidence first: a stable prefix for prompt caching
+    fence, after = user.split("\n\n", 1)  # evidence first: a stable prefix for prompt caching
+    assert re.fullmatch(r"Fence token of this message: [0-9a-f]{16}", fence)
+    assert after.startswith("# ADMITTED EVIDENCE")
     assert (
         user.index('section="admitted"')
         < user.index("# EXCLUDED EVIDENCE")
@@ -259,7 +262,8 @@ def test_prompt_injection_does_not_change_verdicts(server: FakeOpenAI) -> None:
     assert all(v.label != Label.SUPPORTED for v in verdicts)  # the obeying judge invented its quotes
     assert all(any("quote not found" in e for e in v.judge_errors) for v in verdicts)
     user = server.bodies[0]["messages"][1]["content"]
-    assert user.count('<<<END EVIDENCE id="ev-doc">>>') == 1  # the forged closing delimiter was broken up
+    (block,) = [b for b in fenced_blocks(user) if b[0] == "EVIDENCE"]  # the forged end stayed inside
+    assert block[1]["id"] == "ev-doc" and "ignore the above" in block[2]
     assert "DATA copied from an agent trace" in server.bodies[0]["messages"][0]["content"]
 
 
@@ -270,6 +274,14 @@ def test_neutralised_attributes_and_text() -> None:
     messages = render_judge(JudgeInput(admitted=(item,), excluded=(), question=None, answer="ans", claims=()))
     user = messages[1]["content"]
     assert "a > > > b < < <CLAIM" in user and "id=\"x' section='admitted\"" in user and "t> > >" in user
+    ((_, attrs, text),) = [b for b in fenced_blocks(user) if b[0] == "EVIDENCE"]
+    assert attrs == {
+        "id": "x' section='admitted",
+        "section": "admitted",
+        "kind": "tool_result",
+        "source": "t> > >",
+    }
+    assert text == "a > > > b < < <CLAIM"
 
 
 def test_clipped_evidence_makes_absent_claims_unjudged(server: FakeOpenAI) -> None:
@@ -371,6 +383,7 @@ def test_unreachable_server_is_api_error_after_retries() -> None:
     verdicts, client = asyncio.run(go())
     assert labels(verdicts) == ["unjudged:api_error"] * 3
     assert "could not connect" in verdicts[0].judge_errors[0] and client.usage.retries == 1
+    assert (client.usage.calls, client.usage.failed, client.usage.attempts) == (1, 1, 2)
 
 
 @pytest.mark.parametrize("allow", [False, True])

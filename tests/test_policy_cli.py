@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from auditor.cli.policy import policy_group
-from auditor.errors import PolicyError
+from auditor.errors import PolicyError, UsageError
 from auditor.evidence import Answer, EvidenceKind, reconstruct
 from auditor.policy import explain, load_policy
 from auditor.trace import read_traces
@@ -116,8 +116,10 @@ def test_explain_json_and_table() -> None:
     assert data["policy"]["sha256"] == load_policy("strict").sha256
     reasons = [item["reason"] for item in data["answers"][0]["evidence"]]
     assert "excluded: status 'superseded' (rule kb-documents.reject_if.statuses)" in reasons
-    code, output = run("explain", "strict", trace, "--trace-id", "no-such-trace")
-    assert (code, output.splitlines()[-1]) == (0, "0 answer(s).")
+    with pytest.raises(
+        UsageError, match=r"--trace-id no-such-trace: no trace has this id or prefix; .* 1 trace"
+    ):
+        run("explain", "strict", trace, "--trace-id", "no-such-trace")
     code, output = run("explain", "strict", trace)
     assert "superseded" in output and "1 answer(s)." in output
 
@@ -132,3 +134,18 @@ def test_diff_lists_items_that_change_side() -> None:
     assert kinds == ["model_output", "system_prompt", "user_message", "user_message"]
     code, output = run("diff", "strict", "strict", trace)
     assert "0 of 5 evidence item(s) change side, in 0 of 1 answer(s)." in output
+
+
+def test_explain_with_an_unknown_trace_id_exits_2_naming_the_traces() -> None:
+    from auditor.cli import cli
+
+    trace = FIXTURES / "document_metadata" / "runtree.json"
+    (known,) = {t.trace_id for t in read_traces([trace]).traces}
+    result = CliRunner().invoke(
+        cli, ["policy", "explain", "strict", str(trace), "--trace-id", "no-such-trace"]
+    )
+    assert result.exit_code == 2 and result.stdout == ""
+    assert (
+        result.stderr.startswith("Error: --trace-id no-such-trace: no trace has this id")
+        and known in result.stderr
+    )

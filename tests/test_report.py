@@ -12,7 +12,6 @@ import pytest
 from jinja2 import UndefinedError
 from scipy.stats import binomtest
 
-from auditor.audit import audit
 from auditor.metrics import Interval, Rate, Summary
 from auditor.metrics._model import Segment
 from auditor.policy import load_policy
@@ -20,6 +19,7 @@ from auditor.report import ReportError, render_report, write_report
 from auditor.report._pieces import find_quote, marked_pieces
 from auditor.report._templates import template
 from auditor.results import AnswerOut, AuditResult, CitationOut, ClaimOut, EvidenceOut, JudgeRef
+from auditor.run import audit
 from tests.conftest import FIXTURES
 
 HOSTILE_SCRIPT = "<script>alert(1)</script>"

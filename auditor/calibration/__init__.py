@@ -3,7 +3,7 @@
 Agreement statistics (confusion matrix, Cohen's kappa with a bootstrap interval, sensitivity,
 specificity), the mapping of labelled records onto audited answers, and the Rogan-Gladen
 correction of the share of unsupported answers. The audit that feeds a calibration is run by
-:func:`auditor.audit.calibrate`.
+:func:`auditor.run.calibrate`.
 """
 
 from __future__ import annotations

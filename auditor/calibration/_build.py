@@ -1,6 +1,6 @@
 """A judge's calibration from an audit of a labelled file: the comparison, pure.
 
-:func:`auditor.audit.calibrate` runs the audit (the ``records`` adapter, the policy, the
+:func:`auditor.run.calibrate` runs the audit (the ``records`` adapter, the policy, the
 decomposer and the judge a user would audit with) and stores what :func:`calibration_from` makes of
 it under the judge's identity, so later audits with the same judge can show corrected rates.
 """

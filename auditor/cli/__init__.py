@@ -8,6 +8,11 @@ modules import the library inside each command, not at the top, so ``auditor --h
 
 from __future__ import annotations
 
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
 from typing import Any
 
 import click
@@ -31,13 +36,37 @@ class _UserError(click.ClickException):
 
 
 class _AuditorGroup(click.Group):
-    """Turns an :class:`~auditor.errors.AuditorError` into one line on stderr and exit code 2."""
+    """Turns an :class:`~auditor.errors.AuditorError` into one line on stderr and exit code 2.
+
+    Messages may quote trace content (ids, file names), so control characters are made visible.
+    """
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
+            with _sigterm_as_ctrl_c():
+                return super().invoke(ctx)
         except AuditorError as err:
-            raise _UserError(str(err)) from err
+            from auditor.text import printable
+
+            raise _UserError(printable(str(err), keep_newlines=True)) from err
+
+
+def _ctrl_c(_signum: int, _frame: FrameType | None) -> None:
+    signal.raise_signal(signal.SIGINT)
+
+
+@contextmanager
+def _sigterm_as_ctrl_c() -> Iterator[None]:
+    """SIGTERM (``kill``, a container stopping) takes the Ctrl-C path while a command runs: an
+    audit marks its run ``interrupted``, keeping what it finished, and exits like Ctrl-C."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers can only be set from the main thread
+        return
+    previous = signal.signal(signal.SIGTERM, _ctrl_c)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 @click.group(cls=_AuditorGroup, context_settings={"help_option_names": ["-h", "--help"]})

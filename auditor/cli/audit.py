@@ -35,9 +35,9 @@ _COLOURS = {"supported": "green", "contradicted": "red", "absent": "yellow", "un
 
 
 def print_audit(result: AuditResult, console: Console) -> None:
-    from rich.markup import escape
-
     from auditor.calibration import describe
+    from auditor.cli.evidence import answer_rule
+    from auditor.cli.output import shown
     from auditor.metrics import Summary
 
     judge = result.run.judge
@@ -47,28 +47,30 @@ def print_audit(result: AuditResult, console: Console) -> None:
             "calibrate before quoting figures).[/]"
         )
     for answer in result.answers:
-        console.rule(f"answer {answer.answer_id}  trace {answer.trace_id[:16]}")
-        console.print(f"[bold]Q:[/] {escape(answer.question or '(no question found)')}")
-        console.print(f"[bold]A:[/] {escape(answer.text)}")
+        answer_rule(answer, console)
         if answer.refusal:
             console.print("  [cyan]refusal[/] (no claims to judge)")
         for claim in answer.claims or []:
             if claim.screened:
-                console.print(f"  [dim]- screened ({claim.screen_reason}): {escape(claim.text)}[/]")
+                reason = shown(claim.screen_reason or "")
+                console.print(f"  [dim]- screened ({reason}): {shown(claim.text, multiline=True)}[/]")
                 continue
             verdict = claim.verdict or "-"
             colour = _COLOURS.get(verdict, "white")
-            console.print(f"  [{colour}]{verdict:<12}[/] {escape(claim.text)}")
+            console.print(f"  [{colour}]{verdict:<12}[/] {shown(claim.text, multiline=True)}")
             for cite in claim.citations:
-                console.print(f'      [dim]{cite.evidence_id}: "{escape(cite.quote)}"[/]')
+                console.print(
+                    f'      [dim]{shown(cite.evidence_id)}: "{shown(cite.quote, multiline=True)}"[/]'
+                )
             if claim.inadmissible_support:
                 console.print(
-                    f"      [red]rests only on excluded evidence: {', '.join(claim.inadmissible_support)}[/]"
+                    "      [red]rests only on excluded evidence: "
+                    f"{shown(', '.join(claim.inadmissible_support))}[/]"
                 )
             if claim.unjudged_reason:
-                console.print(f"      [magenta]unjudged: {claim.unjudged_reason}[/]")
+                console.print(f"      [magenta]unjudged: {shown(claim.unjudged_reason)}[/]")
             elif claim.rationale:
-                console.print(f"      [dim]{escape(claim.rationale)}[/]")
+                console.print(f"      [dim]{shown(claim.rationale, multiline=True)}[/]")
         if answer.groundedness is not None:
             console.print(
                 f"  groundedness {answer.groundedness:.2f}, contradicted {answer.contradicted}, "
@@ -78,10 +80,11 @@ def print_audit(result: AuditResult, console: Console) -> None:
     rate = s["groundedness_rate"]
     share = s["answers_with_unsupported_claim"]
     console.rule("summary")
+    policy = result.run.policy
+    judge_name = f"{judge.kind}{':' + judge.model if judge.model else ''}" if judge else "-"
     console.print(
-        f"policy {result.run.policy.name if result.run.policy else '-'} "
-        f"({result.run.policy.sha256[:12] if result.run.policy else ''}), "
-        f"judge {judge.kind if judge else '-'}{':' + judge.model if judge and judge.model else ''}"
+        f"policy {shown(policy.name) if policy else '-'} ({policy.sha256[:12] if policy else ''}), "
+        f"judge {shown(judge_name)}"
     )
     console.print(
         f"groundedness rate: {_ratio(rate)} supported / judged claims "
@@ -92,7 +95,71 @@ def print_audit(result: AuditResult, console: Console) -> None:
     )
     corrected = Summary.model_validate(s).corrected_unsupported
     if corrected is not None:
-        console.print(escape(describe(corrected)))
+        console.print(shown(describe(corrected)))
+
+
+def print_unjudged(result: AuditResult, console: Console) -> None:
+    """Why claims went unjudged, one line per reason with its most frequent message, and how the
+    LLM calls went: a failing endpoint must not read like a finished audit."""
+    from collections import Counter
+
+    from auditor.cli.output import shown
+    from auditor.text import clip
+
+    reasons: Counter[str] = Counter()
+    messages: dict[str, Counter[str]] = {}
+    for answer in result.answers:
+        for claim in answer.claims or []:
+            if claim.verdict != "unjudged":
+                continue
+            reason = claim.unjudged_reason or "unknown"
+            reasons[reason] += 1
+            if claim.judge_errors:
+                messages.setdefault(reason, Counter())[claim.judge_errors[0]] += 1
+    for reason, count in reasons.most_common():
+        found = messages.get(reason)
+        detail = ""
+        if found:
+            (message, _), *others = found.most_common()
+            detail = f" ({clip(message, 200)}" + (f"; {len(others)} other message(s)" if others else "") + ")"
+        console.print(
+            f"[magenta]{count} claim(s) unjudged: {shown(reason)}{shown(detail)}[/]", soft_wrap=True
+        )
+    llm = (result.run.usage or {}).get("llm")
+    if not llm or not llm.get("calls"):
+        return
+    calls, failed = llm["calls"], llm.get("failed", 0)
+    console.print(
+        f"LLM: {calls - failed} of {calls} call(s) succeeded "
+        f"({llm['attempts']} HTTP attempts, {llm['retries']} retries)",
+        soft_wrap=True,
+    )
+    if failed == calls:
+        console.print(
+            "[bold red]Every LLM call failed: their claims are unjudged, and a stored run is marked "
+            "failed, not finished.[/]",
+            soft_wrap=True,
+        )
+
+
+def warn_unmatched_labels(result: AuditResult, labels_path: Path, console: Console) -> None:
+    """A warning line when labels in the file match no answer (all of them, or some)."""
+    from auditor.cli.output import shown
+
+    refusal = result.summary.get("refusal")
+    if not refusal or not refusal["unmatched_labels"]:
+        return
+    unmatched, matched = refusal["unmatched_labels"], refusal["labelled_answers"]
+    where = shown(str(labels_path))
+    if matched == 0:
+        console.print(
+            f"[yellow]warning: {where}: none of its {unmatched} label(s) matches an answer (by answer_id, "
+            "trace_id or exact question); refusal accuracy and over-refusal are not measured. "
+            "Check the ids against `auditor evidence`.[/]",
+            soft_wrap=True,
+        )
+        return
+    console.print(f"[yellow]warning: {where}: {unmatched} label(s) match no answer.[/]", soft_wrap=True)
 
 
 def _ratio(figure: dict[str, float | int | None]) -> str:
@@ -122,7 +189,7 @@ def _ratio(figure: dict[str, float | int | None]) -> str:
 @click.option(
     "--json",
     "json_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     default=None,
     help="Write the result as JSON (see README, 'The JSON result') to this file, or - for stdout.",
 )
@@ -160,14 +227,18 @@ def audit_command(
     """
     from rich.console import Console
 
-    from auditor.audit import audit
     from auditor.cli.evidence import print_problems
+    from auditor.cli.output import check_outputs, shown
     from auditor.cli.progress import progress_reporter
     from auditor.metrics import load_labels
     from auditor.policy import load_policy
     from auditor.report import write_report
+    from auditor.run import audit
+    from auditor.text import json_printable
 
+    check_outputs(json=json_path, report=report_path)
     policy = load_policy(setting("policy", policy_name))
+    labels = load_labels(labels_path) if labels_path else None
     err = Console(stderr=True)
     with progress_reporter(err) as on_progress:
         result = audit(
@@ -181,24 +252,27 @@ def audit_command(
             format=format_,
             trace_id=trace_id,
             concurrency=concurrency,
-            labels=load_labels(labels_path) if labels_path else None,
+            labels=labels,
             db_url=db_url,
             store=store,
             resume=resume,
             on_progress=on_progress,
         )
     if json_path is not None and str(json_path) == "-":
-        click.echo(result.to_json(), nl=False)
+        click.echo(json_printable(result.to_json()), nl=False)
     else:
         print_audit(result, Console())
         if json_path is not None:
             json_path.write_text(result.to_json(), encoding="utf-8")
-            err.print(f"Wrote {json_path}")
+            err.print(f"Wrote {shown(str(json_path))}")
     if report_path is not None:
         write_report(result, report_path, policy_rationale=policy.rationale)
-        err.print(f"Wrote {report_path}")
+        err.print(f"Wrote {shown(str(report_path))}")
     if store:
         err.print(f"Run {result.run.id} stored (auditor report --run {result.run.id[:12]} -o report.html)")
+    print_unjudged(result, err)
+    if labels_path is not None:
+        warn_unmatched_labels(result, labels_path, err)
     print_problems(result, err)
     if result.summary["unjudged"]:
         sys.exit(EXIT_UNJUDGED)

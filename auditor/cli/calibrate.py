@@ -60,14 +60,16 @@ def _level(report: LevelReport, console: Console) -> None:
 
 
 def print_calibration(calibration: Calibration, console: Console) -> None:
+    from auditor.cli.output import shown
+
     judge = calibration.judge
+    policy = calibration.policy.name if calibration.policy else "-"
     console.print(
-        f"[bold]{calibration.label}[/]: judge {judge.kind} model={judge.model} "
-        f"prompt={judge.prompt_version}; policy "
-        f"{calibration.policy.name if calibration.policy else '-'}; {calibration.records} records"
+        f"[bold]{shown(calibration.label)}[/]: judge {shown(judge.kind)} model={shown(str(judge.model))} "
+        f"prompt={shown(str(judge.prompt_version))}; policy {shown(policy)}; {calibration.records} records"
     )
     for note in calibration.notes:
-        console.print(f"[yellow]{note}[/]")
+        console.print(f"[yellow]{shown(note)}[/]")
     _level(calibration.claim, console)
     _level(calibration.answer, console)
 
@@ -94,7 +96,7 @@ def print_calibration(calibration: Calibration, console: Console) -> None:
 @click.option(
     "--json",
     "json_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     default=None,
     help="Write the calibration as JSON to this file, or - for stdout.",
 )
@@ -118,9 +120,11 @@ def calibrate_command(
     """
     from rich.console import Console
 
-    from auditor.audit import calibrate
+    from auditor.cli.output import check_outputs, shown
     from auditor.policy import load_policy
+    from auditor.run import calibrate
 
+    check_outputs(json=json_path)
     calibration = calibrate(
         labelled,
         judge=setting("judge", judge_spec) or "offline",
@@ -140,6 +144,6 @@ def calibrate_command(
     print_calibration(calibration, console)
     if json_path is not None:
         json_path.write_text(calibration.model_dump_json(indent=2), encoding="utf-8")
-        Console(stderr=True).print(f"Wrote {json_path}")
+        Console(stderr=True).print(f"Wrote {shown(str(json_path))}")
     if store:
         Console(stderr=True).print(f"Stored calibration {calibration.id}")

@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING
 import click
 
 from auditor.cli.options import format_option, policy_option, traces_argument
+from auditor.settings import setting
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from auditor.results import AuditResult
+    from auditor.results import AnswerOut, AuditResult
 
 
 @click.command("adapters")
@@ -30,7 +31,7 @@ def adapters_command() -> None:
 
 
 def print_problems(result: AuditResult, console: Console) -> None:
-    from rich.markup import escape
+    from auditor.cli.output import shown
 
     problems = result.run.problems
     if not problems:
@@ -38,20 +39,27 @@ def print_problems(result: AuditResult, console: Console) -> None:
     console.print(f"[yellow]{len(problems)} problem(s) in the input (skipped or repaired):[/]")
     for p in problems[:50]:
         where = p.file if p.line is None else f"{p.file}:{p.line}"
-        console.print(f"  {escape(where)}: {p.severity}: {escape(p.reason)}")
+        console.print(f"  {shown(where)}: {shown(p.severity)}: {shown(p.reason)}")
     if len(problems) > 50:
         console.print(f"  … and {len(problems) - 50} more (all are in the --json output)")
 
 
-def print_evidence(result: AuditResult, console: Console) -> None:
-    from rich.markup import escape
+def answer_rule(answer: AnswerOut, console: Console, *, span: bool = False) -> None:
+    """The line that opens one answer: its id and trace (and span), terminal-safe."""
+    from auditor.cli.output import shown
 
+    title = f"answer {answer.answer_id}  trace {answer.trace_id[:16]}"
+    console.rule(shown(title + (f"  span {answer.span_id[:16]}" if span else "")))
+    console.print(f"[bold]Q:[/] {shown(answer.question or '(no question found)', multiline=True)}")
+    console.print(f"[bold]A:[/] {shown(answer.text, multiline=True)}")
+
+
+def print_evidence(result: AuditResult, console: Console) -> None:
+    from auditor.cli.output import shown
     from auditor.text import clip
 
     for answer in result.answers:
-        console.rule(f"answer {answer.answer_id}  trace {answer.trace_id[:16]}  span {answer.span_id[:16]}")
-        console.print(f"[bold]Q:[/] {escape(answer.question or '(no question found)')}")
-        console.print(f"[bold]A:[/] {escape(answer.text)}")
+        answer_rule(answer, console, span=True)
         console.print(f"[bold]Evidence ({len(answer.evidence)}):[/]")
         for number, item in enumerate(answer.evidence, 1):
             side = (
@@ -61,13 +69,13 @@ def print_evidence(result: AuditResult, console: Console) -> None:
             )
             name = f" {item.name}" if item.name else ""
             console.print(
-                f" {number:>2}. {side}[cyan]{item.kind.value}[/]{escape(name)}  [dim]{item.evidence_id}[/]"
+                f" {number:>2}. {side}[cyan]{item.kind.value}[/]{shown(name)}  [dim]{shown(item.evidence_id)}[/]"
             )
             if item.hop_path:
-                console.print(f"     path: {escape(' -> '.join(item.hop_path))}")
+                console.print(f"     path: {shown(' -> '.join(item.hop_path))}")
             if item.reason:
-                console.print(f"     {escape(item.reason)}")
-            console.print(f"     [dim]{escape(clip(' '.join(item.text.split()), 160))}[/]")
+                console.print(f"     {shown(item.reason)}")
+            console.print(f"     [dim]{shown(clip(' '.join(item.text.split()), 160))}[/]")
     console.print(
         f"\n{len(result.answers)} answer(s) from {sum(i.traces for i in result.run.inputs)} trace(s)."
     )
@@ -81,7 +89,7 @@ def print_evidence(result: AuditResult, console: Console) -> None:
 @click.option(
     "--json",
     "json_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     default=None,
     help="Write the result as JSON (the public contract in the README) to this file, or - for stdout.",
 )
@@ -95,16 +103,19 @@ def evidence_command(
     """Find every answer in TRACES and the evidence it could have drawn on."""
     from rich.console import Console
 
+    from auditor.cli.output import check_outputs, shown
     from auditor.pipeline import collect_evidence
     from auditor.policy import load_policy
+    from auditor.text import json_printable
 
-    result = collect_evidence(list(traces), format_, trace_id, load_policy(policy_name))
+    check_outputs(json=json_path)
+    result = collect_evidence(list(traces), format_, trace_id, load_policy(setting("policy", policy_name)))
     err = Console(stderr=True)
     if json_path is not None and str(json_path) == "-":
-        click.echo(result.to_json(), nl=False)
+        click.echo(json_printable(result.to_json()), nl=False)
     else:
         print_evidence(result, Console())
         if json_path is not None:
             json_path.write_text(result.to_json(), encoding="utf-8")
-            err.print(f"Wrote {json_path}")
+            err.print(f"Wrote {shown(str(json_path))}")
     print_problems(result, err)

@@ -29,9 +29,8 @@ EXIT_COULD_NOT_RUN = 2
 
 def print_decision(run: GateRun, console: Console) -> None:
     """The short verdict: every figure with its denominator and intervals, and the failing answers."""
-    from rich.markup import escape
-
     from auditor.calibration import describe as describe_correction
+    from auditor.cli.output import shown
     from auditor.gate import describe_rate
 
     decision: GateDecision = run.decision
@@ -41,13 +40,13 @@ def print_decision(run: GateRun, console: Console) -> None:
     verdict = "[bold green]GATE PASSED[/]" if decision.passed else "[bold red]GATE FAILED[/]"
     judge_name = f"{judge.kind}{':' + judge.model if judge.model else ''}" if judge else "-"
     console.print(
-        f"{verdict}  policy {escape(policy.name if policy else '-')} "
-        f"({policy.sha256[:12] if policy else ''}), judge {escape(judge_name)}"
+        f"{verdict}  policy {shown(policy.name if policy else '-')} "
+        f"({policy.sha256[:12] if policy else ''}), judge {shown(judge_name)}"
         + (" (approximate)" if judge and judge.approximate else "")
     )
     for check in decision.checks:
         mark = "[green]pass[/]" if check.passed else "[red]FAIL[/]"
-        console.print(f"  {mark}  {escape(check.detail)}")
+        console.print(f"  {mark}  {shown(check.detail)}")
     s = decision.summary
     console.print(
         f"  groundedness rate {describe_rate(s.groundedness_rate, 'judged claims')}; "
@@ -58,14 +57,14 @@ def print_decision(run: GateRun, console: Console) -> None:
         f"unjudged claims {s.unjudged}"
     )
     if s.corrected_unsupported is not None:
-        console.print(f"  {escape(describe_correction(s.corrected_unsupported))}")
+        console.print(f"  {shown(describe_correction(s.corrected_unsupported))}")
     failed = [c for c in decision.answers if c.status == "failed"]
     for case in failed[:20]:
-        console.print(f"  [red]x[/] {case.answer_id}: {escape('; '.join(case.reasons))}")
+        console.print(f"  [red]x[/] {shown(case.answer_id)}: {shown('; '.join(case.reasons))}")
         for text in case.contradicted:
-            console.print(f"      contradicted: {escape(text)}")
+            console.print(f"      contradicted: {shown(text)}")
         for text in case.unsupported:
-            console.print(f"      unsupported: {escape(text)}")
+            console.print(f"      unsupported: {shown(text)}")
     if len(failed) > 20:
         console.print(f"  ... and {len(failed) - 20} more failed answers (see --junit / --report)")
 
@@ -89,7 +88,7 @@ def print_decision(run: GateRun, console: Console) -> None:
 @click.option(
     "--junit",
     "junit_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     default=None,
     help="Write JUnit XML here (one test case per answer).",
 )
@@ -115,8 +114,9 @@ def gate_command(
     Exit status: 0 passed, 1 failed, 2 could not run.
     """
     from rich.console import Console
-    from rich.markup import escape
 
+    from auditor.cli.audit import print_unjudged, warn_unmatched_labels
+    from auditor.cli.output import check_outputs, shown
     from auditor.gate import run_gate
     from auditor.metrics import load_labels
     from auditor.policy import load_policy
@@ -126,6 +126,7 @@ def gate_command(
         for path in traces:
             if not path.is_file():
                 raise AuditorError(f"{path}: no such file.")
+        check_outputs(junit=junit_path, report=report_path)
         policy = load_policy(setting("policy", policy_name))
         labels = load_labels(labels_path) if labels_path is not None else None
         run = run_gate(
@@ -142,18 +143,23 @@ def gate_command(
             from auditor.gate import write_junit
 
             write_junit(run.decision, run.result, junit_path)
-            err.print(f"Wrote {junit_path}")
+            err.print(f"Wrote {shown(str(junit_path))}")
         if report_path is not None:
             from auditor.report import write_report
 
             write_report(run.result, report_path)
-            err.print(f"Wrote {report_path}")
+            err.print(f"Wrote {shown(str(report_path))}")
         if run.run_id is not None:
             err.print(f"Stored run {run.run_id}")
+        print_unjudged(run.result, err)
+        if labels_path is not None:
+            warn_unmatched_labels(run.result, labels_path, err)
     except (AuditorError, OSError) as exc:
-        err.print(f"[red]auditor gate could not run:[/] {escape(str(exc))}")
+        err.print(f"[red]auditor gate could not run:[/] {shown(str(exc), multiline=True)}", soft_wrap=True)
         sys.exit(EXIT_COULD_NOT_RUN)
     except Exception as exc:  # the contract: exit 2 with a message, never a traceback
-        err.print(f"[red]auditor gate could not run ({type(exc).__name__}):[/] {escape(str(exc))}")
+        err.print(
+            f"[red]auditor gate could not run ({type(exc).__name__}):[/] {shown(str(exc), multiline=True)}"
+        )
         sys.exit(EXIT_COULD_NOT_RUN)
     sys.exit(EXIT_PASSED if run.decision.passed else EXIT_FAILED)

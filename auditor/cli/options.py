@@ -71,10 +71,11 @@ labels_option = click.option(
     help="Labels file (JSONL: answerable per question): adds refusal accuracy and over-refusal.",
 )
 
+# Output paths take no click checks: ``check_outputs`` names every bad one in one line, before work.
 report_option = click.option(
     "--report",
     "report_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     default=None,
     help="Write the self-contained HTML audit report to this file.",
 )

@@ -40,16 +40,17 @@ def policy_group() -> None:
 @click.argument("policy")
 def check_command(policy: str) -> None:
     """Validate POLICY (a file or a shipped name) and print its canonical hash."""
+    from auditor.cli.output import plain
     from auditor.policy import load_policy
 
     loaded = load_policy(policy)
-    click.echo(f"{loaded.origin}: valid")
-    click.echo(f"name     {loaded.name}")
-    click.echo(f"version  {loaded.version}")
+    click.echo(plain(f"{loaded.origin}: valid"))
+    click.echo(plain(f"name     {loaded.name}"))
+    click.echo(plain(f"version  {loaded.version}"))
     click.echo(f"sha256   {loaded.sha256}")
-    click.echo(f"sources  {', '.join(s.name for s in loaded.sources) or '(none)'}")
+    click.echo(plain(f"sources  {', '.join(s.name for s in loaded.sources) or '(none)'}"))
     for warning in loaded.warnings:
-        click.echo(f"warning: {warning}", err=True)
+        click.echo(plain(f"warning: {warning}"), err=True)
 
 
 @policy_group.command("schema")
@@ -102,13 +103,14 @@ def diff_command(
 
     from auditor.pipeline import find_answers
     from auditor.policy import diff, load_policy
+    from auditor.text import json_printable
 
     a, b = load_policy(policy_a), load_policy(policy_b)
     ingested, answers = find_answers(traces, format_, a)
     result = diff(a, b, answers)
     _warn_problems(len(ingested.problems))
     if as_json:
-        click.echo(result.model_dump_json(indent=2))
+        click.echo(json_printable(result.model_dump_json(indent=2)))
         return
     _print_diff(result, Console())
 
@@ -146,13 +148,14 @@ def _explain_json(policy: Policy, explained: list[AnswerExplanation]) -> dict[st
 
 
 def _print_explanation(policy: Policy, explained: list[AnswerExplanation], console: Console) -> None:
-    from rich.markup import escape
     from rich.table import Table
 
-    console.print(f"Policy {escape(_policy_line(policy))}")
+    from auditor.cli.output import shown
+
+    console.print(f"Policy {shown(_policy_line(policy))}")
     for answer in explained:
         title = f"answer {answer.answer_id}  trace {answer.trace_id[:16]}  ({answer.admitted}/{len(answer.items)} admitted)"
-        table = Table(title=escape(title), title_justify="left", expand=True)
+        table = Table(title=shown(title), title_justify="left", expand=True)
         table.add_column("#", justify="right")
         table.add_column("item")
         table.add_column("class")
@@ -162,23 +165,24 @@ def _print_explanation(policy: Policy, explained: list[AnswerExplanation], conso
             colour = "green" if item.decision.admitted else "red"
             table.add_row(
                 str(number),
-                f"{escape(label)}\n[dim]{item.evidence.evidence_id}[/]",
-                escape(item.decision.source_class),
-                f"[{colour}]{escape(item.decision.reason)}[/]",
+                f"{shown(label)}\n[dim]{shown(item.evidence.evidence_id)}[/]",
+                shown(item.decision.source_class),
+                f"[{colour}]{shown(item.decision.reason)}[/]",
             )
         console.print(table)
     console.print(f"{len(explained)} answer(s).")
 
 
 def _print_diff(result: PolicyDiff, console: Console) -> None:
-    from rich.markup import escape
     from rich.table import Table
 
-    console.print(f"A: {escape(result.a)} (sha256 {result.a_sha256[:12]}…)")
-    console.print(f"B: {escape(result.b)} (sha256 {result.b_sha256[:12]}…)")
+    from auditor.cli.output import shown
+
+    console.print(f"A: {shown(result.a)} (sha256 {result.a_sha256[:12]}…)")
+    console.print(f"B: {shown(result.b)} (sha256 {result.b_sha256[:12]}…)")
     for answer in result.answers:
         table = Table(
-            title=escape(f"answer {answer.answer_id}  trace {answer.trace_id[:16]}"), title_justify="left"
+            title=shown(f"answer {answer.answer_id}  trace {answer.trace_id[:16]}"), title_justify="left"
         )
         table.add_column("item")
         table.add_column("under A")
@@ -186,9 +190,9 @@ def _print_diff(result: PolicyDiff, console: Console) -> None:
         for change in answer.changes:
             label = change.evidence.kind.value + (f" {change.evidence.name}" if change.evidence.name else "")
             table.add_row(
-                f"{escape(label)}\n[dim]{change.evidence.evidence_id}[/]",
-                escape(change.a.reason),
-                escape(change.b.reason),
+                f"{shown(label)}\n[dim]{shown(change.evidence.evidence_id)}[/]",
+                shown(change.a.reason),
+                shown(change.b.reason),
             )
         console.print(table)
     console.print(

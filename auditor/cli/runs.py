@@ -25,6 +25,7 @@ def runs_command(db_url: str | None, limit: int) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from auditor.cli.output import shown
     from auditor.report import list_runs
 
     rows = list_runs(db_url, limit)
@@ -53,10 +54,10 @@ def runs_command(db_url: str | None, limit: int) -> None:
         table.add_row(
             row.id[:8],
             row.started_at.strftime("%Y-%m-%d %H:%M"),
-            row.status,
-            inputs,
-            policy,
-            judge,
+            shown(row.status),
+            shown(inputs),
+            shown(policy),
+            shown(judge),
             str(row.answers_saved),
             f"{_pct(row.groundedness_rate)} of {row.judged_claims or 0}",
             f"{_pct(row.answers_with_unsupported_claim)} of {row.answers_with_claims or 0}",
@@ -69,14 +70,16 @@ def runs_command(db_url: str | None, limit: int) -> None:
 @click.option(
     "-o",
     "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     required=True,
     help="Where to write the HTML report.",
 )
 @db_option
 def report_command(run_id: str, output: Path, db_url: str | None) -> None:
     """Re-render the HTML report of a stored run."""
+    from auditor.cli.output import check_outputs, plain
     from auditor.report import render_stored_run
 
+    check_outputs(o=output)
     written = render_stored_run(run_id, output, db_url)
-    click.echo(f"Wrote {written}")
+    click.echo(plain(f"Wrote {written}"))

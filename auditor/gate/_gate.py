@@ -230,13 +230,17 @@ def run_gate(
 ) -> GateRun:
     """Audit ``paths`` and decide the gate.
 
+    The inputs are read once before the audit, so a partial golden set or a labels file that
+    labels none of its answers fails before any judging (or LLM cost) and before a run is stored.
+
     Raises:
-        UsageError: an input file yielded no trace (the gate would judge a partial golden set), or an
-            error from reading the inputs or building the judge.
+        UsageError: an input file yielded no trace (the gate would judge a partial golden set), a
+            labels file matches no answer, or an error from reading the inputs or building the judge.
         NothingReadError: no trace at all could be read.
     """
-    from auditor.audit import audit  # the audit edge pulls in the judges; import only when gating
+    from auditor.run import audit  # the audit edge pulls in the judges; import only when gating
 
+    check_golden_set(paths, policy, labels, format)
     result = audit(
         list(paths),
         policy=policy,
@@ -247,13 +251,36 @@ def run_gate(
         concurrency=concurrency,
         db_url=db_url,
     )
-    empty = [i.path for i in result.run.inputs if i.traces == 0]
+    summary = Summary.model_validate(result.summary)
+    decision = decide(summary, result.answers, policy.thresholds, labels)
+    return GateRun(result=result, decision=decision, run_id=result.run.id)
+
+
+def check_golden_set(
+    paths: Sequence[Path], policy: Policy, labels: Labels | None = None, format: str | None = None
+) -> None:
+    """Refuse a golden set the gate cannot judge whole: a file with no trace, or labels for none of it.
+
+    Raises:
+        UsageError: naming the empty files (with the first reasons) or the labels file and the
+            trace ids the set does hold.
+        NothingReadError: no trace at all could be read.
+    """
+    from auditor.pipeline import find_answers  # pulls in the judges, as the audit does
+
+    ingested, answers = find_answers(paths, format, policy)
+    empty = [i.path for i in ingested.inputs if i.traces == 0]
     if empty:
-        reasons = [p.reason for p in result.run.problems if p.file in empty][:3]
+        reasons = [p.reason for p in ingested.problems if p.file in empty][:3]
         raise UsageError(
             f"{', '.join(empty)}: no trace could be read ({'; '.join(reasons) or 'no spans'}); "
             "the gate will not judge a partial golden set."
         )
-    summary = Summary.model_validate(result.summary)
-    decision = decide(summary, result.answers, policy.thresholds, labels)
-    return GateRun(result=result, decision=decision, run_id=result.run.id)
+    if labels is not None and answers and not match_labels(answers, labels).by_answer:
+        ids = sorted({a.trace_id for a in answers})
+        shown = ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
+        raise UsageError(
+            f"{labels.source}: none of its {len(labels.labels)} label(s) matches an answer of the golden "
+            f"set (labels match by answer_id, trace_id or exact question; its traces are {shown}); "
+            "fix the labels file or leave --labels out."
+        )

@@ -9,7 +9,6 @@ re-audit of the same traces makes no calls in any mode.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -32,7 +31,7 @@ from auditor.judges._fused import FusedAuditor
 from auditor.judges._llm import LLMJudge
 from auditor.judges._offline import OfflineJudge
 from auditor.llm import LLMClient
-from auditor.settings import app_dir
+from auditor.settings import app_dir, setting
 
 Decomposer = Literal["rules", "llm", "fused"]
 
@@ -55,6 +54,26 @@ class JudgeSetup:
     async def aclose(self) -> None:
         if self.client is not None:
             await self.client.aclose()
+
+    async def check(self) -> None:
+        """Before any work: is the LLM endpoint there, is the key good, is the model known? (One
+        cheap request; nothing for the offline judge.) Closes the client when the check fails.
+
+        Raises:
+            LLMError: the reason, e.g. connection refused, HTTP 401 (bad key), no such model.
+        """
+        if self.client is None:
+            return
+        try:
+            await self.client.check()
+        except BaseException:
+            await self.aclose()
+            raise
+
+    def outcome(self) -> Literal["finished", "failed"]:
+        """How a run with this setup ended: ``failed`` when LLM calls were made and every one failed."""
+        usage = self.client.usage if self.client is not None else None
+        return "failed" if usage is not None and usage.calls and usage.failed == usage.calls else "finished"
 
 
 def build_judge(
@@ -89,7 +108,7 @@ def build_judge(
         raise UsageError(
             f"Unknown judge {spec!r}: use 'offline' or 'openai:MODEL' (e.g. openai:gpt-4.1-mini)."
         )
-    key = os.environ.get("OPENAI_API_KEY")
+    key = setting("api_key")
     if not key and not base_url:
         raise UsageError(
             "No key found: set OPENAI_API_KEY, pass --base-url for a local server, or use --judge offline."

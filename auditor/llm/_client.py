@@ -13,8 +13,12 @@ concurrency limit, structured output and the token/cost tally live in one place.
   switched off so there is one retry policy, counted. Other 4xx are not retried.
 - **Bounded concurrency.** One semaphore named ``limiter`` bounds requests in flight; a request
   keeps its slot while it backs off, so a rate-limited server sees the load drop.
-- **Accounting.** Calls, HTTP attempts, retries, prompt/completion/cached tokens and an estimated
-  cost (``None`` for a model missing from the price table: unknown, never zero) in :attr:`usage`.
+- **Accounting.** Calls, failed calls, HTTP attempts, retries, prompt/completion/cached tokens and
+  an estimated cost (``None`` for a model missing from the price table: unknown, never zero) in
+  :attr:`usage`.
+- **Fail fast.** :meth:`LLMClient.check` asks once, with a short timeout and no retries, whether the
+  endpoint answers, accepts the key and knows the model, so a typo in ``--base-url`` costs one
+  second, not minutes of retries that turn every claim ``unjudged``.
 - **Truncation is data.** ``finish_reason == "length"`` comes back as ``Completion.truncated``.
 
 The client is async; code at the edge runs it with :func:`run_sync`. One ``LLMClient`` belongs to
@@ -34,6 +38,7 @@ from typing import Any, Literal, TypeVar
 import openai
 
 from auditor.errors import LLMConnectionError, LLMError, LLMStatusError, LLMTimeoutError
+from auditor.llm._check import check_endpoint, connection_reason, masked_url, server_said
 
 T = TypeVar("T")
 
@@ -56,6 +61,7 @@ class Usage:
     """The running tally of one client (one audit run)."""
 
     calls: int = 0  # logical requests (one per ``complete``)
+    failed: int = 0  # logical requests that raised (after their retries): calls - failed succeeded
     attempts: int = 0  # HTTP requests, including retries and the JSON-mode fallback
     retries: int = 0
     prompt_tokens: int = 0
@@ -145,6 +151,7 @@ class LLMClient:
             (OpenAI reasoning models, which reject the former).
         prices: USD per million (prompt, completion) tokens, by model.
         sleep: the sleep function (tests may record waits).
+        check_timeout: seconds for each request of :meth:`check`.
     """
 
     def __init__(
@@ -163,8 +170,10 @@ class LLMClient:
         token_param: Literal["max_tokens", "max_completion_tokens"] = "max_tokens",
         prices: Mapping[str, tuple[float, float]] = PRICES_PER_MTOK,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        check_timeout: float = 10.0,
     ) -> None:
         self.model = model
+        self.check_timeout = check_timeout
         self.base_url = base_url
         self.timeout = timeout
         self.max_retries = max_retries
@@ -187,8 +196,22 @@ class LLMClient:
             ) from err
         self.limiter = asyncio.Semaphore(concurrency)
 
+    @property
+    def where(self) -> str:
+        """The endpoint for messages, with any password in the URL masked."""
+        return masked_url(self.base_url) if self.base_url else "OpenAI's API"
+
     async def aclose(self) -> None:
         await self._openai.close()
+
+    async def check(self) -> None:
+        """Ask once whether the endpoint answers, accepts the key and knows the model
+        (:func:`~auditor.llm._check.check_endpoint`; not counted in :attr:`usage`).
+
+        Raises:
+            LLMConnectionError, LLMTimeoutError, LLMStatusError: the reason, in words.
+        """
+        await check_endpoint(self._openai, self.model, self.where, self.check_timeout, self.token_param)
 
     async def __aenter__(self) -> LLMClient:
         return self
@@ -214,6 +237,15 @@ class LLMClient:
         """
         self.usage.calls += 1
         self.usage.by_kind[kind] = self.usage.by_kind.get(kind, 0) + 1
+        try:
+            return await self._complete(messages, schema_name, schema, max_tokens)
+        except LLMError:
+            self.usage.failed += 1
+            raise
+
+    async def _complete(
+        self, messages: list[dict[str, str]], schema_name: str, schema: dict[str, Any], max_tokens: int
+    ) -> Completion:
         async with self.limiter:
             attempt = 0
             while True:
@@ -226,15 +258,17 @@ class LLMClient:
                         continue
                     if err.status_code not in RETRYABLE_STATUS or attempt >= self.max_retries:
                         raise LLMStatusError(
-                            f"LLM server returned HTTP {err.status_code}: {err.message}", err.status_code
+                            f"HTTP {err.status_code} from {self.where}: {server_said(err)}", err.status_code
                         ) from err
                     wait = self._backoff(attempt, retry_after_seconds(err.response.headers))
                 except (openai.APITimeoutError, openai.APIConnectionError) as err:
                     if attempt >= self.max_retries:
-                        where = f"after {attempt + 1} attempts ({self.base_url or 'OpenAI'})"
+                        where = f"after {attempt + 1} attempts ({self.where})"
                         if isinstance(err, openai.APITimeoutError):
                             raise LLMTimeoutError(f"LLM request timed out {where}") from err
-                        raise LLMConnectionError(f"could not connect to the LLM server {where}") from err
+                        raise LLMConnectionError(
+                            f"could not connect to the LLM server {where}: {connection_reason(err)}"
+                        ) from err
                     wait = self._backoff(attempt, None)
                 attempt += 1
                 self.usage.retries += 1

@@ -22,12 +22,12 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import ErrorDetails
 
 from auditor.errors import UsageError
-from auditor.results import AnswerOut
 
 
 class Label(BaseModel):
@@ -138,7 +138,19 @@ def _describe(error: ErrorDetails) -> str:
     return f"{location}: {message}" if location else message
 
 
-def match_labels(answers: Sequence[AnswerOut], labels: Labels) -> LabelMatch:
+class Labelled(Protocol):
+    """What a label matches on: an audited answer (:class:`~auditor.results.AnswerOut`) or one
+    found before the audit (:class:`~auditor.evidence.Answer`)."""
+
+    @property
+    def answer_id(self) -> str: ...
+    @property
+    def trace_id(self) -> str: ...
+    @property
+    def question(self) -> str | None: ...
+
+
+def match_labels(answers: Sequence[Labelled], labels: Labels) -> LabelMatch:
     """Give each answer its label: by answer id, else trace id, else exact question text."""
     index: dict[tuple[str, str], Label] = {label.key: label for label in labels.labels}
     used: set[tuple[str, str]] = set()

@@ -1,6 +1,7 @@
 """Past runs in the store: list them, fetch one back as a result and re-render it.
 
-The library calls behind ``auditor runs`` and ``auditor report --run``.
+The library calls behind ``auditor runs`` and ``auditor report --run``. They only read: a store
+that does not exist is a :class:`~auditor.store.StoreError`, never created to be found empty.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from auditor.store import RunRow, Store
 
 def list_runs(db_url: str | None = None, limit: int | None = None) -> list[RunRow]:
     """Stored runs, newest first, with their headline figures."""
-    with Store(db_url) as store:
+    with Store(db_url, create=False) as store:
         return store.list_runs(limit)
 
 
@@ -28,7 +29,7 @@ def stored_result(run_id: str, db_url: str | None = None) -> tuple[AuditResult, 
     Raises:
         UsageError: no run, or more than one, starts with ``run_id``.
     """
-    with Store(db_url) as store:
+    with Store(db_url, create=False) as store:
         matches = [r.id for r in store.list_runs() if r.id.startswith(run_id)]
         if len(matches) != 1:
             found = "no run" if not matches else f"{len(matches)} runs"

@@ -1,19 +1,25 @@
 """A local OpenAI-compatible chat-completions server for tests and benchmarks.
 
-It answers the auditor's judge, decomposition and fused prompts deterministically by parsing the
-delimited prompt it receives (the format of :mod:`auditor.llm.prompts`) and applying a simple lexical
-rule: a claim whose content words all appear in an admitted item is ``supported`` with a real quote
-(the item's best-matching line or sentence); one whose words appear but whose numbers differ is
-``contradicted``; otherwise ``absent``, with excluded items containing its words listed as
-inadmissible support. With ``offline_judge=True`` (``--offline-judge``) the verdicts come from
+It answers the auditor's judge, decomposition and fused prompts deterministically by reading the
+fenced prompt it receives (the format of :mod:`auditor.judges._prompts`, read by the strict
+:func:`fenced_blocks`) and applying a simple lexical rule: a claim whose content words all appear
+in an admitted item is ``supported`` with a real quote (the item's best-matching line or
+sentence); one whose words appear but whose numbers differ is ``contradicted``; otherwise
+``absent``, with excluded items containing its words listed as inadmissible support. With ``offline_judge=True`` (``--offline-judge``) the verdicts come from
 :class:`auditor.judges.offline.OfflineJudge` instead. Token usage is estimated as characters / 4.
 
 Faults are scripted per test with :meth:`FakeOpenAI.enqueue` (consumed one per request, in order):
-``"429"`` (with ``retry_after``), ``"500"``, ``"hang"`` (no answer until ``hang_seconds``),
+``"429"`` (with ``retry_after``), ``"500"`` (``retry_after`` optional), ``"hang"`` (no answer until ``hang_seconds``),
 ``"malformed"``, ``"length"``, ``"bad_label"``, ``"unknown_id"``, ``"fake_quote"``, ``"refuse"``,
-``"bad_offsets"``, ``"common_knowledge"``, ``"ok"``. Standing switches: ``latency``, ``reject_json_schema`` (400 on a
+``"bad_offsets"``, ``"common_knowledge"``, ``"401"``, ``"ok"``. Standing switches: ``latency``, ``reject_json_schema`` (400 on a
 ``json_schema`` response_format), ``obey_injection`` (evidence saying "ignore the above" makes it mark
-every claim supported with an invented quote). Requests are counted in total and per kind.
+every claim supported with an invented quote), ``always_supported_tiny_quote`` (every claim
+supported, quoting one character of the first admitted item: a quote that verifies but carries
+nothing), ``api_key`` (when set, any other key gets a 401 on
+every route), ``models`` (when set, the only models it serves: others get a 404 ``model_not_found``;
+None serves any name) and ``models_route`` (False: no ``/v1/models`` routes, like vLLM's missing
+``/v1/models/{id}`` taken further). Chat requests are counted in total and per kind; ``GET`` requests
+to the models routes in ``model_requests`` (they consume no scripted fault).
 
 Use it as a context manager or through the ``fake_openai`` fixture; for benchmarks run
 ``python -m tests.support.fake_openai --port 8000 --latency 0.2``.
@@ -36,12 +42,8 @@ from typing import Any
 from auditor.claims import Claim
 from auditor.evidence import Answer, Evidence, EvidenceKind
 
-_EVIDENCE = re.compile(
-    r'<<<EVIDENCE id="(?P<id>[^"]*)" section="(?P<section>\w+)"[^\n]*?>>>\n(?P<text>.*?)\n<<<END EVIDENCE id="(?P=id)">>>',
-    re.S,
-)
-_CLAIM = re.compile(r'<<<CLAIM id="(?P<id>[^"]*)">>> (?P<text>.*?) <<<END CLAIM>>>', re.S)
-_ANSWER = re.compile(r'<<<ANSWER id="(?P<id>[^"]*)">>>\n(?P<text>.*?)\n<<<END ANSWER>>>', re.S)
+_FENCE = re.compile(r"^Fence token of this message: ([0-9a-f]{16})$", re.M)
+_ATTR = re.compile(r'(\w+)="([^"]*)"')
 _CLIP = re.compile(r"\n\[\.\.\. clipped: \d+ characters not shown\]$")
 _TOKEN = re.compile(r"\d+(?:[.,:/-]\d+)*|[a-z]+")
 _NUMBER = re.compile(r"^\d")
@@ -103,6 +105,29 @@ STOPWORDS = frozenset(
     ]
 )
 INJECTION = "ignore the above"
+
+
+def fenced_blocks(prompt: str) -> list[tuple[str, dict[str, str], str]]:
+    """The fenced blocks of a prompt in order, as (kind, attributes, text): a strict reader.
+
+    Only markers carrying the message's fence token (announced on its ``Fence token`` line) count;
+    a block runs from its opening marker to the first ``END`` marker of its kind with that token,
+    so marker-like text inside a block stays part of the block.
+    """
+    announced = _FENCE.search(prompt)
+    if announced is None:
+        return []
+    token = announced.group(1)
+    opening = re.compile(rf"<<<(?P<kind>[A-Z]+)-{token}(?P<attrs>[^\n]*?)>>>(?P<sep>[ \n])")
+    out: list[tuple[str, dict[str, str], str]] = []
+    pos = announced.end()
+    while (m := opening.search(prompt, pos)) is not None:
+        close = prompt.find(f"{m.group('sep')}<<<END {m.group('kind')}-{token}", m.end())
+        if close < 0:
+            break
+        out.append((m.group("kind"), dict(_ATTR.findall(m.group("attrs"))), prompt[m.end() : close]))
+        pos = prompt.index(">>>", close) + 3
+    return out
 
 
 def content_words(text: str) -> list[str]:
@@ -217,6 +242,11 @@ class FakeOpenAI:
         self.hang_seconds = hang_seconds
         self.reject_json_schema = False
         self.obey_injection = False
+        self.always_supported_tiny_quote = False
+        self.api_key: str | None = None
+        self.models: list[str] | None = None
+        self.models_route = True
+        self.model_requests: list[str] = []
         self.requests = 0
         self.by_kind: Counter[str] = Counter()
         self.bodies: list[dict[str, Any]] = []
@@ -297,7 +327,20 @@ class FakeOpenAI:
                 _error("rate limited", "rate_limit"),
             )
         if action == "500":
-            return 500, {}, _error("internal error", "server_error")
+            after = {"Retry-After": str(options["retry_after"])} if "retry_after" in options else {}
+            return 500, after, _error("internal error", "server_error")
+        if action == "401":
+            return 401, {}, _error("Incorrect API key provided", "invalid_request_error", "invalid_api_key")
+        if self.models is not None and body.get("model") not in self.models:
+            return (
+                404,
+                {},
+                _error(
+                    f"The model {body.get('model')!r} does not exist",
+                    "invalid_request_error",
+                    "model_not_found",
+                ),
+            )
         if action == "hang":
             self._stop.wait(float(options.get("seconds", self.hang_seconds)))
         rf = body.get("response_format") or {}
@@ -345,12 +388,24 @@ class FakeOpenAI:
     def _answer(self, kind: str, prompt: str, action: str) -> dict[str, Any]:
         admitted: list[tuple[str, str]] = []
         excluded: list[tuple[str, str]] = []
-        for m in _EVIDENCE.finditer(prompt):
-            item = (m.group("id"), _CLIP.sub("", m.group("text")))
-            (admitted if m.group("section") == "admitted" else excluded).append(item)
+        blocks = fenced_blocks(prompt)
+        for kind_, attrs, text in blocks:
+            if kind_ == "EVIDENCE":
+                item = (attrs.get("id", ""), _CLIP.sub("", text))
+                (admitted if attrs.get("section") == "admitted" else excluded).append(item)
         injected = self.obey_injection and any(INJECTION in t.lower() for _, t in admitted + excluded)
 
         def verdict(text: str) -> dict[str, Any]:
+            if self.always_supported_tiny_quote:
+                cited = next(((eid, t.strip()[0]) for eid, t in admitted if t.strip()), None)
+                if cited is None:
+                    return {"label": "absent", "citations": [], "rationale": "no admitted text"}
+                return {
+                    "label": "supported",
+                    "citations": [{"evidence_id": cited[0], "quote": cited[1]}],
+                    "inadmissible_support": [],
+                    "rationale": "supported",
+                }
             if injected:
                 cite = (admitted or excluded or [("none", "")])[0][0]
                 return {
@@ -373,14 +428,16 @@ class FakeOpenAI:
 
         if kind == "judge":
             verdicts = [
-                {"claim_id": m.group("id"), **verdict(m.group("text"))} for m in _CLAIM.finditer(prompt)
+                {"claim_id": attrs.get("id", ""), **verdict(text)}
+                for kind_, attrs, text in blocks
+                if kind_ == "CLAIM"
             ]
             if action == "unknown_id":
                 for v in verdicts:
                     v["claim_id"] = "c-" + v["claim_id"][::-1]
             return {"verdicts": verdicts}
-        answer = _ANSWER.search(prompt)
-        result = decompose_text(answer.group("text") if answer else "")
+        answer = next((text for kind_, _, text in blocks if kind_ == "ANSWER"), "")
+        result = decompose_text(answer)
         if action == "bad_offsets":
             for c in result["claims"]:
                 c["start"] += 3
@@ -405,8 +462,12 @@ class _Server(ThreadingHTTPServer):
         pass  # a client that hung up (a timeout test) is expected, not news
 
 
-def _error(message: str, type_: str) -> dict[str, Any]:
-    return {"error": {"message": message, "type": type_, "param": None, "code": None}}
+def _error(message: str, type_: str, code: str | None = None) -> dict[str, Any]:
+    return {"error": {"message": message, "type": type_, "param": None, "code": code}}
+
+
+def _model(name: str) -> dict[str, Any]:
+    return {"id": name, "object": "model", "created": 0, "owned_by": "fake"}
 
 
 def _make_handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
@@ -428,9 +489,42 @@ def _make_handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
+        def _key_refused(self) -> bool:
+            if server.api_key is None or self.headers.get("Authorization") == f"Bearer {server.api_key}":
+                return False
+            self._send(
+                401, {}, _error("Incorrect API key provided", "invalid_request_error", "invalid_api_key")
+            )
+            return True
+
+        def do_GET(self) -> None:
+            path = self.path.rstrip("/")
+            with server._lock:
+                server.model_requests.append(path)
+            if not server.models_route or not (path == "/v1/models" or path.startswith("/v1/models/")):
+                self._send(404, {}, _error(f"no route {self.path}", "not_found"))
+                return
+            if self._key_refused():
+                return
+            if path == "/v1/models":
+                listed = server.models or []
+                self._send(200, {}, {"object": "list", "data": [_model(m) for m in listed]})
+                return
+            name = path.removeprefix("/v1/models/")
+            if server.models is not None and name not in server.models:
+                self._send(
+                    404,
+                    {},
+                    _error(f"The model {name!r} does not exist", "invalid_request_error", "model_not_found"),
+                )
+                return
+            self._send(200, {}, _model(name))
+
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length", "0"))
             raw = self.rfile.read(length)
+            if self._key_refused():
+                return
             if self.path.rstrip("/") != "/v1/chat/completions":
                 self._send(404, {}, _error(f"no route {self.path}", "not_found"))
                 return

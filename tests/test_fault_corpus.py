@@ -1,0 +1,129 @@
+"""The fault corpus (tests/support/faults.py) keeps the promise for bad input.
+
+For every generated case: a known exit status (0, 2 or 3), no traceback, a failure said in one
+line, a time bound, and the traces a clean copy of the file yields still audited where the damage
+is confined to other lines. CI runs a fixed sample; ``AUDITOR_FAULTS=full`` runs the whole corpus.
+The counts (tried / clean error / recorded problem / clean) are printed at the end of the run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from auditor.cli import cli
+from tests.conftest import ROOT
+from tests.support.faults import Case, corpus, sample
+
+FULL = os.environ.get("AUDITOR_FAULTS") == "full"
+CASES = sample(corpus(per_base=150 if FULL else 40), 0 if FULL else 160)
+#: Seconds one case may take before it counts as a hang.
+HANG_SECONDS = 60
+#: What the corpus saw, printed by ``pytest_terminal_summary`` in conftest.py.
+COUNTS: Counter[str] = Counter()
+
+_clean_answers: dict[bytes, set[str]] = {}
+
+
+class Hang(Exception):
+    pass
+
+
+def _alarm(_signum: int, _frame: FrameType | None) -> None:
+    raise Hang(f"no result within {HANG_SECONDS} s")
+
+
+def _argv(case: Case, folder: Path) -> list[str]:
+    return [part.replace("{dir}", str(folder)) for part in case.argv]
+
+
+def _run(case: Case, folder: Path) -> tuple[int, str, str]:
+    """Exit status, stdout and stderr of the case's command; a traceback or a hang fails the test."""
+    argv = _argv(case, folder)
+    if case.isolate:
+        try:
+            done = subprocess.run(
+                [sys.executable, "-c", "from auditor.cli import main; main()", *argv],
+                capture_output=True,
+                text=True,
+                timeout=HANG_SECONDS,
+                cwd=ROOT,
+                env=dict(os.environ),
+            )
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"{case.id}: hang (no result within {HANG_SECONDS} s)")
+        return done.returncode, done.stdout, done.stderr
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(HANG_SECONDS)
+    try:
+        result = CliRunner().invoke(cli, argv, catch_exceptions=True)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    if isinstance(result.exception, Hang):
+        pytest.fail(f"{case.id}: hang ({result.exception})")
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        pytest.fail(f"{case.id}: traceback: {type(result.exception).__name__}: {result.exception}")
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _answers(stdout: str) -> tuple[set[str], int]:
+    document = json.loads(stdout)
+    return {a["answer_id"] for a in document["answers"]}, len(document["run"]["problems"])
+
+
+def _clean(case: Case, folder: Path) -> set[str]:
+    assert case.keep is not None
+    data = case.files[case.keep]
+    if data not in _clean_answers:
+        argv = [a if "mutant." not in a else str(folder / case.keep) for a in _argv(case, folder)]
+        result = CliRunner().invoke(cli, argv, catch_exceptions=False)
+        assert result.exit_code in (0, 3), result.output
+        _clean_answers[data] = _answers(result.stdout)[0]
+    return _clean_answers[data]
+
+
+@pytest.fixture
+def case_dir(tmp_path: Path) -> Iterator[Path]:
+    yield tmp_path
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_fault_case_keeps_the_promise(case: Case, case_dir: Path) -> None:
+    for name, data in case.files.items():
+        (case_dir / name).write_bytes(data)
+    code, stdout, stderr = _run(case, case_dir)
+    COUNTS["tried"] += 1
+    assert "Traceback" not in stdout + stderr, f"{case.id}: traceback printed:\n{stderr[-2000:]}"
+    assert code in (0, 2, 3), f"{case.id}: exit {code}\n{stderr[-2000:]}"
+    if case.absent_after is not None:
+        absent = Path(case.absent_after.replace("{dir}", str(case_dir)))
+        assert not absent.exists(), f"{case.id}: created {absent}"
+    if code == 2:
+        errors = [line for line in stderr.splitlines() if line.startswith("Error:")]
+        assert len(errors) == 1 and len(errors[0]) < 600, f"{case.id}: not one clear line:\n{stderr[-2000:]}"
+        COUNTS["clean error"] += 1
+        return
+    if "--json" not in case.argv:
+        COUNTS["clean"] += 1
+        return
+    found, problems = _answers(stdout)
+    COUNTS["recorded problem" if problems else "clean"] += 1
+    if case.keep is not None:
+        missing = _clean(case, case_dir) - found
+        assert not missing, f"{case.id}: good answers lost: {sorted(missing)[:5]}"
+
+
+def summary() -> dict[str, Any]:
+    return dict(COUNTS)
