@@ -2,7 +2,10 @@
 
 For every generated case: a known exit status (0, 2 or 3), no traceback, a failure said in one
 line, a time bound, and the traces a clean copy of the file yields still audited where the damage
-is confined to other lines. CI runs a fixed sample; ``AUDITOR_FAULTS=full`` runs the whole corpus.
+is confined to other lines. Judge faults (every scripted fault of ``tests/support/fake_openai.py``
+and its dishonest standing switches, through the real openai client) must fail closed: every claim
+has a verdict or an ``unjudged`` reason, and every quote that stands is in its item. CI runs a
+fixed sample; ``AUDITOR_FAULTS=full`` runs the whole corpus.
 The counts (tried / clean error / recorded problem / clean) are printed at the end of the run.
 """
 
@@ -125,5 +128,77 @@ def test_fault_case_keeps_the_promise(case: Case, case_dir: Path) -> None:
         assert not missing, f"{case.id}: good answers lost: {sorted(missing)[:5]}"
 
 
-def summary() -> dict[str, Any]:
-    return dict(COUNTS)
+# -- judge faults: the real openai client against the local server, one scripted fault per case ----
+
+#: Faults ``FakeOpenAI.enqueue`` scripts, each applied to every request of one audit.
+JUDGE_FAULTS = (
+    "429",
+    "500",
+    "401",
+    "hang",
+    "length",
+    "malformed",
+    "refuse",
+    "fake_quote",
+    "bad_label",
+    "common_knowledge",
+    "unknown_id",
+    "bad_offsets",
+)
+#: Standing switches of the server that make a dishonest or hijacked judge.
+JUDGE_SWITCHES = ("obey_injection", "always_supported_tiny_quote", "reject_json_schema")
+JUDGE_INPUTS = [ROOT / "tests" / "fixtures" / s / "runtree.json" for s in ("changed_figure", "multi_hop")]
+VERDICTS = {"supported", "contradicted", "absent", "unjudged"}
+
+
+def _judge_audit(server: Any, decomposer: str) -> tuple[int, str, str]:
+    argv = [
+        "audit",
+        *map(str, JUDGE_INPUTS),
+        "--judge",
+        "openai:fake-judge",
+        "--base-url",
+        server.base_url,
+        "--decomposer",
+        decomposer,
+        "--no-cascade",
+        "--no-store",
+        "--json",
+        "-",
+    ]
+    case = Case(id="judge", family="judge", files={}, argv=tuple(argv))
+    return _run(case, Path("."))
+
+
+@pytest.mark.parametrize("decomposer", ["rules", "fused"])
+@pytest.mark.parametrize("fault", JUDGE_FAULTS + JUDGE_SWITCHES)
+def test_judge_fault_keeps_the_promise(fault: str, decomposer: str) -> None:
+    from tests.support.fake_openai import FakeOpenAI
+
+    with FakeOpenAI(offline_judge=True, hang_seconds=0.5) as server:
+        if fault in JUDGE_SWITCHES:
+            setattr(server, fault, True)
+        else:
+            for _ in range(200):  # every request of the audit, retries included
+                server.enqueue(fault, retry_after="0")
+        code, stdout, stderr = _judge_audit(server, decomposer)
+    COUNTS["tried"] += 1
+    assert "Traceback" not in stdout + stderr
+    if code == 2:  # the endpoint check refused to start (e.g. a bad key): one line, nothing judged
+        assert len([line for line in stderr.splitlines() if line.startswith("Error:")]) == 1, stderr
+        COUNTS["clean error"] += 1
+        return
+    assert code in (0, 3), stderr
+    document = json.loads(stdout)
+    evidence = {e["evidence_id"]: e["text"] for a in document["answers"] for e in a["evidence"]}
+    for answer in document["answers"]:
+        for claim in answer["claims"] or []:
+            if claim["screened"]:
+                continue
+            assert claim["verdict"] in VERDICTS, claim
+            if claim["verdict"] == "unjudged":
+                assert claim["unjudged_reason"], claim  # fail closed, with the reason
+            for cite in claim["citations"]:  # every quote that stands is really in its item
+                text = " ".join(evidence[cite["evidence_id"]].split()).casefold()
+                assert " ".join(cite["quote"].split()).casefold() in text, cite
+    COUNTS["recorded problem" if code == 3 else "clean"] += 1
