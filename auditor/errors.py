@@ -19,7 +19,7 @@
 Judges turn an ``LLMError`` into ``unjudged`` verdicts with a reason; it reaches the user only
 when nothing could be asked at all (no key).
 
-Bad content *inside* a trace is not an error: it becomes a :class:`~auditor.problems.Problem`.
+Bad content *inside* a trace is not an error: it becomes a :class:`~auditor.trace.Problem`.
 """
 
 from __future__ import annotations

@@ -160,7 +160,7 @@ class AnswerAudit:
 
 
 class FusedAuditor(Protocol):
-    """Decomposes and judges an answer in one step (one LLM call): see :mod:`auditor.llm.fused`."""
+    """Decomposes and judges an answer in one step (one LLM call): see :mod:`auditor.judges._fused`."""
 
     identity: JudgeIdentity
 

@@ -6,7 +6,7 @@ lines of every scenario (OpenInference and OpenLLMetry) and the LangChain run tr
 and run ids so no trace repeats.
 
 Throughput: the same bytes are (1) parsed line by line with ``json.loads`` only and (2) read through
-the adapter (``auditor.ingest.iter_file``), in the same process; the ratio is adapter time / json time.
+the adapter (``auditor.trace._ingest.iter_file``), in the same process; the ratio is adapter time / json time.
 Peak memory: a fresh interpreter reads the file through the adapter, keeping nothing, and reports its
 peak resident set size (``VmHWM``); an interpreter that imports the same modules and reads
 nothing gives the baseline. Measured at two sizes: a streaming reader shows the same peak at both.

@@ -3,7 +3,7 @@
 The dev set is read where it lives (``../shared/data/labelled/dev.jsonl`` beside the checkout, or ``--dev PATH``); it is
 never copied. The records are audited through the normal pipeline (records adapter, default policy,
 rule-based decomposer, offline judge) and compared with the labels by the calibration code
-(:mod:`auditor.calibration_map`: a claim overlapping a labelled span is unsupported in the human
+(:mod:`auditor.calibration._labelled`: a claim overlapping a labelled span is unsupported in the human
 view; claim-unit records use the record's verdict). Reported per ``dataset/task_type`` with counts:
 
 - offline judge, answer level: precision / recall / F1 for "hallucinated" (predicted: any claim not

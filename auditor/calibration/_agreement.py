@@ -2,7 +2,7 @@
 
 The inputs are pairs (human verdict, judge verdict) over the three verdicts ``supported``,
 ``contradicted`` and ``absent``, grouped by labelled record (an answer), which
-:mod:`auditor.calibration_map` builds from a labelled file and an audit. From them, at one level
+:mod:`auditor.calibration._labelled` builds from a labelled file and an audit. From them, at one level
 (claims or answers), :func:`level_report` computes:
 
 - the 3x3 confusion matrix (rows: human, columns: judge) and the 2x2 matrix over "unsupported"
@@ -13,10 +13,10 @@ The inputs are pairs (human verdict, judge verdict) over the three verdicts ``su
   of a drawn record together; 2,000 resamples, fixed seed): claims of one answer are not
   independent, and resampling records respects that. Undefined (None) when ``p_e == 1``;
 - sensitivity (judge says unsupported among items humans call unsupported) and specificity (judge
-  says supported among items humans call supported), each a :class:`~auditor.metrics_model.Rate`
+  says supported among items humans call supported), each a :class:`~auditor.metrics.Rate`
   with Wilson and Clopper-Pearson intervals. At claim level these intervals treat claims as
   independent and are therefore optimistic; the answer-level figures are the ones
-  :mod:`auditor.correction` uses.
+  :mod:`auditor.calibration._correction` uses.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ def calibration_from(
     """The calibration of the judge that produced ``result`` against ``records`` (pure).
 
     Args:
-        records: the labelled records (:func:`~auditor.calibration_map.load_labelled`).
+        records: the labelled records (:func:`~auditor.calibration.load_labelled`).
         result: the audit of the same file with the records adapter.
         labelled_path, labelled_sha256: the labelled file, as recorded.
         decomposer: the decomposer used (``rules`` or ``llm``), as recorded.

@@ -20,7 +20,7 @@ method) interval as a cross-check:
 ``Var = [Var(p_obs) + p^2 Var(Se) + (1-p)^2 Var(Sp)] / (Se + Sp - 1)^2``.
 
 The figure is for answers: the answer-level sensitivity and specificity of the calibration describe
-the "answers with an unsupported claim" rule (see :mod:`auditor.calibration_map`).
+the "answers with an unsupported claim" rule (see :mod:`auditor.calibration._labelled`).
 """
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ def corrected_share(
     """The corrected "answers with an unsupported claim" of a run, naming the calibration used.
 
     Args:
-        summary: the run's :class:`~auditor.metrics_model.Summary` (or its JSON form, ``result.summary``).
+        summary: the run's :class:`~auditor.metrics.Summary` (or its JSON form, ``result.summary``).
         calibration: a calibration of the judge that produced the run (``Store.latest_calibration``).
     """
     figure = (

@@ -18,7 +18,7 @@ then absent, then supported) and the human verdict is the record's ``verdict``: 
 **Answer level**: the human verdict is the record's ``verdict`` (hallucinated iff not supported); the
 judge's is the worst verdict among the answer's judged claims, an ``unjudged`` claim counting as
 absent (fail closed, the same rule as the summary's "answers with an unsupported claim", so the
-answer-level sensitivity and specificity describe exactly the figure :mod:`auditor.correction`
+answer-level sensitivity and specificity describe exactly the figure :mod:`auditor.calibration._correction`
 corrects). An answer with no judged or unjudged claim (a refusal, or everything screened out) is
 unmapped.
 

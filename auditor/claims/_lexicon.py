@@ -1,6 +1,6 @@
 """Word lists and token helpers the rule-based claim extractor shares (stdlib only).
 
-Kept apart from the algorithms (:mod:`auditor.claims_split`, :mod:`auditor.claims_screen`) so the
+Kept apart from the algorithms (:mod:`auditor.claims._split`, :mod:`auditor.claims._screen`) so the
 lists can be read and tuned in one place. All lists are lower case.
 """
 

@@ -1,14 +1,14 @@
 """Claim decomposition: answers -> atomic claims with exact offsets, non-claims screened out.
 
 ``RuleExtractor`` (name ``"rules"``) is the offline, deterministic implementation of
-:class:`~auditor.claims_model.ClaimExtractor`; :func:`decompose_answer` is its plain sync form.
+:class:`~auditor.claims.ClaimExtractor`; :func:`decompose_answer` is its plain sync form.
 The pipeline, in order (rules and known weaknesses in ``docs/claims.md``):
 
-1. :func:`auditor.claims_split.sentences`: lines, then sentence terminators (abbreviations,
+1. :func:`auditor.claims.sentences`: lines, then sentence terminators (abbreviations,
    decimals, URLs, closing quotes and trailing citation markers respected); bullets left out.
-2. :func:`auditor.claims_split.clause_cuts`: coordinated clauses split into atomic pieces.
+2. :func:`auditor.claims._split.clause_cuts`: coordinated clauses split into atomic pieces.
 3. Citation markers attached to the piece they follow (all pieces if they end the sentence).
-4. :func:`auditor.claims_screen.screen`: refusals, offers to help, pleasantries, restatements of the
+4. :func:`auditor.claims._screen.screen`: refusals, offers to help, pleasantries, restatements of the
    question, hedges and vague pieces screened with a reason; "I believe"-style lead-ins cut off.
 5. An answer whose only screened-out substance is a refusal is a refusal (``refusal=True``).
 """

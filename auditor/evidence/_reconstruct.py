@@ -5,7 +5,7 @@ Rules (see README, "How answers and evidence are found"):
 - An *answer* is the text output of an LLM generation that asked for no tool calls and that is
   not nested inside a tool call (a sub-agent's output goes back to its caller, not to the user).
   A trace with no LLM spans falls back to agent spans with output messages. A policy's
-  ``[answers]`` section narrows this (:class:`~auditor.evidence_model.AnswerSelection`).
+  ``[answers]`` section narrows this (:class:`~auditor.evidence.AnswerSelection`).
 - *Evidence is causal*: an item counts for an answer only if it existed before the answer's
   generation began: a span's output once the span has ended, an LLM's input messages once that
   LLM call has started. Traces sharing a conversation id are one conversation, so a second turn

@@ -1,6 +1,6 @@
 """The release gate: does a golden run's audit clear the policy's thresholds?
 
-:func:`decide` is pure: it takes the figures (:class:`~auditor.metrics_model.Summary`), the audited
+:func:`decide` is pure: it takes the figures (:class:`~auditor.metrics.Summary`), the audited
 answers and the policy's thresholds and returns a typed :class:`GateDecision`. :func:`run_gate` is the
 library call behind ``auditor gate``: audit the traces, decide, optionally store the run.
 

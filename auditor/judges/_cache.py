@@ -10,13 +10,13 @@ Storage sits behind the small :class:`VerdictCache` protocol: :class:`MemoryVerd
 counted); the SQL store provides :class:`auditor.store.SqlVerdictCache`.
 
 Decompositions are cached the same way, so a re-audit with an LLM decomposer or in fused mode makes
-no calls either: :class:`CachingExtractor` (a :class:`~auditor.claims_model.ClaimExtractor`) keyed
+no calls either: :class:`CachingExtractor` (a :class:`~auditor.claims.ClaimExtractor`) keyed
 by :func:`decomposition_key` (answer text, question, extractor identity), and :class:`CachingFused`
 (decomposition and verdicts in one) keyed by :func:`fused_key` (answer text, question, evidence
 digest, identity, common knowledge). A decomposition whose call failed, and a fused result with an
 ``unjudged`` verdict, are never cached. Storage: the :class:`DecompositionCache` and
 :class:`FusedCache` protocols, memory and JSON-lines implementations here, SQL ones in
-:mod:`auditor.store.cache` (table ``decomposition_cache``).
+:mod:`auditor.store._cache` (table ``decomposition_cache``).
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ class JsonlVerdictCache(_JsonlCache[ClaimVerdict]):
 
 
 class CachingJudge:
-    """Implements :class:`~auditor.verdicts.Judge`: cached verdicts first, ``inner`` for the misses.
+    """Implements :class:`~auditor.judges.Judge`: cached verdicts first, ``inner`` for the misses.
 
     Args:
         inner: the judge to ask on a miss (its identity is part of the key).
@@ -272,7 +272,7 @@ def rebase(decomposition: Decomposition, answer_id: str) -> tuple[Decomposition,
 
 
 class IdentifiedExtractor(Protocol):
-    """A :class:`~auditor.claims_model.ClaimExtractor` that names what decides its output."""
+    """A :class:`~auditor.claims.ClaimExtractor` that names what decides its output."""
 
     name: str
     identity: JudgeIdentity
@@ -281,15 +281,15 @@ class IdentifiedExtractor(Protocol):
 
 
 class CachingExtractor:
-    """Implements :class:`~auditor.claims_model.ClaimExtractor`: cached decompositions first, ``inner`` for the misses.
+    """Implements :class:`~auditor.claims.ClaimExtractor`: cached decompositions first, ``inner`` for the misses.
 
     Args:
-        inner: the extractor to ask on a miss (e.g. :class:`~auditor.llm.decompose.LLMDecomposer`);
+        inner: the extractor to ask on a miss (e.g. :class:`~auditor.judges.LLMDecomposer`);
             its ``identity`` (kind, model, prompt version) is part of the key.
         cache: where decompositions live.
 
     Answers with the same text and question share one entry (and one call within a batch). A
-    decomposition whose call failed (:func:`~auditor.llm.decompose.call_failed`) is not cached.
+    decomposition whose call failed (:func:`~auditor.judges.call_failed`) is not cached.
     """
 
     def __init__(self, inner: IdentifiedExtractor, cache: DecompositionCache) -> None:
@@ -332,7 +332,7 @@ class CachingExtractor:
 
 
 class IdentifiedFused(Protocol):
-    """What :class:`CachingFused` wraps: :class:`~auditor.llm.fused.FusedAuditor` or alike."""
+    """What :class:`CachingFused` wraps: :class:`~auditor.judges.FusedAuditor` or alike."""
 
     identity: JudgeIdentity
 
@@ -349,7 +349,7 @@ class CachingFused:
     """Fused mode with a cache: a re-audit of the same answer on the same evidence makes no call.
 
     Args:
-        inner: the :class:`~auditor.llm.fused.FusedAuditor` to ask on a miss.
+        inner: the :class:`~auditor.judges.FusedAuditor` to ask on a miss.
         cache: where fused results live.
 
     Hits come back with their verdicts ``settled_by="cache"`` and ids moved to the answer at hand.

@@ -37,13 +37,13 @@ def _default_settle() -> Settle:
 
 
 class CascadeJudge:
-    """Implements :class:`~auditor.verdicts.Judge`: ``settle`` first, then ``llm`` for the rest.
+    """Implements :class:`~auditor.judges.Judge`: ``settle`` first, then ``llm`` for the rest.
 
     Args:
-        llm: the judge for unsettled claims (normally :class:`~auditor.judges.llm.LLMJudge`); its
+        llm: the judge for unsettled claims (normally :class:`~auditor.judges.LLMJudge`); its
             identity is the cascade's, since the cascade must not change a verdict it would give.
         settle: ``settle(claim, admitted) -> ClaimVerdict | None``; None means "not certain". Default:
-            :meth:`auditor.judges.offline.OfflineJudge.settle`.
+            :meth:`auditor.judges.OfflineJudge.settle`.
         trust: the labels accepted from ``settle``; any other label goes to the LLM.
     """
 

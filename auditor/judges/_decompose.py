@@ -6,7 +6,7 @@ ignoring case and whitespace; the occurrence nearest the given offset that overl
 claim wins) and the claim is re-located; a claim found nowhere is dropped and the drop recorded in
 :attr:`LLMDecomposer.errors`. The invariant ``answer.text[start:end] == claim.text`` therefore holds
 for every claim this module returns. An answer whose call failed becomes one claim covering the
-whole answer (the :class:`~auditor.claims_model.ClaimExtractor` contract: never raise for odd text).
+whole answer (the :class:`~auditor.claims.ClaimExtractor` contract: never raise for odd text).
 """
 
 from __future__ import annotations
@@ -133,17 +133,17 @@ def whole_answer(answer: Answer) -> tuple[Claim, ...]:
 
 
 class LLMDecomposer:
-    """Implements :class:`~auditor.claims_model.ClaimExtractor` with one LLM call per answer.
+    """Implements :class:`~auditor.claims.ClaimExtractor` with one LLM call per answer.
 
     Args:
-        client: the :class:`~auditor.llm.client.LLMClient`.
+        client: the :class:`~auditor.llm.LLMClient`.
         tokens_base: ``max_tokens`` for the reply's frame.
         tokens_per_char: ``max_tokens`` per character of answer (claims copy the answer's text).
         max_output_tokens: ceiling on ``max_tokens``.
 
     :attr:`errors` maps an answer id to what was wrong with the model's output for it (re-located
     or dropped claims, a failed call) in the latest :meth:`decompose`. :attr:`identity` (model and
-    prompt version) is what :class:`~auditor.cache.CachingExtractor` keys on; a failed call's
+    prompt version) is what :class:`~auditor.judges._cache.CachingExtractor` keys on; a failed call's
     decomposition is recognised by :func:`call_failed`.
     """
 

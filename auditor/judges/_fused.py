@@ -2,9 +2,9 @@
 
 It saves the second call and sends the evidence once; the price is a longer, harder prompt. The
 output goes through the same checks as the separate modes: offsets validated and re-located as in
-:mod:`auditor.llm.decompose`, verdicts converted and quote-verified as in :mod:`auditor.judges.llm`.
+:mod:`auditor.judges._decompose`, verdicts converted and quote-verified as in :mod:`auditor.judges._llm`.
 A failed call leaves the whole answer as one claim, ``unjudged`` with the reason
-(``FusedResult.failed``). :class:`auditor.cache.CachingFused` caches results per answer.
+(``FusedResult.failed``). :class:`auditor.judges.CachingFused` caches results per answer.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ class FusedAuditor:
     """Decomposes and judges one answer per call.
 
     Args:
-        client: the :class:`~auditor.llm.client.LLMClient`.
+        client: the :class:`~auditor.llm.LLMClient`.
         max_evidence_chars: context budget for evidence text (clipping rules as in ``LLMJudge``).
         tokens_base, tokens_per_char, tokens_per_claim: ``max_tokens`` = base + per_char * len(answer)
             + per_claim * (estimated claims: one per 60 characters).

@@ -46,7 +46,7 @@ class LLMJudge:
     """Judges the claims of one answer in one call to an OpenAI-compatible chat model.
 
     Args:
-        client: the :class:`~auditor.llm.client.LLMClient` (model, endpoint, retries, limiter).
+        client: the :class:`~auditor.llm.LLMClient` (model, endpoint, retries, limiter).
         max_evidence_chars: context budget for evidence text; items beyond it are clipped.
         max_evidence_tokens: the same budget in estimated tokens (4 characters each); wins if given.
         tokens_base: ``max_tokens`` for the reply's frame.

@@ -15,7 +15,7 @@ It judges each claim against the admitted evidence with surface cues only:
 5. **Aggregated claims** ("both reports say ...") need support from at least two items.
 
 Quotes are always exact substrings of the evidence text, so they pass
-:func:`auditor.verdicts.verify_quotes`. The judge never marks a claim as common knowledge, whatever
+:func:`auditor.judges.verify_quotes`. The judge never marks a claim as common knowledge, whatever
 the policy allows: it cannot tell what is common knowledge. It is **approximate** and says so in its
 identity (``approximate=True``); paraphrase, inference across sentences and world knowledge are
 beyond it. :meth:`OfflineJudge.settle` is the strict subset used before an LLM judge: it answers
@@ -87,7 +87,7 @@ def _where(item: Item, names: dict[str, str]) -> str:
 class OfflineJudge:
     """Deterministic, approximate judge over surface cues (see the module docstring for the rules).
 
-    Satisfies :class:`auditor.verdicts.Judge`. Screened claims get no verdict. Never raises for odd
+    Satisfies :class:`auditor.judges.Judge`. Screened claims get no verdict. Never raises for odd
     text; never marks common knowledge (``allow_common_knowledge`` is accepted and ignored).
     """
 

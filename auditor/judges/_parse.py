@@ -8,7 +8,7 @@
 - :func:`to_verdict` converts one model verdict into a :class:`ClaimVerdict`: a label outside the
   offered set is ``unjudged: parse_failure``; an ``inadmissible_support`` id that is not excluded
   evidence is dropped and recorded; ``common_knowledge`` counts only when the policy allowed it;
-  and the quotes are always verified (:func:`auditor.verdicts.verify_quotes`).
+  and the quotes are always verified (:func:`auditor.judges.verify_quotes`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Rates and the claim classification every figure is built on (pure; no I/O).
 
-A :class:`~auditor.metrics_model.Rate` always carries its numerator and denominator; a rate with
+A :class:`~auditor.metrics.Rate` always carries its numerator and denominator; a rate with
 denominator 0 has value None and no interval. Intervals are for rates over answers only, and come
 from scipy (Wilson score without continuity correction, and Clopper-Pearson exact), clamped to [0, 1].
 """
@@ -57,7 +57,7 @@ def claim_status(claim: ClaimOut) -> Status:
     """Where a claim counts: screened out, one of the three judged verdicts, unjudged, or common knowledge.
 
     A claim that is neither screened nor given a verdict counts as unjudged (fail closed). An
-    unjudged claim stays unjudged even when marked common knowledge, as in :mod:`auditor.outcome`.
+    unjudged claim stays unjudged even when marked common knowledge, as in :mod:`auditor.results._outcome`.
     """
     if claim.screened:
         return "screened"

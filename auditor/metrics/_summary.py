@@ -8,7 +8,7 @@ in ``docs/metrics.md``; in short:
 - answer-level rates carry a Wilson and a Clopper-Pearson 95% interval, computed by scipy;
 - a rate whose denominator is 0 has value None and no interval: nothing was measured.
 
-The per-answer rules (what is judged, when an answer is grounded) are :mod:`auditor.outcome`'s;
+The per-answer rules (what is judged, when an answer is grounded) are :mod:`auditor.results._outcome`'s;
 segments re-apply the same rule to the claims of one segment.
 """
 
@@ -89,7 +89,7 @@ class Tally:
         return self.supported < self.counted
 
     def grounded(self, thresholds: Thresholds) -> bool:
-        """:mod:`auditor.outcome`'s rule on these claims: a judged claim, the ratio, contradictions, none unjudged."""
+        """:mod:`auditor.results._outcome`'s rule on these claims: a judged claim, the ratio, contradictions, none unjudged."""
         return (
             self.judged > 0
             and self.supported / self.judged >= thresholds.claim_support

@@ -1,4 +1,4 @@
-"""Reading policy files: TOML in, a validated :class:`~auditor.policy_model.Policy` out.
+"""Reading policy files: TOML in, a validated :class:`~auditor.policy.Policy` out.
 
 Every problem with a policy file becomes one :class:`~auditor.errors.PolicyError` whose message
 names the file, the key path (``sources[1].metadata.status.regex``) and what was expected, so the

@@ -1,14 +1,14 @@
 """The caches in the SQL store: verdicts, decompositions and fused results over tables.
 
 A re-audit of the same claims on the same evidence by the same judge costs no calls, across
-processes and machines sharing a database. Keys come from :func:`auditor.cache.cache_key` (they
+processes and machines sharing a database. Keys come from :func:`auditor.judges._cache.cache_key` (they
 already include the judge identity); the identity columns are kept beside each row so the cache
 can be inspected and pruned by judge.
 
-:class:`SqlDecompositionCache` (:class:`auditor.cache.DecompositionCache`) and
-:class:`SqlFusedCache` (:class:`auditor.cache.FusedCache`) share the ``decomposition_cache`` table
-(``kind`` tells them apart; keys from :func:`auditor.cache.decomposition_key` and
-:func:`auditor.cache.fused_key` never collide), so an LLM decomposer or fused mode costs no calls
+:class:`SqlDecompositionCache` (:class:`auditor.judges.DecompositionCache`) and
+:class:`SqlFusedCache` (:class:`auditor.judges.FusedCache`) share the ``decomposition_cache`` table
+(``kind`` tells them apart; keys from :func:`auditor.judges._cache.decomposition_key` and
+:func:`auditor.judges._cache.fused_key` never collide), so an LLM decomposer or fused mode costs no calls
 on a re-audit either.
 """
 
@@ -54,7 +54,7 @@ def _upsert(engine: Engine, model: type[Base], key: str, values: dict[str, Any])
 
 
 class SqlVerdictCache:
-    """Implements :class:`~auditor.cache.VerdictCache`: ``get`` returns None on a miss, ``put`` overwrites.
+    """Implements :class:`~auditor.judges.VerdictCache`: ``get`` returns None on a miss, ``put`` overwrites.
 
     Args:
         store: the open store holding the cache.
@@ -99,7 +99,7 @@ def _row(store: Store, key: str, kind: str) -> CachedDecompositionRecord | None:
 
 
 class SqlDecompositionCache:
-    """Implements :class:`~auditor.cache.DecompositionCache` over the ``decomposition_cache`` table.
+    """Implements :class:`~auditor.judges.DecompositionCache` over the ``decomposition_cache`` table.
 
     ``get`` returns None on a miss (or a row that no longer validates, counted in :attr:`damaged`);
     ``put`` overwrites, and ignores a decomposition whose call failed.
@@ -138,7 +138,7 @@ class SqlDecompositionCache:
 
 
 class SqlFusedCache:
-    """Implements :class:`~auditor.cache.FusedCache` over the ``decomposition_cache`` table.
+    """Implements :class:`~auditor.judges.FusedCache` over the ``decomposition_cache`` table.
 
     ``get`` returns None on a miss (or a damaged row, counted in :attr:`damaged`); ``put``
     overwrites, and ignores a failed result or one with an ``unjudged`` verdict.

@@ -173,7 +173,7 @@ def _migration_lock(engine: Engine) -> Iterator[Connection]:
         elif engine.dialect.name == "postgresql":
             conn.execute(
                 text("SELECT pg_advisory_xact_lock(hashtext(:key || coalesce(current_schema(), '')))"),
-                {"key": "auditor.store.migrate:"},
+                {"key": "auditor.store.migrate:"},  # the lock's name: keep it stable across versions
             )
         yield conn
 

@@ -26,7 +26,7 @@ from auditor.store._schema import (
 
 
 class JudgeLike(Protocol):
-    """A judge identity: :class:`~auditor.verdicts.JudgeIdentity` or :class:`~auditor.results.JudgeRef`."""
+    """A judge identity: :class:`~auditor.judges.JudgeIdentity` or :class:`~auditor.results.JudgeRef`."""
 
     @property
     def kind(self) -> str: ...

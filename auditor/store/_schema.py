@@ -7,8 +7,8 @@ datetime (:class:`UTCDateTime`), since SQLite keeps no time zone.
 Ownership: a run owns its answers, an answer its evidence items and claims, a claim its verdict
 (deleting a parent deletes its children). Traces are shared between runs: the same trace
 (``trace_id`` and content digest) is stored once however often it is audited. The caches stand
-apart: verdicts keyed by :func:`auditor.cache.cache_key`; decompositions and fused results keyed by
-:func:`auditor.cache.decomposition_key` and :func:`auditor.cache.fused_key`.
+apart: verdicts keyed by :func:`auditor.judges._cache.cache_key`; decompositions and fused results keyed by
+:func:`auditor.judges._cache.decomposition_key` and :func:`auditor.judges._cache.fused_key`.
 
 The Alembic migrations in :mod:`auditor.store.migrations` must match these models; a test compares them.
 """

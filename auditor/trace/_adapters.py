@@ -40,7 +40,7 @@ class TraceAdapter(Protocol):
         each adapter the file's first few lines, one at a time (each cut to :data:`SNIFF_BYTES`),
         so a line-oriented adapter should accept one good line of its format.
         ``parse`` reads the whole stream and yields each trace once it is complete, and a
-        :class:`~auditor.problems.Problem` for anything it had to skip or repair. It never raises
+        :class:`~auditor.trace.Problem` for anything it had to skip or repair. It never raises
         for bad input (an ``OSError`` from the stream may propagate: the ingest reports it);
         ``source`` is the file name to put in problems. The ingest skips a leading byte-order
         mark; an adapter called directly should tolerate one. Traces should pass through

@@ -2,7 +2,7 @@
 
 Spans arrive in whatever order the exporter wrote them (an OTLP file exporter writes children
 before parents, one trace across many lines). This module groups them by trace, and repairs what
-can be repaired, recording a :class:`~auditor.problems.Problem` each time:
+can be repaired, recording a :class:`~auditor.trace.Problem` each time:
 
 - a duplicate span id keeps the first span and drops the rest;
 - a parent id that names no span in the trace makes the span a root (an orphan);

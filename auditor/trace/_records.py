@@ -19,7 +19,7 @@ Trace ids are stable: the record's ``id`` lower-cased (``ragtruth:180``), or, wi
 ``line-<n>-<digest of the line>``. The original id is kept in the span attribute ``record.id``,
 with ``record.dataset`` and ``record.task_type`` when present. A line that is not JSON (or nested too
 deeply to read), not an object, has no answer text, or repeats an id is skipped with a
-:class:`~auditor.problems.Problem` naming the file and line; the rest is still read. A field of the
+:class:`~auditor.trace.Problem` naming the file and line; the rest is still read. A field of the
 wrong type (a number for the question, an object for the sources, ...) is a warning naming it, and
 ``null`` counts as absent; invalid UTF-8 is replaced with U+FFFD (a warning), and each trace passes
 :func:`~auditor.trace.repair_trace`.

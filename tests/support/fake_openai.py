@@ -6,7 +6,7 @@ fenced prompt it receives (the format of :mod:`auditor.judges._prompts`, read by
 in an admitted item is ``supported`` with a real quote (the item's best-matching line or
 sentence); one whose words appear but whose numbers differ is ``contradicted``; otherwise
 ``absent``, with excluded items containing its words listed as inadmissible support. With ``offline_judge=True`` (``--offline-judge``) the verdicts come from
-:class:`auditor.judges.offline.OfflineJudge` instead. Token usage is estimated as characters / 4.
+:class:`auditor.judges.OfflineJudge` instead. Token usage is estimated as characters / 4.
 
 Faults are scripted per test with :meth:`FakeOpenAI.enqueue` (consumed one per request, in order):
 ``"429"`` (with ``retry_after``), ``"500"`` (``retry_after`` optional), ``"hang"`` (no answer until ``hang_seconds``),

@@ -4,7 +4,7 @@ The layout of the file (flat list, nested ``child_runs``, JSONL) is :mod:`audito
 business; this module sees one run dict at a time, already placed in its trace.
 
 Guarantees: :func:`run_to_span` never raises; whatever it cannot read becomes a
-:class:`~auditor.problems.Problem` and the span keeps what could be read. Ids are normalised by
+:class:`~auditor.trace.Problem` and the span keeps what could be read. Ids are normalised by
 :func:`normalise_id`: a UUID becomes its canonical lower-case form *with* dashes (as LangSmith
 shows it), anything else is lower-cased as written.
 """

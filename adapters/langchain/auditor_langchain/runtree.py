@@ -11,7 +11,7 @@ Layouts read (detected from the content, not the file name):
 
 Runs are grouped by trace: the run's ``trace_id``, else the root of its ``parent_run_id`` chain
 or of its ``dotted_order``, else the enclosing root of ``child_runs``. Each trace is checked by
-:func:`auditor.assemble.assemble_trace`. Ids keep LangSmith's canonical dashed lower-case UUID
+:func:`auditor.trace.assemble_trace`. Ids keep LangSmith's canonical dashed lower-case UUID
 form (see :func:`auditor_langchain.runs.normalise_id`).
 
 Streaming (memory is bounded by the open traces, not by the file): JSONL is read line by line; a
@@ -42,7 +42,7 @@ line is skipped with its line number; a truncated JSON list keeps the runs befor
 value nested too deeply to read (about 1,000 JSON levels) is skipped and what follows it read; a
 run without an id or a readable ``start_time`` is skipped; an impossible time (before 1970, an end
 before the start) is unknown, as ``docs/conventions.md`` says; a generation whose text is a number
-is not an answer; each becomes a :class:`~auditor.problems.Problem`. This module imports nothing
+is not an answer; each becomes a :class:`~auditor.trace.Problem`. This module imports nothing
 from LangChain.
 """
 

@@ -8,7 +8,7 @@ Completion rule (checked by :meth:`TraceCollector.complete` after each whole bat
 one JSON document, one length-prefixed proto record): a trace is complete when its root span (no
 parent id) has arrived, the parent of every span of the trace is present, and no span of the trace
 has arrived in the last ``quiet_batches`` batches (default :data:`QUIET_BATCHES`). It is then
-assembled (:func:`auditor.assemble.assemble_trace`, tool spans completed by
+assembled (:func:`auditor.trace.assemble_trace`, tool spans completed by
 :mod:`auditor_otel.link`), yielded, and its buffers freed. The quiet window keeps files written
 root first (hand-written files, other exporters) in one trace: their children follow the root
 within a few lines; with the exporter's end-time order it only delays a trace by that many lines.

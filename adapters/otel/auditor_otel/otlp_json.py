@@ -15,7 +15,7 @@ span present, every parent present; see :mod:`auditor_otel.collect` for the rule
 the buffer cap) are yielded and freed, so memory does not grow with the file. Only a multi-line
 (pretty-printed) document is read whole (it is one request, or a few concatenated ones); its
 traces are yielded after each top-level object. Bad lines are skipped with a
-:class:`~auditor.problems.Problem` naming the line.
+:class:`~auditor.trace.Problem` naming the line.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Both wire formats (``otlp_json``, ``otlp_proto``) decode a span into a :class:`RawSpan` (ids as
 lower-case hex, times as Unix nanoseconds, attributes as Python values). This module picks the
 convention for each span, asks it for the normalised fields, and checks what every span needs:
-ids and a start time. A span that lacks them is skipped with a :class:`~auditor.problems.Problem`.
+ids and a start time. A span that lacks them is skipped with a :class:`~auditor.trace.Problem`.
 
 Convention detection, per span, in order: the instrumentation scope
 (``openinference.instrumentation.*``, ``opentelemetry.instrumentation.langchain`` and other
