@@ -7,7 +7,7 @@ else is real LangChain / LangGraph: the ReAct loop, the tool node (parallel tool
     python examples/support_agent.py                 # answer the demo questions through the guard
     python examples/support_agent.py --export DIR    # write golden traces (runs.json) for `auditor gate`
 
-Needs ``langchain-core``, ``langgraph`` and ``auditor-langchain[live]``.
+Install: ``pip install . './adapters/langchain[live]' 'langgraph>=1.0'`` (from the checkout).
 """
 
 from __future__ import annotations

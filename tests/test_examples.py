@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import json
+import re
+import shlex
 import sys
+from importlib import metadata
 from pathlib import Path
 from types import ModuleType
 
 import xmlschema
 from click.testing import CliRunner
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 from auditor.cli.gate import gate_command
 
@@ -68,3 +74,60 @@ def test_golden_traces_regenerate_and_a_regression_fails_the_gate(tmp_path: Path
     bad = example.export_golden(tmp_path / "bad", scripts=regressed)
     result = CliRunner().invoke(gate_command, [str(bad), *GATE])
     assert result.exit_code == 1 and "contradicted claims 1" in result.stdout
+
+
+def _install_line(example: Path) -> list[str]:
+    """The requirements of the ``pip install`` line an example documents in its docstring."""
+    doc = ast.get_docstring(ast.parse(example.read_text(encoding="utf-8"))) or ""
+    match = re.search(r"``pip install ([^`]+)``", doc)
+    assert match, f"{example.name} states no install line"
+    return shlex.split(match.group(1))
+
+
+def _requirement(arg: str) -> Requirement:
+    local = {
+        ".": "trace-auditor",
+        "./adapters/langchain": "auditor-langchain",
+        "./adapters/otel": "auditor-otel",
+    }
+    path, _, extras = arg.partition("[")
+    if path in local:
+        return Requirement(local[path] + ("[" + extras if extras else ""))
+    return Requirement(arg)
+
+
+def _closure(requirements: list[Requirement]) -> set[str]:
+    """Every distribution the requirements pull in, extras followed (names normalised)."""
+    seen: set[str] = set()
+    todo = list(requirements)
+    while todo:
+        req = todo.pop()
+        name = canonicalize_name(req.name)
+        key = name + "[" + ",".join(sorted(req.extras)) + "]"
+        if key in seen:
+            continue
+        seen.add(key)
+        seen.add(name)
+        for line in metadata.requires(req.name) or []:
+            sub = Requirement(line)
+            if sub.marker is None or any(sub.marker.evaluate({"extra": e}) for e in req.extras | {""}):
+                todo.append(sub)
+    return seen
+
+
+def test_each_example_installs_what_it_imports_with_its_documented_line() -> None:
+    providers = metadata.packages_distributions()
+    for example in sorted(EXAMPLES.glob("*.py")):
+        installed = _closure([_requirement(a) for a in _install_line(example)])
+        tree = ast.parse(example.read_text(encoding="utf-8"))
+        modules = {
+            n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module
+        }
+        modules |= {
+            a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names
+        }
+        for module in sorted(modules - set(sys.stdlib_module_names) - {"__future__"}):
+            dists = {canonicalize_name(d) for d in providers.get(module, [])}
+            assert dists & installed, (
+                f"{example.name} imports {module}, which its install line does not bring"
+            )

@@ -168,9 +168,19 @@ def test_refuse_and_fallback() -> None:
 
     agent, sc = live_agent.scenario_agent("fabricated_figure")
     safe = guarded(agent, GroundednessGuard(), on_ungrounded="fallback", fallback=fallback)
-    assert safe.invoke(live_agent.question(sc)) == "escalated"
+    served = safe.invoke(live_agent.question(sc))
+    # the chain's own shape: a state dict whose last message now says what the fallback returned
+    assert served["messages"][-1].content == "escalated"
+    assert served["messages"][0].content == sc.turns[0].question
     assert calls[0][0]["messages"][0].content == sc.turns[0].question
     assert calls[0][1] is not None and calls[0][1].grounded is False
+
+    # a fallback that returns something other than text is served as it is
+    agent, sc = live_agent.scenario_agent("fabricated_figure")
+    safe = guarded(
+        agent, GroundednessGuard(), on_ungrounded="fallback", fallback=lambda q, a: {"handoff": True}
+    )
+    assert safe.invoke(live_agent.question(sc)) == {"handoff": True}
 
 
 def test_grounded_answers_and_refusals_pass_through_the_wrapper() -> None:

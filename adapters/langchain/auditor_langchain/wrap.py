@@ -7,7 +7,9 @@ grounded serves, instead of it:
 - ``strip``: the answer without the sentences that hold unsupported, contradicted or unjudged claims,
   followed by a note saying so; when no supported claim would remain, the refusal;
 - ``refuse``: the refusal text (``refusal=``);
-- ``fallback``: whatever ``fallback(input, audit)`` returns (``audit`` is None when the audit failed).
+- ``fallback``: what ``fallback(input, audit)`` returns (``audit`` is None when the audit failed);
+  a string is put where the answer was, so the caller gets the chain's own output shape (a state
+  dict's last message, an ``AIMessage``), and any other value is served as it is.
 
 Fail closed: a run the guard could not audit, or an :class:`UngroundedAnswerError` from a guard in
 ``raise`` mode, is treated as ungrounded (``strip`` then refuses, having nothing it can vouch for).
@@ -118,17 +120,25 @@ class GuardedRunnable(Runnable[Any, Any]):
         if self.on_ungrounded == "fallback":
             if self.fallback is None:  # checked in __init__; kept for a fallback removed afterwards
                 raise UngroundedAnswerError("Ungrounded answer and no fallback to serve.", audit)
-            return self.fallback(input, audit)
+            replacement = self.fallback(input, audit)
+            if isinstance(replacement, str) and output is not None:
+                return self._in_shape(output, replacement)
+            return replacement
         served = self.refusal
         text = final_text(output) if output is not None else None
         if self.on_ungrounded == "strip" and audit is not None and text is not None:
             served = strip_unsupported(text, audit, self.note) or self.refusal
         if output is None:
             return served
+        return self._in_shape(output, served)
+
+    @staticmethod
+    def _in_shape(output: Any, text: str) -> Any:
+        """``text`` in place of the answer in ``output``, or ``text`` alone when the shape is unknown."""
         try:
-            return replace_text(output, served)
+            return replace_text(output, text)
         except TypeError:
-            return served
+            return text
 
 
 def guarded(
