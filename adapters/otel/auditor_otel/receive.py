@@ -1,0 +1,135 @@
+"""One OTLP/HTTP export request split into spans, for ``auditor serve`` (:class:`auditor.trace.SpanReceiver`).
+
+Each span becomes a self-contained one-span OTLP JSON request (its resource and scope beside it),
+so the server can store spans as they arrive and later write a trace's spans as one OTLP JSON
+Lines file that :class:`~auditor_otel.otlp_json.OtlpJsonAdapter` reads like any other. A protobuf
+body is turned into the same JSON through ``google.protobuf.json_format`` (ids rewritten as hex,
+as the OTLP JSON encoding requires). A span without a valid trace or span id is rejected and
+counted; a body that is not a request at all is ``unreadable``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from google.protobuf import json_format  # type: ignore[import-untyped]
+from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
+
+from auditor.trace import ReceivedBatch, ReceivedSpan
+
+from . import ids
+
+#: At most this many distinct rejection reasons are kept per request (the count is exact).
+MAX_ERRORS = 5
+
+
+def _get(obj: dict[str, Any], *names: str) -> Any:
+    for name in names:
+        if name in obj:
+            return obj[name]
+    return None
+
+
+def _objects(value: Any) -> list[dict[str, Any]]:
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
+def _end_ns(value: Any) -> int | None:
+    try:
+        end = int(value)
+    except (TypeError, ValueError):
+        return None
+    return end if end > 0 else None
+
+
+class _Batch:
+    def __init__(self) -> None:
+        self.spans: list[ReceivedSpan] = []
+        self.rejected = 0
+        self.errors: list[str] = []
+
+    def reject(self, reason: str) -> None:
+        self.rejected += 1
+        if reason not in self.errors and len(self.errors) < MAX_ERRORS:
+            self.errors.append(reason)
+
+    def add(self, resource: Any, scope: Any, span: dict[str, Any]) -> None:
+        trace_id, trace_ok = ids.from_text(_get(span, "traceId", "trace_id"), 16)
+        span_id, span_ok = ids.from_text(_get(span, "spanId", "span_id"), 8)
+        if trace_id is None or not trace_ok:
+            self.reject("a span has no valid traceId (16 bytes, hex)")
+            return
+        if span_id is None or not span_ok:
+            self.reject("a span has no valid spanId (8 bytes, hex)")
+            return
+        parent_id, _ = ids.from_text(_get(span, "parentSpanId", "parent_span_id"), 8)
+        span = {**span, "traceId": trace_id, "spanId": span_id}
+        span.pop("trace_id", None)
+        span.pop("span_id", None)
+        if parent_id is not None:
+            span["parentSpanId"] = parent_id
+        scope_spans: dict[str, Any] = {"spans": [span]}
+        if scope is not None:
+            scope_spans["scope"] = scope
+        resource_spans: dict[str, Any] = {"scopeSpans": [scope_spans]}
+        if resource is not None:
+            resource_spans["resource"] = resource
+        record = json.dumps({"resourceSpans": [resource_spans]}, ensure_ascii=False, separators=(",", ":"))
+        end = _end_ns(_get(span, "endTimeUnixNano", "end_time_unix_nano"))
+        self.spans.append(ReceivedSpan(trace_id, span_id, parent_id, end, record))
+
+    def walk(self, request: dict[str, Any]) -> None:
+        for resource_spans in _objects(_get(request, "resourceSpans", "resource_spans")):
+            resource = _get(resource_spans, "resource")
+            for scope_spans in _objects(_get(resource_spans, "scopeSpans", "scope_spans")):
+                scope = _get(scope_spans, "scope")
+                spans = _get(scope_spans, "spans")
+                for span in spans if isinstance(spans, list) else []:
+                    if isinstance(span, dict):
+                        self.add(resource, scope, span)
+                    else:
+                        self.reject("a span is not an object")
+
+    def done(self) -> ReceivedBatch:
+        return ReceivedBatch(tuple(self.spans), self.rejected, tuple(self.errors))
+
+
+def receive_json(body: bytes) -> ReceivedBatch:
+    """The spans of one OTLP JSON ``ExportTraceServiceRequest`` body."""
+    try:
+        request = json.loads(body.decode("utf-8-sig"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        return ReceivedBatch(unreadable=f"the body is not JSON ({exc})")
+    except RecursionError:
+        return ReceivedBatch(unreadable="the body nests JSON too deeply to be an export request")
+    if not isinstance(request, dict):
+        return ReceivedBatch(unreadable="the body is not an ExportTraceServiceRequest object")
+    batch = _Batch()
+    batch.walk(request)
+    return batch.done()
+
+
+def receive_proto(body: bytes) -> ReceivedBatch:
+    """The spans of one protobuf ``ExportTraceServiceRequest`` body."""
+    request = trace_service_pb2.ExportTraceServiceRequest()
+    try:
+        request.ParseFromString(body)
+    except DecodeError as exc:
+        return ReceivedBatch(unreadable=f"the body is not a protobuf ExportTraceServiceRequest ({exc})")
+    batch = _Batch()
+    for resource_spans in request.resource_spans:
+        resource = json_format.MessageToDict(resource_spans.resource, use_integers_for_enums=True)
+        for scope_spans in resource_spans.scope_spans:
+            scope = json_format.MessageToDict(scope_spans.scope, use_integers_for_enums=True)
+            for span in scope_spans.spans:
+                data = json_format.MessageToDict(span, use_integers_for_enums=True)
+                # json_format writes ids in base64; OTLP JSON wants hex (batch.add rewrites them).
+                data["traceId"] = bytes(span.trace_id).hex()
+                data["spanId"] = bytes(span.span_id).hex()
+                data.pop("parentSpanId", None)
+                if span.parent_span_id:
+                    data["parentSpanId"] = bytes(span.parent_span_id).hex()
+                batch.add(resource or None, scope or None, data)
+    return batch.done()

@@ -1,0 +1,94 @@
+"""What ``auditor serve`` runs with, read once from flags and the settings table, and checked.
+
+Safe by default: the server binds the loopback interface; binding anything else without a bearer
+token is refused unless the caller says ``insecure`` on purpose.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+
+from auditor.errors import UsageError
+from auditor.settings import positive_number, run_lease, setting
+
+DEFAULT_HOST = "127.0.0.1"
+#: The OTLP/HTTP port (the OpenTelemetry SDKs' default for ``http/protobuf``).
+DEFAULT_PORT = 4318
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    """Everything the server needs; build it with :func:`serve_config`."""
+
+    host: str
+    port: int
+    token: str | None
+    db_url: str | None
+    policy: str | None
+    judge: str
+    base_url: str | None
+    workers: int
+    quiet: float  # seconds without a new span before a trace whose root ended is audited
+    root_wait: float  # seconds without a new span before a trace with no ended root is audited
+    max_body: int  # bytes, before and after decompression
+    queue: int  # traces waiting for an audit before requests are refused with 503
+    lease: float  # a worker's lease on the trace it audits
+    poll: float  # how often an idle worker looks for a ready trace
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def serve_config(
+    *,
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    token: str | None = None,
+    insecure: bool = False,
+    db_url: str | None = None,
+    policy: str | None = None,
+    judge: str | None = None,
+    base_url: str | None = None,
+    workers: int = 2,
+    quiet: float | None = None,
+    root_wait: float | None = None,
+    max_body: int | None = None,
+    queue: int | None = None,
+) -> ServeConfig:
+    """The server's configuration: arguments over ``AUDITOR_*`` variables over defaults.
+
+    Raises:
+        UsageError: a setting is not a positive number, or ``host`` is not a loopback address and
+            there is no token (``--token`` / ``AUDITOR_SERVE_TOKEN``) and ``insecure`` is not set.
+    """
+    token = setting("serve_token", token)
+    if not _loopback(host) and not token and not insecure:
+        raise UsageError(
+            f"--host {host} would expose the server beyond this machine with no token: set "
+            "AUDITOR_SERVE_TOKEN (or pass --token) so requests need `Authorization: Bearer <token>`, "
+            "or pass --insecure to serve without one."
+        )
+    quiet_s = positive_number("serve_quiet", quiet)
+    return ServeConfig(
+        host=host,
+        port=port,
+        token=token or None,
+        db_url=db_url,
+        policy=setting("policy", policy),
+        judge=setting("judge", judge) or "offline",
+        base_url=setting("base_url", base_url),
+        workers=workers,
+        quiet=quiet_s,
+        root_wait=max(quiet_s, positive_number("serve_root_wait", root_wait)),
+        max_body=int(positive_number("serve_max_body", max_body)),
+        queue=int(positive_number("serve_queue", queue)),
+        lease=run_lease(),
+        poll=min(1.0, quiet_s / 4),
+    )

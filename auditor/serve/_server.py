@@ -1,0 +1,90 @@
+"""``serve()``: open the store, start the audit workers, run the application on uvicorn until stopped."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable
+
+from auditor.errors import UsageError
+from auditor.judges import build_judge
+from auditor.llm import run_sync
+from auditor.policy import load_policy
+from auditor.serve._app import create_app
+from auditor.serve._config import ServeConfig
+from auditor.serve._otlp import ADAPTERS
+from auditor.serve._workers import AuditWorkers
+from auditor.store import Intake, Store
+from auditor.trace import SpanReceiver, installed_adapters
+
+
+def receivers() -> dict[str, SpanReceiver]:
+    """The installed adapters that read OTLP/HTTP request bodies, by media type."""
+    found = {item.name: item.adapter for item in installed_adapters()}
+    readers: dict[str, SpanReceiver] = {}
+    for media, name in ADAPTERS.items():
+        adapter = found.get(name)
+        if isinstance(adapter, SpanReceiver):
+            readers[media] = adapter
+    return readers
+
+
+def _check_port(config: ServeConfig) -> None:
+    """Fail with one line, before any work, when the address cannot be bound (uvicorn would log and exit 1)."""
+    try:
+        family = socket.AF_INET6 if ":" in config.host else socket.AF_INET
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+            probe.bind((config.host, config.port))
+    except OSError as err:
+        raise UsageError(
+            f"Cannot listen on {config.host}:{config.port} ({err.strerror or err}): pass another --port, "
+            "or stop the process using it."
+        ) from err
+
+
+async def _check_judge(config: ServeConfig) -> None:
+    """Build the judge once and reach its endpoint, so a bad spec, key or URL stops the start-up."""
+    setup = build_judge(config.judge, base_url=config.base_url, use_cache=False)
+    try:
+        await setup.check()
+    finally:
+        await setup.aclose()
+
+
+def serve(config: ServeConfig, announce: Callable[[str], None] | None = None) -> None:
+    """Receive OTLP/HTTP on ``config.host:config.port`` and audit what arrives, until SIGINT/SIGTERM.
+
+    ``announce`` is given one line saying where the server listens, once the checks have passed.
+
+    Raises:
+        UsageError: the OTel adapter is not installed, the store is an in-memory database (the
+            workers' audits open it again), the policy cannot be loaded, the judge spec is bad or the port is taken.
+        LLMError: an ``openai:`` judge's endpoint is unreachable or refuses the key (checked once
+            at start-up, as ``auditor audit`` does before a run).
+        StoreError: the store cannot be opened.
+    """
+    import uvicorn
+
+    readers = receivers()
+    if not readers:
+        raise UsageError(
+            "auditor serve reads OTLP with the OTel adapter: pip install auditor-otel (adapters/otel)."
+        )
+    policy = load_policy(config.policy)
+    run_sync(lambda: _check_judge(config))
+    _check_port(config)
+    with Store(config.db_url) as store:
+        if store.in_memory:
+            raise UsageError(
+                "auditor serve needs a store on disk or a server: pass --db sqlite:///FILE or a PostgreSQL URL."
+            )
+        intake = Intake(store)
+        app = create_app(config, store, intake, readers)
+        workers = AuditWorkers(config, intake, policy).start()
+        if announce is not None:
+            base = f"http://{config.host}:{config.port}"
+            announce(f"auditor serve: OTLP/HTTP on {base}/v1/traces, API on {base}/api/answers")
+        try:
+            uvicorn.run(app, host=config.host, port=config.port, log_level="warning")
+        finally:
+            workers.stop()

@@ -1,0 +1,242 @@
+"""The server's intake: store received spans in the request, hand each ready trace to one worker.
+
+Guarantees:
+
+- :meth:`Intake.receive` commits a request's spans in one transaction before it returns (the
+  server acknowledges only then); a re-sent span (same trace id and span id) adds nothing and does
+  not make its trace pending again.
+- A trace is ready once its root span has ended and ``quiet`` seconds have passed since its last
+  new span, or, when no ended root has come, once ``root_wait`` seconds have passed since then.
+- :meth:`Intake.claim` hands a ready trace to one owner under a lease (one conditional UPDATE, as
+  :meth:`Store.claim_run` does for runs); a worker that stops renewing it (killed) loses it once
+  the lease runs out, and the next claim takes it over, so a restart resumes pending traces.
+- A span arriving after an audit makes the trace pending again under a new generation; each audit
+  pass is recorded (``trace_audits``) with the generation it saw and its run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import timedelta
+
+from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.sql.elements import ColumnElement
+
+from auditor.store._received import ReceivedSpanRecord, ReceivedTraceRecord, TraceAuditRecord
+from auditor.store._runs import now
+from auditor.store._store import Store
+from auditor.store._translate import store_errors
+from auditor.store._write import insert_missing
+from auditor.trace import ReceivedSpan
+
+#: Traces looked at per claim attempt (the first that can still be claimed is taken).
+CLAIM_CANDIDATES = 8
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A trace held by one worker: its spans (one-span OTLP JSON requests) at ``generation``."""
+
+    trace_id: str
+    generation: int
+    records: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TraceAudit:
+    """One audit pass of a received trace."""
+
+    trace_id: str
+    generation: int
+    run_id: str | None
+    spans: int
+    error: str | None
+
+
+class Intake:
+    """Received spans and received traces in ``store``'s database (the store stays open by its owner)."""
+
+    def __init__(self, store: Store) -> None:
+        self.url = store.url
+        self.in_memory = store.in_memory
+        self._sessions = sessionmaker(store.engine, expire_on_commit=False)
+
+    @contextmanager
+    def _session(self) -> Iterator[Session]:
+        with store_errors(self.url), self._sessions() as session, session.begin():
+            yield session
+
+    def receive(self, spans: Sequence[ReceivedSpan]) -> int:
+        """Store ``spans`` (committed when this returns); the number that were new."""
+        if not spans:
+            return 0
+        at = now()
+        with self._session() as session:
+            wanted = {(s.trace_id, s.span_id): s for s in spans}
+            trace_ids = sorted({s.trace_id for s in spans})
+            have = {
+                (row.trace_id, row.span_id)
+                for row in session.execute(
+                    select(ReceivedSpanRecord.trace_id, ReceivedSpanRecord.span_id).where(
+                        ReceivedSpanRecord.trace_id.in_(trace_ids)
+                    )
+                )
+            }
+            new = [s for key, s in wanted.items() if key not in have]
+            insert_missing(
+                session,
+                ReceivedSpanRecord,
+                [
+                    {
+                        "trace_id": s.trace_id,
+                        "span_id": s.span_id,
+                        "parent_id": s.parent_id,
+                        "end_ns": s.end_ns,
+                        "record": s.record,
+                        "received_at": at,
+                    }
+                    for s in new
+                ],
+            )
+            touched = sorted({s.trace_id for s in new})
+            insert_missing(
+                session,
+                ReceivedTraceRecord,
+                [
+                    {
+                        "trace_id": t,
+                        "generation": 0,
+                        "audited_generation": 0,
+                        "root_ended": False,
+                        "first_span_at": at,
+                        "last_span_at": at,
+                    }
+                    for t in touched
+                ],
+            )
+            rooted = {s.trace_id for s in new if s.parent_id is None and s.end_ns is not None}
+            for trace_id in touched:
+                values: dict[str, object] = {
+                    "generation": ReceivedTraceRecord.generation + 1,
+                    "last_span_at": at,
+                }
+                if trace_id in rooted:
+                    values["root_ended"] = True
+                session.execute(
+                    update(ReceivedTraceRecord).where(ReceivedTraceRecord.trace_id == trace_id).values(values)
+                )
+            return len(new)
+
+    def pending(self) -> int:
+        """Traces waiting for an audit (new spans since their last audit)."""
+        with self._session() as session:
+            return int(
+                session.scalar(
+                    select(func.count()).where(
+                        ReceivedTraceRecord.generation > ReceivedTraceRecord.audited_generation
+                    )
+                )
+                or 0
+            )
+
+    @staticmethod
+    def _claimable(owner_cutoff: object) -> ColumnElement[bool]:
+        return or_(ReceivedTraceRecord.owner.is_(None), ReceivedTraceRecord.heartbeat_at < owner_cutoff)
+
+    def claim(self, owner: str, *, quiet: float, root_wait: float, lease: float) -> Claim | None:
+        """Hold the next ready trace for ``owner`` (see the module's rule), or None if none is ready."""
+        at = now()
+        quiet_cutoff, root_cutoff = at - timedelta(seconds=quiet), at - timedelta(seconds=root_wait)
+        lease_cutoff = at - timedelta(seconds=lease)
+        ready = and_(
+            ReceivedTraceRecord.generation > ReceivedTraceRecord.audited_generation,
+            or_(
+                and_(
+                    ReceivedTraceRecord.root_ended.is_(True), ReceivedTraceRecord.last_span_at <= quiet_cutoff
+                ),
+                ReceivedTraceRecord.last_span_at <= root_cutoff,
+            ),
+            self._claimable(lease_cutoff),
+        )
+        with self._session() as session:
+            candidates = session.scalars(
+                select(ReceivedTraceRecord.trace_id)
+                .where(ready)
+                .order_by(ReceivedTraceRecord.last_span_at)
+                .limit(CLAIM_CANDIDATES)
+            ).all()
+        for trace_id in candidates:
+            with self._session() as session:
+                taken = session.connection().execute(
+                    update(ReceivedTraceRecord)
+                    .where(ReceivedTraceRecord.trace_id == trace_id, ready)
+                    .values(owner=owner, heartbeat_at=at, lease_seconds=lease)
+                )
+                if taken.rowcount != 1:
+                    continue
+                generation = session.scalar(
+                    select(ReceivedTraceRecord.generation).where(ReceivedTraceRecord.trace_id == trace_id)
+                )
+                records = session.scalars(
+                    select(ReceivedSpanRecord.record)
+                    .where(ReceivedSpanRecord.trace_id == trace_id)
+                    .order_by(ReceivedSpanRecord.received_at, ReceivedSpanRecord.span_id)
+                ).all()
+                return Claim(trace_id, int(generation or 0), tuple(records))
+        return None
+
+    def heartbeat(self, trace_id: str, owner: str) -> bool:
+        """Renew ``owner``'s lease on a trace; False once another worker has taken it over."""
+        with self._session() as session:
+            renewed = session.connection().execute(
+                update(ReceivedTraceRecord)
+                .where(ReceivedTraceRecord.trace_id == trace_id, ReceivedTraceRecord.owner == owner)
+                .values(heartbeat_at=now())
+            )
+            return renewed.rowcount == 1
+
+    def finish(self, claim: Claim, owner: str, run_id: str | None, error: str | None = None) -> bool:
+        """Record ``claim``'s audit pass and release the trace; False if ``owner`` no longer held it."""
+        with self._session() as session:
+            released = session.connection().execute(
+                update(ReceivedTraceRecord)
+                .where(ReceivedTraceRecord.trace_id == claim.trace_id, ReceivedTraceRecord.owner == owner)
+                .values(
+                    audited_generation=claim.generation,
+                    owner=None,
+                    heartbeat_at=None,
+                    run_id=run_id,
+                    error=error,
+                )
+            )
+            if released.rowcount != 1:
+                return False
+            insert_missing(
+                session,
+                TraceAuditRecord,
+                [
+                    {
+                        "trace_id": claim.trace_id,
+                        "generation": claim.generation,
+                        "run_id": run_id,
+                        "spans": len(claim.records),
+                        "audited_at": now(),
+                        "error": error,
+                    }
+                ],
+            )
+            return True
+
+    def audits(self, trace_id: str | None = None) -> list[TraceAudit]:
+        """The audit passes recorded, oldest first (of one trace when ``trace_id`` is given)."""
+        query = select(TraceAuditRecord).order_by(TraceAuditRecord.audited_at, TraceAuditRecord.trace_id)
+        if trace_id is not None:
+            query = query.where(TraceAuditRecord.trace_id == trace_id)
+        with self._session() as session:
+            return [
+                TraceAudit(r.trace_id, r.generation, r.run_id, r.spans, r.error)
+                for r in session.scalars(query)
+            ]

@@ -1,0 +1,64 @@
+"""The tables of ``auditor serve``: spans as received, the traces they make up, each audit pass.
+
+Kept beside :mod:`._schema` (same metadata, migration 0006) so the server's intake reads apart
+from the audit tables. ``received_spans`` is keyed by trace id and span id, so a re-sent span adds
+nothing. ``received_traces`` holds one row per trace: its ``generation`` counts the batches that
+brought it new spans, ``audited_generation`` the generation last audited; a trace whose two differ
+is pending. Its ``owner`` / ``heartbeat_at`` / ``lease_seconds`` are a lease on the audit, like a
+run's (:mod:`._lease`). ``trace_audits`` records which run audited which generation, so a trace
+re-audited after a late span keeps both results apart.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import BigInteger, Boolean, Float, Index, Integer
+from sqlalchemy.orm import Mapped, mapped_column
+
+from auditor.store._schema import Base, SafeText, UTCDateTime
+
+
+class ReceivedSpanRecord(Base):
+    """One span as received: its ids, when it ended, and the span as a one-span OTLP JSON request."""
+
+    __tablename__ = "received_spans"
+
+    trace_id: Mapped[str] = mapped_column(SafeText, primary_key=True)
+    span_id: Mapped[str] = mapped_column(SafeText, primary_key=True)
+    parent_id: Mapped[str | None] = mapped_column(SafeText)
+    end_ns: Mapped[int | None] = mapped_column(BigInteger)
+    record: Mapped[str] = mapped_column(SafeText)
+    received_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class ReceivedTraceRecord(Base):
+    """A received trace: whether its root has ended, when its last span came, and its audit state."""
+
+    __tablename__ = "received_traces"
+    __table_args__ = (Index("ix_received_traces_pending", "audited_generation", "generation"),)
+
+    trace_id: Mapped[str] = mapped_column(SafeText, primary_key=True)
+    generation: Mapped[int] = mapped_column(Integer)
+    audited_generation: Mapped[int] = mapped_column(Integer)
+    root_ended: Mapped[bool] = mapped_column(Boolean)
+    first_span_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    last_span_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    owner: Mapped[str | None] = mapped_column(SafeText)
+    heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    lease_seconds: Mapped[float | None] = mapped_column(Float)
+    run_id: Mapped[str | None] = mapped_column(SafeText)  # the run of the latest audit
+    error: Mapped[str | None] = mapped_column(SafeText)  # why the latest audit failed, if it did
+
+
+class TraceAuditRecord(Base):
+    """One audit pass of a received trace: the generation it saw and the run it wrote."""
+
+    __tablename__ = "trace_audits"
+
+    trace_id: Mapped[str] = mapped_column(SafeText, primary_key=True)
+    generation: Mapped[int] = mapped_column(Integer, primary_key=True)
+    run_id: Mapped[str | None] = mapped_column(SafeText, index=True)
+    spans: Mapped[int] = mapped_column(Integer)
+    audited_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    error: Mapped[str | None] = mapped_column(SafeText)

@@ -1,0 +1,53 @@
+"""The receiving hook: one OTLP export request split into spans, for a server that stores them.
+
+A file adapter parses a whole stream into traces; a server must instead acknowledge each request
+once its spans are stored, and assemble a trace later from spans that may arrive in many requests.
+An adapter that can read export requests also implements :class:`SpanReceiver`: ``receive`` turns
+one request body into :class:`ReceivedSpan` records, each a self-contained one-span OTLP JSON
+request that the ``otlp-json`` adapter reads back, so a stored trace is audited by the same file
+adapter as ``auditor audit`` (``auditor serve`` writes a trace's records as one JSONL file).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+
+@dataclass(frozen=True)
+class ReceivedSpan:
+    """One received span: its ids, when it ended, and the span as a one-span OTLP JSON request.
+
+    ``record`` is one line of an OTLP JSON file: ``{"resourceSpans": [...]}`` holding this span
+    with its resource and scope. ``end_ns`` is None for a span that has not ended.
+    """
+
+    trace_id: str
+    span_id: str
+    parent_id: str | None
+    end_ns: int | None
+    record: str
+
+
+@dataclass(frozen=True)
+class ReceivedBatch:
+    """What one request held: the readable spans, how many were rejected and why.
+
+    ``unreadable`` is set (and nothing else counts) when the body is not a request at all.
+    """
+
+    spans: tuple[ReceivedSpan, ...] = ()
+    rejected: int = 0
+    errors: tuple[str, ...] = field(default_factory=tuple)
+    unreadable: str | None = None
+
+
+@runtime_checkable
+class SpanReceiver(Protocol):
+    """An adapter that reads one export request body.
+
+    Contract: ``receive`` never raises for bad input; an unreadable body is a batch with
+    ``unreadable`` set, a bad span is counted in ``rejected`` with a short reason in ``errors``.
+    """
+
+    def receive(self, body: bytes) -> ReceivedBatch: ...
