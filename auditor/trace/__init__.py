@@ -22,6 +22,7 @@ from auditor.trace._adapters import (
 )
 from auditor.trace._assemble import assemble_trace
 from auditor.trace._ingest import IngestResult, file_digest, read_traces
+from auditor.trace._json import loads_fast
 from auditor.trace._model import (
     Document,
     Message,
@@ -35,6 +36,7 @@ from auditor.trace._model import (
     Trace,
 )
 from auditor.trace._problems import Problem, Severity
+from auditor.trace._receive import ReceivedBatch, ReceivedSpan, SpanReceiver
 from auditor.trace._records import FORMAT, RecordsAdapter, record_trace_id
 from auditor.trace._repair import MAX_DEPTH, repair_trace
 from auditor.trace._text import quote_value, repair_text
@@ -49,12 +51,15 @@ __all__ = [
     "InstalledAdapter",
     "Message",
     "Problem",
+    "ReceivedBatch",
+    "ReceivedSpan",
     "RecordsAdapter",
     "Severity",
     "SourceRef",
     "Span",
     "SpanEvent",
     "SpanKind",
+    "SpanReceiver",
     "SpanStatus",
     "ToolCall",
     "ToolInvocation",
@@ -66,6 +71,7 @@ __all__ = [
     "file_digest",
     "get_adapter",
     "installed_adapters",
+    "loads_fast",
     "quote_value",
     "read_traces",
     "record_trace_id",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -38,6 +38,57 @@ class SpanStatus(StrEnum):
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    @classmethod
+    def trusted(cls, **fields: Any) -> Self:
+        """The model from values that already have the exact types validation would give them.
+
+        For an adapter's hot path, where the values are its own (pydantic's ``model_construct``
+        is slower than validating): nothing is checked or converted, so a tuple field must get a
+        tuple, an enum field its member, a datetime field an aware datetime, a model field a model.
+        The result is the very object validation would have built (same fields, same fields set);
+        a field name the model does not have, or a required one left out, is still a ``TypeError``.
+        """
+        defaults, factories, required = _blueprint(cls)
+        values = dict(defaults)  # the field order validation gives
+        values.update(fields)
+        if len(values) != len(defaults) or not all(name in fields for name in required):
+            raise TypeError(
+                f"{cls.__name__}.trusted: unknown fields {sorted(values.keys() - defaults.keys())}, "
+                f"missing fields {sorted(set(required) - fields.keys())}"
+            )
+        for name, factory in factories:
+            if name not in fields:
+                values[name] = factory()
+        model = cls.__new__(cls)
+        # What model_construct sets, for a model with no extra fields and no private attributes.
+        _set(model, "__dict__", values)
+        _set(model, "__pydantic_fields_set__", set(fields))
+        _set(model, "__pydantic_extra__", None)
+        _set(model, "__pydantic_private__", None)
+        return model
+
+
+_set = object.__setattr__
+_Blueprint = tuple[dict[str, Any], tuple[tuple[str, Any], ...], tuple[str, ...]]
+_BLUEPRINTS: dict[type[BaseModel], _Blueprint] = {}
+
+
+def _blueprint(cls: type[BaseModel]) -> _Blueprint:
+    """The defaults (every field, in field order), the default factories and the required fields."""
+    found = _BLUEPRINTS.get(cls)
+    if found is None:
+        defaults: dict[str, Any] = {}
+        factories: list[tuple[str, Any]] = []
+        required: list[str] = []
+        for name, info in cls.model_fields.items():
+            defaults[name] = None if info.is_required() or info.default_factory else info.default
+            if info.default_factory is not None:
+                factories.append((name, info.default_factory))
+            elif info.is_required():
+                required.append(name)
+        found = _BLUEPRINTS[cls] = (defaults, tuple(factories), tuple(required))
+    return found
 
 
 class ToolCall(_Frozen):

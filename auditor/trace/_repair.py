@@ -12,11 +12,24 @@ warning naming the file, line, span and field.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from datetime import datetime
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from auditor.trace._model import Trace
+from auditor.trace._model import (
+    Document,
+    Message,
+    SourceRef,
+    Span,
+    SpanEvent,
+    SpanKind,
+    SpanStatus,
+    ToolCall,
+    ToolInvocation,
+    Trace,
+)
 from auditor.trace._problems import Problem, Severity
 from auditor.trace._text import SURROGATE as _SURROGATE
 from auditor.trace._text import repair_text
@@ -27,19 +40,63 @@ MAX_DEPTH = 64
 _M = TypeVar("_M", bound=BaseModel)
 
 
+#: Types that hold no text to repair and no containers (the enums' values are fixed ASCII).
+_ATOMS = frozenset({int, float, bool, type(None), datetime, SpanKind, SpanStatus})
+#: The trace model's own types, whose fields are checked like a container's items.
+_MODELS = frozenset({Span, Message, ToolCall, Document, ToolInvocation, SpanEvent, SourceRef, Trace})
+
+
 def _clean(value: Any, depth: int) -> bool:
     """Whether ``value`` needs no repair: the quick check done first, as traces are nearly always
     clean (it allocates nothing; :class:`_Walk` applies the same rules and rebuilds)."""
-    if isinstance(value, str):
-        return value.isascii() or _SURROGATE.search(value) is None
-    if isinstance(value, dict):
-        return depth < MAX_DEPTH and all(
-            _clean(k, depth + 1) and _clean(v, depth + 1) for k, v in value.items()
-        )
-    if isinstance(value, list | tuple):
-        return depth < MAX_DEPTH and all(_clean(v, depth + 1) for v in value)
-    if isinstance(value, BaseModel):
-        return depth < MAX_DEPTH and all(_clean(v, depth + 1) for v in value.__dict__.values())
+    return _clean_all((value,), depth)
+
+
+def _clean_all(values: Iterable[Any], depth: int) -> bool:
+    """Whether every value, at ``depth``, needs no repair. Strings, atoms, plain containers and the
+    model's types are checked inline (a call per value would be most of the cost); other types by
+    the general rules, in the order :meth:`_Walk.value` applies them."""
+    for value in values:
+        kind = type(value)
+        if kind is str:
+            if not value.isascii() and _SURROGATE.search(value) is not None:
+                return False
+        elif kind in _ATOMS:
+            continue
+        elif kind is dict:
+            if depth >= MAX_DEPTH:
+                return False
+            for key, item in value.items():
+                if type(key) is str:
+                    if not key.isascii() and _SURROGATE.search(key) is not None:
+                        return False
+                elif not _clean_all((key,), depth + 1):
+                    return False
+                kind = type(item)
+                if kind is str:
+                    if not item.isascii() and _SURROGATE.search(item) is not None:
+                        return False
+                elif kind not in _ATOMS and not _clean_all((item,), depth + 1):
+                    return False
+        elif kind is list or kind is tuple:
+            if depth >= MAX_DEPTH or (value and not _clean_all(value, depth + 1)):
+                return False
+        elif kind in _MODELS:
+            if depth >= MAX_DEPTH or not _clean_all(value.__dict__.values(), depth + 1):
+                return False
+        elif isinstance(value, str):
+            if not value.isascii() and _SURROGATE.search(value) is not None:
+                return False
+        elif isinstance(value, dict):
+            if depth >= MAX_DEPTH or not (
+                _clean_all(value.keys(), depth + 1) and _clean_all(value.values(), depth + 1)
+            ):
+                return False
+        elif isinstance(value, list | tuple | BaseModel):
+            if depth >= MAX_DEPTH:
+                return False
+            if not _clean_all(value.__dict__.values() if isinstance(value, BaseModel) else value, depth + 1):
+                return False
     return True
 
 
@@ -101,6 +158,16 @@ class _Walk:
         return "; ".join(parts)
 
 
+def _clean_trace(trace: Trace) -> bool:
+    """Whether nothing in the trace needs repair. A span's ``source`` is checked too, though the
+    walk leaves it alone: a file name that fails the check only sends the trace down the walk,
+    which then changes nothing."""
+    header = trace.__dict__
+    if not _clean_all([header[name] for name in header if name != "spans"], 0):
+        return False
+    return all(_clean_all(span.__dict__.values(), 0) for span in trace.spans)
+
+
 def repair_trace(trace: Trace, source: str) -> tuple[Trace, list[Problem]]:
     """``trace`` with its text repaired and its values bounded, and a warning per span changed.
 
@@ -108,9 +175,7 @@ def repair_trace(trace: Trace, source: str) -> tuple[Trace, list[Problem]]:
         trace: a trace as an adapter built it.
         source: the file name for problems about spans that carry no :class:`~auditor.trace.SourceRef`.
     """
-    if all(_clean(v, 0) for k, v in trace.__dict__.items() if k != "spans") and all(
-        all(_clean(v, 0) for k, v in span.__dict__.items() if k != "source") for span in trace.spans
-    ):
+    if _clean_trace(trace):
         return trace, []
     problems: list[Problem] = []
     spans = []

@@ -9,8 +9,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from auditor.trace import Problem, Severity, Span, Trace, assemble_trace, quote_value
+from auditor_langchain.ids import normalise_id, parse_time
 from auditor_langchain.records import Record, parent_of, trace_ids
-from auditor_langchain.runs import RunContext, normalise_id, parse_time, run_to_span
+from auditor_langchain.runs import RunContext, run_to_span
 
 SOURCE_FORMAT = "langchain-runtree"
 CONVENTION = "langchain"

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 from auditor.trace import Problem, Severity, Trace
 from auditor_langchain.assemble import Emitted, build_trace, build_traces
-from auditor_langchain.records import Record, dotted_ids, merge, merge_into, parent_of
-from auditor_langchain.runs import normalise_id
+from auditor_langchain.ids import normalise_id
+from auditor_langchain.records import Record, dotted_root, merge, merge_into, parent_of
 
 #: Top-level records (lines, array elements) without a run of a complete trace before it is emitted.
 QUIET_RECORDS = 1_000
@@ -90,8 +90,7 @@ class Collector:
         known = self._run_trace.get(run_id) or self._emitted_runs.get(run_id)
         if known is not None:
             return known
-        dotted = dotted_ids(record.run)
-        own = normalise_id(record.run.get("trace_id")) or record.root_hint or (dotted[0] if dotted else None)
+        own = normalise_id(record.run.get("trace_id")) or record.root_hint or dotted_root(record)
         if own is not None:
             return own
         parent = parent_of(record)

@@ -13,7 +13,7 @@ import re
 from collections.abc import Generator, Iterator
 from typing import Any
 
-from auditor.trace import Problem, Trace
+from auditor.trace import Problem, Trace, loads_fast
 from auditor_langchain.buffers import CHUNK, Bytes, Text
 from auditor_langchain.collect import Collector
 from auditor_langchain.records import describe, flatten
@@ -70,22 +70,27 @@ def _read_jsonl(
 ) -> Iterator[Trace | Problem]:
     source = data.source
     for number, raw in lines:
-        if not raw.strip():
+        if not raw or raw.isspace():
             continue
         problems: list[Problem] = []
-        line = data.decode(raw, number, problems)
-        if number == 1:
-            line = line.removeprefix("\ufeff")
         try:
-            value = json.loads(line)
-        except RecursionError:
-            problems.append(Problem(file=source, line=number, reason=f"{TOO_DEEP}; line skipped"))
-            yield from problems
-            continue
-        except ValueError as exc:
-            problems.append(Problem(file=source, line=number, reason=f"malformed JSON line skipped: {exc}"))
-            yield from problems
-            continue
+            value = loads_fast(raw)
+        except ValueError:  # not surely read as json.loads would: read it so, with its messages
+            line = data.decode(raw, number, problems)
+            if number == 1:
+                line = line.removeprefix("\ufeff")
+            try:
+                value = json.loads(line)
+            except RecursionError:
+                problems.append(Problem(file=source, line=number, reason=f"{TOO_DEEP}; line skipped"))
+                yield from problems
+                continue
+            except ValueError as exc:
+                problems.append(
+                    Problem(file=source, line=number, reason=f"malformed JSON line skipped: {exc}")
+                )
+                yield from problems
+                continue
         yield from _feed(_expand(value, number, source, problems), source, problems, collector)
 
 

@@ -46,6 +46,8 @@ _ROLE_BY_CLASS = {
 
 #: Prefixes ``get_buffer_string`` writes in front of each message of a flattened prompt.
 _PROMPT_ROLES = {"System": "system", "Human": "user", "AI": "assistant", "Tool": "tool", "Function": "tool"}
+#: What ``json.dumps(value, ensure_ascii=False, default=str)`` builds on every call, built once.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
 _PROMPT_SPLIT = re.compile(r"(?:^|\n)(System|Human|AI|Tool|Function): ")
 
 
@@ -71,7 +73,7 @@ def content_text(content: Any) -> str:
 def json_text(value: Any) -> str:
     """A compact JSON rendering of any value (non-JSON values through ``str``)."""
     try:
-        return json.dumps(value, ensure_ascii=False, default=str)
+        return _ENCODER.encode(value)
     except (TypeError, ValueError, RecursionError):
         if isinstance(value, dict | list):
             return f"<{type(value).__name__} of {len(value)} items, not renderable>"

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from auditor.trace import Problem, Severity, quote_value
-from auditor_langchain.runs import normalise_id
+from auditor_langchain.ids import normalise_id
 
 _DOTTED_SEGMENT = re.compile(r"^\d{8}T\d{6,12}Z(.+)$")
 
@@ -127,6 +127,12 @@ def dotted_ids(run: dict[str, Any]) -> list[str]:
     return ids
 
 
+def dotted_root(record: Record) -> str | None:
+    """The first run of the record's ``dotted_order`` (its trace's root), if it reads."""
+    dotted = dotted_ids(record.run)
+    return dotted[0] if dotted else None
+
+
 def parent_of(record: Record) -> str | None:
     explicit = normalise_id(record.run.get("parent_run_id"))
     if explicit is not None:
@@ -142,8 +148,7 @@ def trace_ids(records: list[Record]) -> dict[str, str]:
     by_id = {normalise_id(r.run.get("id")) or "": r for r in records}
 
     def own(record: Record) -> str | None:
-        dotted = dotted_ids(record.run)
-        return normalise_id(record.run.get("trace_id")) or record.root_hint or (dotted[0] if dotted else None)
+        return normalise_id(record.run.get("trace_id")) or record.root_hint or dotted_root(record)
 
     result: dict[str, str] = {}
     for run_id in by_id:

@@ -4,16 +4,14 @@ The layout of the file (flat list, nested ``child_runs``, JSONL) is :mod:`audito
 business; this module sees one run dict at a time, already placed in its trace.
 
 Guarantees: :func:`run_to_span` never raises; whatever it cannot read becomes a
-:class:`~auditor.trace.Problem` and the span keeps what could be read. Ids are normalised by
-:func:`normalise_id`: a UUID becomes its canonical lower-case form *with* dashes (as LangSmith
-shows it), anything else is lower-cased as written.
+:class:`~auditor.trace.Problem` and the span keeps what could be read. Ids and times are read by
+:mod:`auditor_langchain.ids`.
 """
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from auditor.trace import (
@@ -28,6 +26,7 @@ from auditor.trace import (
     ToolInvocation,
     quote_value,
 )
+from auditor_langchain.ids import parse_time
 from auditor_langchain.messages import (
     content_text,
     decode_document,
@@ -54,40 +53,6 @@ _KIND = {
 TEXT_LIMIT = 4000
 
 _CONVERSATION_KEYS = ("session_id", "thread_id", "conversation_id")
-
-
-def normalise_id(value: Any) -> str | None:
-    """A run or trace id as a stable lower-case string (canonical dashed form for UUIDs)."""
-    if value is None or isinstance(value, bool | dict | list):
-        return None
-    text = str(value).strip()
-    if not text:
-        return None
-    try:
-        return str(uuid.UUID(text))
-    except ValueError:
-        return text.lower()
-
-
-def parse_time(value: Any) -> datetime | None:
-    """An ISO-8601 string (naive means UTC) or epoch seconds/milliseconds, as aware UTC."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        seconds = value / 1000 if value > 1e11 else value
-        try:
-            return datetime.fromtimestamp(seconds, tz=UTC)
-        except (OverflowError, OSError, ValueError):
-            return None
-    if not isinstance(value, str):
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.strip())
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        return parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)
 
 
 @dataclass
@@ -365,7 +330,8 @@ def run_to_span(run: dict[str, Any], span_id: str, start: datetime, ctx: RunCont
     if kind is not SpanKind.LLM or not fields.get("output_messages"):
         fields["output_text"] = _short(outputs.get("output") if set(outputs) == {"output"} else outputs)
 
-    return Span(
+    # Every value has its field's exact type (read and checked above), so nothing is validated again.
+    return Span.trusted(
         trace_id=ctx.trace_id,
         span_id=span_id,
         parent_id=ctx.parent_id,

@@ -12,7 +12,7 @@ Layouts read (detected from the content, not the file name):
 Runs are grouped by trace: the run's ``trace_id``, else the root of its ``parent_run_id`` chain
 or of its ``dotted_order``, else the enclosing root of ``child_runs``. Each trace is checked by
 :func:`auditor.trace.assemble_trace`. Ids keep LangSmith's canonical dashed lower-case UUID
-form (see :func:`auditor_langchain.runs.normalise_id`).
+form (see :func:`auditor_langchain.ids.normalise_id`).
 
 Streaming (memory is bounded by the open traces, not by the file): JSONL is read line by line; a
 top-level JSON list, and a ``{"runs": [...]}`` export whose first key is ``runs``, are read one

@@ -43,11 +43,20 @@ def as_int(value: Any) -> int | None:
     return None
 
 
+#: The AnyValue tags whose value, of exactly this type, is the Python value as it stands: the
+#: common case, read without the general loop below (which gives the same value for these).
+_PLAIN = {"stringValue": str, "boolValue": bool, "intValue": int, "doubleValue": float}
+
+
 def decode_json_anyvalue(value: Any, notes: list[str], key: str = "", depth: int = 0) -> Any:
     """One JSON-mapped ``AnyValue`` (a dict with one ``*Value`` key) as a Python value."""
     if depth > _MAX_DEPTH:
         notes.append(f"attribute {key!r}: value nested more than {_MAX_DEPTH} levels deep; dropped")
         return None
+    if type(value) is dict and len(value) == 1:
+        ((tag, item),) = value.items()
+        if _PLAIN.get(tag) is type(item):
+            return item
     if not isinstance(value, dict):
         # Not an AnyValue; some hand-written exporters put bare scalars here. Keep them.
         if isinstance(value, str | bool | int | float) or value is None:
@@ -118,7 +127,21 @@ def decode_json_attributes(items: Any, notes: list[str], depth: int = 0, prefix:
     if not isinstance(items, list):
         notes.append(f"attributes {prefix or ''}are a {type(items).__name__}, not a list; dropped")
         return out
+    plain = depth <= _MAX_DEPTH
     for entry in items:
+        if type(entry) is dict:
+            key = entry.get("key")
+            if type(key) is str:
+                value = entry.get("value")
+                if (
+                    plain and type(value) is dict and len(value) == 1
+                ):  # decode_json_anyvalue's fast path, inline
+                    ((tag, item),) = value.items()
+                    if _PLAIN.get(tag) is type(item):
+                        out[key] = item
+                        continue
+                out[key] = decode_json_anyvalue(value, notes, prefix + key, depth)
+                continue
         if not isinstance(entry, dict) or not isinstance(entry.get("key"), str):
             notes.append("attribute without a string key; dropped")
             continue

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import base64
 import binascii
-import string
+import re
 
-_HEX = set(string.hexdigits)
+_HEX = re.compile("[0-9a-fA-F]*")  # string.hexdigits
 
 
 def from_bytes(raw: bytes, size: int) -> str | None:
@@ -29,7 +29,7 @@ def from_text(value: object, size: int) -> tuple[str | None, bool]:
     text = value.strip()
     if not text:
         return None, True
-    if len(text) == size * 2 and set(text) <= _HEX:
+    if len(text) == size * 2 and _HEX.fullmatch(text):
         hex_id = text.lower()
         return (hex_id, True) if hex_id.strip("0") else (None, False)
     try:

@@ -26,7 +26,7 @@ import json
 from collections.abc import Generator, Iterator
 from typing import Any, BinaryIO
 
-from auditor.trace import Problem, Severity, Trace
+from auditor.trace import Problem, ReceivedBatch, Severity, Trace, loads_fast
 
 from . import ids
 from .anyvalue import as_int, decode_json_attributes
@@ -209,6 +209,12 @@ class OtlpJsonAdapter:
     quiet_batches = QUIET_BATCHES
     max_open_spans = MAX_OPEN_SPANS
 
+    def receive(self, body: bytes) -> ReceivedBatch:
+        """One OTLP/HTTP JSON request body split into spans (:mod:`auditor_otel.receive`)."""
+        from .receive import receive_json
+
+        return receive_json(body)
+
     def parse(self, stream: BinaryIO, source: str) -> Iterator[Trace | Problem]:
         collector = TraceCollector(
             source, FORMAT, quiet_batches=self.quiet_batches, max_open_spans=self.max_open_spans
@@ -236,20 +242,25 @@ class OtlpJsonAdapter:
         self, lines: Iterator[tuple[int, bytes]], source: str, collector: TraceCollector
     ) -> Iterator[Trace | Problem]:
         for number, data in lines:
-            if not data.strip():
+            if not data or data.isspace():
                 continue
-            text, problem = _decode(data, source, number)
-            if problem is not None:
-                yield problem
             try:
-                request = json.loads(text)
-            except RecursionError:
-                yield Problem(file=source, line=number, reason=f"{_TOO_DEEP}; skipped")
-                continue
-            except ValueError as exc:
-                cut = "" if data.endswith(b"\n") else " (the last line looks truncated)"
-                yield Problem(file=source, line=number, reason=f"line is not valid JSON: {exc}{cut}; skipped")
-                continue
+                request = loads_fast(data)
+            except ValueError:  # not surely read as json.loads would: read it so, with its messages
+                text, problem = _decode(data, source, number)
+                if problem is not None:
+                    yield problem
+                try:
+                    request = json.loads(text)
+                except RecursionError:
+                    yield Problem(file=source, line=number, reason=f"{_TOO_DEEP}; skipped")
+                    continue
+                except ValueError as exc:
+                    cut = "" if data.endswith(b"\n") else " (the last line looks truncated)"
+                    yield Problem(
+                        file=source, line=number, reason=f"line is not valid JSON: {exc}{cut}; skipped"
+                    )
+                    continue
             yield from self._request(request, number, source, collector)
             yield from collector.complete()
 

@@ -25,7 +25,7 @@ from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 from opentelemetry.proto.trace.v1 import trace_pb2
 
-from auditor.trace import Problem, Trace
+from auditor.trace import Problem, ReceivedBatch, Trace
 
 from . import ids
 from .anyvalue import decode_proto_attributes
@@ -180,6 +180,12 @@ class OtlpProtoAdapter:
     #: Streaming limits (see :mod:`auditor_otel.collect`); instance attributes may be changed.
     quiet_batches = QUIET_BATCHES
     max_open_spans = MAX_OPEN_SPANS
+
+    def receive(self, body: bytes) -> ReceivedBatch:
+        """One OTLP/HTTP protobuf request body split into spans (:mod:`auditor_otel.receive`)."""
+        from .receive import receive_proto
+
+        return receive_proto(body)
 
     def parse(self, stream: BinaryIO, source: str) -> Iterator[Trace | Problem]:
         collector = TraceCollector(

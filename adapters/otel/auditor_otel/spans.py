@@ -123,9 +123,10 @@ def build_span(raw: RawSpan, source: str) -> tuple[Span | None, str | None, list
     except Exception as exc:  # a convention reader bug must not lose the rest of the file
         problems.append(_problem(raw, source, f"could not read {convention} attributes ({exc!r}); kept raw"))
         found = Extraction()
-    problems.extend(_problem(raw, source, note) for note in found.notes)
-    try:
-        span = Span(
+    if found.notes:
+        problems.extend(_problem(raw, source, note) for note in found.notes)
+    try:  # every value below has its field's exact type (checked above or built so)
+        span = Span.trusted(
             trace_id=raw.trace_id,
             span_id=raw.span_id,
             parent_id=raw.parent_id,
@@ -147,10 +148,14 @@ def build_span(raw: RawSpan, source: str) -> tuple[Span | None, str | None, list
             model=found.model,
             attributes=raw.attributes,
             events=tuple(
-                SpanEvent(
-                    name=e.name, time=to_datetime(e.time_ns) if e.time_ns else None, attributes=e.attributes
-                )
-                for e in raw.events
+                [
+                    SpanEvent(
+                        name=e.name,
+                        time=to_datetime(e.time_ns) if e.time_ns else None,
+                        attributes=e.attributes,
+                    )
+                    for e in raw.events
+                ]
             ),
             source=SourceRef(file=source, line=raw.line),
         )

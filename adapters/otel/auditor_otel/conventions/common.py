@@ -156,14 +156,18 @@ _INDEXED = re.compile(r"^(\d+)\.(.+)$")
 
 def indexed(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
     """Un-flatten ``prefix.N.rest`` keys into a list ordered by N of ``{rest: value}`` dicts."""
-    groups: dict[int, dict[str, Any]] = {}
     start = prefix + "."
-    for key, value in attrs.items():
-        if not key.startswith(start):
-            continue
-        match = _INDEXED.match(key[len(start) :])
+    # Most spans have no such key: one search of the joined keys says so (a key holding a newline
+    # can only make it look for them in vain).
+    if "\n" + start not in "\n" + "\n".join(attrs):
+        return []
+    keys = [key for key in attrs if key.startswith(start)]
+    groups: dict[int, dict[str, Any]] = {}
+    size = len(start)
+    for key in keys:
+        match = _INDEXED.match(key[size:])
         if match:
-            groups.setdefault(int(match.group(1)), {})[match.group(2)] = value
+            groups.setdefault(int(match.group(1)), {})[match.group(2)] = attrs[key]
     return [groups[i] for i in sorted(groups)]
 
 

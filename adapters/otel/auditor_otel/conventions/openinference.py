@@ -65,7 +65,7 @@ def _messages(attrs: dict[str, Any], prefix: str) -> list[Message]:
     messages: list[Message] = []
     for entry in indexed(attrs, prefix):
         calls = []
-        for call in indexed({k: v for k, v in entry.items()}, "message.tool_calls"):
+        for call in indexed(entry, "message.tool_calls"):
             name = call.get("tool_call.function.name")
             calls.append(
                 ToolCall(

@@ -1,0 +1,186 @@
+"""The store's bulk writes: an answer with its evidence, claims and verdicts in a few statements.
+
+The ORM's unit of work costs a flush and several statements per object; an answer carries tens of
+rows, so a run would spend more time in the ORM than in the database. Here the rows come from the
+same ORM records :mod:`._convert` builds (so a new column there is written here too) and go to the
+database as one ``INSERT`` per table, executed with all the rows (a multi-row ``VALUES`` measured
+slower: it is compiled again for every number of rows). ``INSERT .. ON CONFLICT`` (SQLite and
+PostgreSQL) makes the shared rows (traces, cache entries) safe against a concurrent writer without a retry;
+other databases get a read-then-write fallback.
+
+Nothing here commits: callers run these inside one transaction (:meth:`Store.save_answer`, or a
+batch of the run's writer, :mod:`._writer`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import Table, delete, inspect, select, tuple_
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session
+
+from auditor.store._runs import now
+from auditor.store._schema import (
+    AnswerRecord,
+    Base,
+    ClaimRecord,
+    EvidenceRecord,
+    RunTraceRecord,
+    TraceRecord,
+    VerdictRecord,
+)
+
+#: Rows per statement, and keys per ``IN (...)`` lookup: far below SQLite's bound on parameters.
+CHUNK = 500
+
+
+def _table(model: type[Base]) -> Table:
+    table = model.__table__
+    if not isinstance(table, Table):  # pragma: no cover - every model maps one table
+        raise TypeError(f"{model.__name__} maps no table")
+    return table
+
+
+def _columns(model: type[Base]) -> list[tuple[str, str, Any]]:
+    """(attribute, column key, default) of each mapped column."""
+    out = []
+    for attr in inspect(model).column_attrs:
+        column = attr.columns[0]
+        default = column.default
+        scalar = getattr(default, "arg", None) if default is not None and default.is_scalar else None
+        out.append((attr.key, column.key, scalar))
+    return out
+
+
+def rows(records: Sequence[Base], **fixed: Any) -> list[dict[str, Any]]:
+    """The column values of ORM records (all of one model), ``fixed`` ones overriding theirs."""
+    if not records:
+        return []
+    columns = _columns(type(records[0]))
+    out = []
+    for record in records:
+        state = record.__dict__
+        row = {key: state.get(attr, default) for attr, key, default in columns}
+        row.update(fixed)
+        out.append(row)
+    return out
+
+
+def _pages(values: Sequence[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
+    for start in range(0, len(values), CHUNK):
+        yield list(values[start : start + CHUNK])
+
+
+def _insert_chunks(session: Session, model: type[Base], values: Sequence[dict[str, Any]]) -> None:
+    # executemany of one compiled statement: a multi-row VALUES is compiled afresh for each
+    # number of rows, which costs more than it saves.
+    table = _table(model)
+    for page in _pages(values):
+        session.execute(table.insert(), page)
+
+
+def insert_missing(session: Session, model: type[Base], values: Sequence[dict[str, Any]]) -> None:
+    """Insert the rows whose primary key is not there yet; leave the others as they are."""
+    if not values:
+        return
+    table = _table(model)
+    dialect = session.get_bind().dialect.name
+    if dialect in ("sqlite", "postgresql"):
+        insert = (sqlite.insert if dialect == "sqlite" else postgresql.insert)(table)
+        for page in _pages(values):
+            session.execute(insert.on_conflict_do_nothing(), page)
+        return
+    key = [c.key for c in table.primary_key.columns]
+    wanted = {tuple(v[k] for k in key): v for v in values}
+    have = {
+        tuple(row)
+        for row in session.execute(
+            select(*table.primary_key.columns).where(tuple_(*table.primary_key.columns).in_(list(wanted)))
+        )
+    }
+    missing = [v for k, v in wanted.items() if k not in have]
+    _insert_chunks(session, model, missing)
+
+
+def upsert(session: Session, model: type[Base], values: Mapping[str, dict[str, Any]]) -> None:
+    """Insert each row of ``values`` (by its ``key`` column) or overwrite the one there."""
+    if not values:
+        return
+    table = _table(model)
+    dialect = session.get_bind().dialect.name
+    batch = [{"key": key, **row} for key, row in values.items()]
+    if dialect in ("sqlite", "postgresql"):
+        insert = (sqlite.insert if dialect == "sqlite" else postgresql.insert)(table)
+        updated = {c.key: insert.excluded[c.key] for c in table.columns if c.key != "key"}
+        statement = insert.on_conflict_do_update(index_elements=["key"], set_=updated)
+        for page in _pages(batch):
+            session.execute(statement, page)
+        return
+    column = table.c["key"]
+    have = set(session.scalars(select(column).where(column.in_(list(values)))))
+    for row in batch:
+        if row["key"] in have:
+            session.execute(table.update().where(column == row["key"]).values(row))
+        else:
+            session.execute(table.insert().values(row))
+
+
+def link_traces(session: Session, run_id: str, traces: Iterable[tuple[str, str, str, int | None]]) -> None:
+    """Store each trace (key, trace id, digest, spans) once, and record that ``run_id`` read it."""
+    at = now()
+    unique = {key: (key, trace_id, digest, spans) for key, trace_id, digest, spans in traces}
+    insert_missing(
+        session,
+        TraceRecord,
+        [
+            {"key": key, "trace_id": trace_id, "digest": digest, "spans": spans, "first_seen_at": at}
+            for key, trace_id, digest, spans in unique.values()
+        ],
+    )
+    insert_missing(session, RunTraceRecord, [{"run_id": run_id, "trace_key": key} for key in unique])
+
+
+def remove_answers(session: Session, run_id: str, answer_ids: Sequence[str]) -> dict[str, int]:
+    """Delete the answers of the run already saved under these ids (to be replaced); their positions."""
+    found: dict[str, int] = {}
+    for start in range(0, len(answer_ids), CHUNK):
+        chunk = answer_ids[start : start + CHUNK]
+        for answer_id, position in session.execute(
+            select(AnswerRecord.answer_id, AnswerRecord.position).where(
+                AnswerRecord.run_id == run_id, AnswerRecord.answer_id.in_(chunk)
+            )
+        ):
+            found[answer_id] = position
+    if found:
+        # Their evidence, claims and verdicts go with them (ON DELETE CASCADE).
+        session.execute(
+            delete(AnswerRecord).where(AnswerRecord.run_id == run_id, AnswerRecord.answer_id.in_(list(found)))
+        )
+    return found
+
+
+def insert_answers(session: Session, records: Sequence[AnswerRecord]) -> None:
+    """Insert answers built by :func:`._convert.answer_record`, children included, one statement per table."""
+    answers: list[dict[str, Any]] = []
+    evidence: list[dict[str, Any]] = []
+    claims: list[dict[str, Any]] = []
+    verdicts: list[dict[str, Any]] = []
+    for record in records:
+        owner = {"run_id": record.run_id, "answer_id": record.answer_id}
+        answers.extend(rows([record]))
+        evidence.extend(rows(record.evidence, **owner))
+        claims.extend(rows(record.claims, **owner))
+        for claim in record.claims:
+            if claim.verdict is not None:
+                verdicts.extend(rows([claim.verdict], **owner, position=claim.position))
+    # Parents before children: the foreign keys are checked at each statement.
+    for model, values in (
+        (AnswerRecord, answers),
+        (EvidenceRecord, evidence),
+        (ClaimRecord, claims),
+        (VerdictRecord, verdicts),
+    ):
+        if values:
+            _insert_chunks(session, model, values)

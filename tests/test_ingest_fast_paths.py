@@ -1,0 +1,267 @@
+"""The fast paths of ingest give what the general paths give: the JSON reader, the trusted span
+constructor, the repair check, the adapters' caches and shortcuts. Speed itself is measured in
+``benchmarks/ingest.py``; these tests pin that nothing read, repaired or reported changed."""
+
+from __future__ import annotations
+
+import json
+import random
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from auditor_langchain import ids
+from auditor_otel.anyvalue import decode_json_attributes
+from auditor_otel.conventions.common import indexed
+from auditor_otel.spans import RawSpan, build_span
+
+from auditor.trace import Message, SourceRef, Span, SpanKind, Trace, loads_fast, repair_trace
+from auditor.trace._ingest import iter_file
+from tests.conftest import ROOT
+
+SAME = [
+    b'{"a": 1, "b": [true, false, null], "c": {"d": "e"}}',
+    b"123456789012345678901234567890",
+    b"-123456789012345678901234567890",
+    b"[0.1, 2.5e-308, 5e-324, 1e22, -0.0, 1.7976931348623157e308, 9007199254740993.0, 1E5]",
+    b'{"a": 1, "b": 2, "a": 3}',
+    '"caf\u00e9 \u2028 \U0001f600"'.encode(),
+    b'"\\ud83d\\ude00 \\u0000 \\n \\/ \\""',
+    b" \t[]\r\n",
+]
+REFUSED = [
+    b"NaN",
+    b"[Infinity]",
+    b"1e400",
+    b'"\\ud800"',
+    b'"\\udc00 x"',
+    b'"\xed\xa0\x80"',
+    b'"\xff"',
+    b"\xef\xbb\xbf{}",
+    b"1 2",
+    b"1, 2",
+    b"1], [2",
+    b"[1]], [[2]",
+    b"",
+    b"   ",
+    b"[1,]",
+]
+
+
+@pytest.mark.parametrize("text", SAME)
+def test_the_fast_reader_gives_what_json_loads_gives(text: bytes) -> None:
+    fast, slow = loads_fast(text), json.loads(text.decode())
+    assert repr(fast) == repr(slow)
+    assert type(fast) is type(slow)
+
+
+@pytest.mark.parametrize("text", REFUSED)
+def test_texts_the_fast_reader_may_read_otherwise_are_left_to_json_loads(text: bytes) -> None:
+    with pytest.raises(ValueError):
+        loads_fast(text)
+
+
+def test_random_numbers_read_the_same() -> None:
+    rng = random.Random(14)
+    for _ in range(2000):
+        number = rng.choice([rng.uniform(-1e6, 1e6), rng.random() * 10 ** rng.randint(-300, 300)])
+        text = repr(number).encode()
+        assert loads_fast(text) == json.loads(text)
+        big = str(rng.getrandbits(rng.randint(1, 200))).encode()
+        assert loads_fast(big) == json.loads(big)
+
+
+def test_the_fast_reader_gives_up_on_deep_nesting_before_json_loads_would() -> None:
+    # Where json.loads gives up depends on the stack; from the same place, the fast reader must
+    # never read a value json.loads would refuse (it would turn a recorded problem into a read).
+    refused = 0
+    for depth in range(900, 1100):
+        for text in (b"[" * depth + b"]" * depth, b'{"a": ' * depth + b"1" + b"}" * depth):
+            try:
+                loads_fast(text)
+            except ValueError:
+                refused += 1
+                continue
+            json.loads(text.decode())
+    assert refused  # the band is crossed
+
+
+def test_deep_lines_are_problems_where_json_loads_gives_up(tmp_path: Path) -> None:
+    def refused(depth: int) -> bool:
+        try:
+            json.loads("[" * depth + "]" * depth)
+        except RecursionError:
+            return True
+        return False
+
+    limit = next(d for d in range(500, 2000) if refused(d))  # json.loads's limit, from here
+    depths = range(limit - 24, limit + 4)
+    path = tmp_path / "deep.jsonl"
+    path.write_bytes(b"".join(b"[" * d + b"]" * d + b"\n" for d in depths))
+    problems = [p for p in iter_file(path, "otlp-json")]
+    too_deep = {depths[p.line - 1] for p in problems if p.line and "nested too deeply" in p.reason}
+    # The adapter reads from a few frames deeper than this test: it may give up a few levels
+    # sooner, never later, and reads what is well below the limit.
+    assert {d for d in depths if d >= limit} <= too_deep
+    assert min(too_deep) >= limit - 12
+
+
+def _spans() -> list[Span]:
+    path = ROOT / "tests" / "fixtures" / "multi_hop" / "openinference.otlp.jsonl"
+    return [s for t in iter_file(path, "otlp-json") if isinstance(t, Trace) for s in t.spans]
+
+
+def test_a_trusted_span_is_the_span_validation_builds() -> None:
+    for span in _spans():
+        fields = {name: getattr(span, name) for name in span.model_fields_set}
+        trusted, validated = Span.trusted(**fields), Span(**fields)
+        assert trusted == validated
+        assert repr(trusted) == repr(validated)
+        assert trusted.model_fields_set == validated.model_fields_set
+        assert trusted.model_dump_json() == validated.model_dump_json()
+        assert list(trusted.__dict__) == list(validated.__dict__)
+
+
+def test_a_trusted_span_still_refuses_unknown_and_missing_fields() -> None:
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    with pytest.raises(TypeError, match="unknown fields \\['nmae'\\]"):
+        Span.trusted(trace_id="t", span_id="s", nmae="x", name="x", start=now, end=now)
+    with pytest.raises(TypeError, match="missing fields \\['end'\\]"):
+        Span.trusted(trace_id="t", span_id="s", name="x", start=now)
+    first = Span.trusted(trace_id="t", span_id="s", name="x", start=now, end=now)
+    second = Span.trusted(trace_id="t", span_id="s", name="x", start=now, end=now)
+    assert first.attributes == {} and first.attributes is not second.attributes  # a fresh default
+    assert first.kind is SpanKind.OTHER and first.source is None
+
+
+def _nested(levels: int, leaf: Any) -> Any:
+    for n in range(levels):
+        leaf = {"k": leaf} if n % 2 else [leaf]
+    return leaf
+
+
+# Levels of wrapping at which the leaf is cut: a container at depth 64 is dropped (the attributes
+# dict is depth 0), so an empty one at 63 levels, a string's container at 64, and a message's
+# (empty) tool calls, one level inside it, at 62.
+@pytest.mark.parametrize(
+    ("leaf", "cut"), [({}, 63), ([], 63), ((), 63), ("x", 64), (Message(role="user", content="m"), 62)]
+)
+def test_nesting_is_bounded_at_the_same_depth_by_the_quick_check_and_the_repair(leaf: Any, cut: int) -> None:
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    for levels in range(60, 66):
+        span = Span(
+            trace_id="t",
+            span_id="s",
+            name="x",
+            start=now,
+            end=now,
+            attributes={"a": _nested(levels, leaf)},
+            source=SourceRef(file="f.jsonl", line=1),
+        )
+        trace = Trace(trace_id="t", spans=(span,))
+        fixed, problems = repair_trace(trace, "f.jsonl")
+        deep = levels >= cut
+        assert (fixed is not trace) is deep, (levels, leaf)
+        assert bool(problems) is deep
+
+
+def test_a_lone_surrogate_anywhere_is_still_found() -> None:
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    for value in ("\ud800", ["ok", "\udc00"], {"\ud800": 1}, {"k": ("x", "\ud800")}):
+        span = Span(trace_id="t", span_id="s", name="x", start=now, end=now, attributes={"a": value})
+        _, problems = repair_trace(Trace(trace_id="t", spans=(span,)), "f")
+        assert problems and "surrogates" in problems[0].reason
+
+
+def test_attribute_values_read_by_the_shortcut_match_the_general_rules() -> None:
+    items = [
+        {"key": "s", "value": {"stringValue": "text"}},
+        {"key": "i", "value": {"intValue": "42"}},
+        {"key": "n", "value": {"intValue": 7}},
+        {"key": "b", "value": {"boolValue": True}},
+        {"key": "d", "value": {"doubleValue": 2}},
+        {"key": "not-a-string", "value": {"stringValue": 5}},
+        {"key": "bool-as-int", "value": {"intValue": True}},
+        {"key": "snake", "value": {"string_value": "x"}},
+        {"key": "two", "value": {"foo": 1, "stringValue": "y"}},
+    ]
+    notes: list[str] = []
+    assert decode_json_attributes(items, notes) == {
+        "s": "text",
+        "i": 42,
+        "n": 7,
+        "b": True,
+        "d": 2.0,
+        "not-a-string": "5",
+        "bool-as-int": None,
+        "snake": "x",
+        "two": "y",
+    }
+    assert len(notes) == 2
+
+
+def test_indexed_keys_are_found_whatever_the_other_keys_hold() -> None:
+    attrs = {
+        "x\nllm.input_messages.0.message.role": "decoy",
+        "llm.input_messages.1.message.role": "user",
+        "llm.input_messages.0.message.content": "hi",
+        "other": 1,
+    }
+    assert indexed(attrs, "llm.input_messages") == [{"message.content": "hi"}, {"message.role": "user"}]
+    assert indexed(attrs, "llm.output_messages") == []
+    assert indexed({"x\nllm.output_messages.0.a": 1}, "llm.output_messages") == []
+
+
+def test_a_span_is_built_the_same_with_or_without_attributes() -> None:
+    raw = RawSpan(trace_id="a" * 32, span_id="b" * 16, parent_id=None, name="n", start_ns=10**18, end_ns=None)
+    span, convention, problems = build_span(raw, "f.jsonl")
+    assert span is not None and convention is None
+    assert span == Span(
+        trace_id="a" * 32,
+        span_id="b" * 16,
+        name="n",
+        start=span.start,
+        end=span.start,
+        source=SourceRef(file="f.jsonl", line=None),
+    )
+    assert [p.reason for p in problems] == ["span 'n' has no end time; its start time is used"]
+
+
+def test_langchain_ids_and_times_read_from_the_caches_are_the_ones_read_afresh() -> None:
+    samples: list[Any] = [
+        "11111111-2222-3333-4444-555555555555",
+        "AAAAAAAA-BBBB-CCCC-DDDD-EEEEEEEEEEEE",
+        "{aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee}",
+        "urn:uuid:aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee",
+        "aaaaaaaabbbbccccddddeeeeeeeeeeee",
+        " Run-7 ",
+        "",
+        "   ",
+        7,
+        None,
+        True,
+    ]
+    for _ in range(2):  # the second time from the cache
+        for value in samples:
+            expected = None
+            if value is not None and not isinstance(value, bool) and str(value).strip():
+                try:
+                    expected = str(uuid.UUID(str(value).strip()))
+                except ValueError:
+                    expected = str(value).strip().lower()
+            assert ids.normalise_id(value) == expected, value
+        assert ids.parse_time("2026-11-29T13:44:35.961528+01:00") == datetime(
+            2026, 11, 29, 12, 44, 35, 961528, tzinfo=UTC
+        )
+        assert ids.parse_time("2026-11-29T13:44:35") == datetime(2026, 11, 29, 13, 44, 35, tzinfo=UTC)
+        assert ids.parse_time("not a time") is None
+
+
+def test_the_langchain_caches_stay_bounded() -> None:
+    for n in range(ids._KEPT + 10):
+        ids.normalise_id(f"run-{n}")
+        ids.parse_time(f"2026-01-01T00:00:{n % 60:02d}.{n:06d}")
+    assert len(ids._IDS) <= ids._KEPT
+    assert len(ids._TIMES) <= ids._KEPT

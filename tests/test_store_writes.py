@@ -1,0 +1,210 @@
+"""The store's write path: batched cache lookups and writes, one transaction per answer at most,
+the run's writer thread, and SQLite in WAL mode. On SQLite and PostgreSQL, like the store tests."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import create_engine, event, func, select, text
+
+import tests.test_store
+from auditor.claims import Claim
+from auditor.errors import LeaseLostError
+from auditor.evidence import Answer, Evidence
+from auditor.judges import CachingJudge, ClaimVerdict, JudgeIdentity, Label
+from auditor.policy import load_policy
+from auditor.run import Progress, audit
+from auditor.store import SqlVerdictCache, Store, StoreWriter, trace_digest
+from auditor.store._schema import AnswerRecord
+from tests.conftest import FIXTURES
+from tests.test_audit_runs import INPUTS
+from tests.test_store import answer, run_info
+
+pg_url = tests.test_store.pg_url  # the PostgreSQL fixtures, shared with the store tests
+fresh_pg_url = tests.test_store.fresh_pg_url
+db_url = tests.test_store.db_url
+store = tests.test_store.store
+
+
+class Statements:
+    """Counts the statements and commits an engine runs, by the table they name."""
+
+    def __init__(self, store: Store) -> None:
+        self.sql: list[str] = []
+        self.commits = 0
+        self._lock = threading.Lock()
+        event.listen(store.engine, "before_cursor_execute", self._statement)
+        event.listen(store.engine, "commit", self._commit)
+
+    def _statement(self, _conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        with self._lock:
+            self.sql.append(" ".join(statement.split()).lower())
+
+    def _commit(self, _conn: Any) -> None:
+        with self._lock:
+            self.commits += 1
+
+    def on(self, table: str, verb: str) -> int:
+        return sum(1 for s in self.sql if s.startswith(verb) and f" {table}" in s)
+
+
+class Scripted:
+    """A judge that says ``supported`` to every claim it is asked about, and counts them."""
+
+    identity = JudgeIdentity(kind="openai", model="scripted", prompt_version="p1")
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    async def judge(
+        self,
+        answer: Answer,
+        claims: Sequence[Claim],
+        admitted: Sequence[Evidence],
+        excluded: Sequence[Evidence],
+        allow_common_knowledge: bool = False,
+    ) -> list[ClaimVerdict]:
+        self.asked += [c.text for c in claims]
+        return [ClaimVerdict(claim_id=c.claim_id, label=Label.SUPPORTED, settled_by="llm") for c in claims]
+
+
+def claims_of(answer_id: str, n: int) -> list[Claim]:
+    return [
+        Claim(claim_id=f"{answer_id}:c{i}", answer_id=answer_id, text=f"Claim {i}.", start=0, end=1)
+        for i in range(n)
+    ]
+
+
+def an_answer(answer_id: str) -> Answer:
+    return Answer(
+        answer_id=answer_id,
+        trace_id="t1",
+        span_id="s1",
+        text="x",
+        generated_at=tests.test_store.T0,
+    )
+
+
+def test_a_judged_answer_costs_one_cache_lookup_and_one_cache_write(store: Store) -> None:
+    statements = Statements(store)
+    inner = Scripted()
+    judge = CachingJudge(inner, SqlVerdictCache(store, inner.identity))
+    first = asyncio.run(judge.judge(an_answer("a1"), claims_of("a1", 6), [], []))
+    assert [v.label for v in first] == [Label.SUPPORTED] * 6 and len(inner.asked) == 6
+    assert statements.on("verdict_cache", "select") == 1  # every claim of the answer in one query
+    assert statements.on("verdict_cache", "insert") == 1 and statements.commits == 1
+    again = asyncio.run(judge.judge(an_answer("a2"), claims_of("a2", 6), [], []))
+    assert len(inner.asked) == 6 and {v.settled_by for v in again} == {"cache"}
+    assert [v.claim_id for v in again] == [f"a2:c{i}" for i in range(6)]
+    assert statements.on("verdict_cache", "select") == 2 and statements.commits == 1
+
+
+def test_cache_writes_queued_to_the_writer_are_hits_before_and_after_their_commit(store: Store) -> None:
+    inner = Scripted()
+    with StoreWriter(store) as writer:
+        judge = CachingJudge(inner, SqlVerdictCache(store, inner.identity, writer=writer))
+        asyncio.run(judge.judge(an_answer("a1"), claims_of("a1", 3), [], []))
+        asyncio.run(judge.judge(an_answer("a2"), claims_of("a2", 3), [], []))  # queued or committed
+    assert len(inner.asked) == 3 and judge.hits == 3
+    fresh = CachingJudge(inner, SqlVerdictCache(store, inner.identity))  # from the database alone
+    asyncio.run(fresh.judge(an_answer("a3"), claims_of("a3", 3), [], []))
+    assert len(inner.asked) == 3 and fresh.hits == 3
+
+
+def test_the_writer_saves_answers_in_at_most_one_transaction_each(store: Store) -> None:
+    run_id = store.begin_run(run_info(), owner="me", lease_seconds=60)
+    statements = Statements(store)
+
+    async def save_all() -> None:
+        with StoreWriter(store) as writer:
+            await asyncio.gather(
+                *(writer.save_answer(run_id, answer(f"a{i}"), owner="me") for i in range(20))
+            )
+
+    asyncio.run(save_all())
+    assert statements.commits <= 20  # batched when answers arrive together
+    assert statements.on("answers", "insert") == statements.on("evidence", "insert") == statements.commits
+    loaded = store.load_run(run_id)
+    assert [a.answer_id for a in loaded.answers] == [f"a{i}" for i in range(20)]  # in the order handed over
+    assert loaded.answers[3] == answer("a3")
+
+
+def test_a_failed_write_fails_its_save_every_later_one_and_the_close(store: Store) -> None:
+    run_id = store.begin_run(run_info(), owner="me", lease_seconds=60)
+    writer = StoreWriter(store).start()
+
+    async def saves() -> list[BaseException | None]:
+        await writer.save_answer(run_id, answer("a1"), owner="me")
+        outcomes: list[BaseException | None] = []
+        for owner in ("someone else", "me"):
+            try:
+                await writer.save_answer(run_id, answer(f"a-{owner}"), owner=owner)
+                outcomes.append(None)
+            except LeaseLostError as err:
+                outcomes.append(err)
+        return outcomes
+
+    lost, after = asyncio.run(saves())
+    assert isinstance(lost, LeaseLostError) and after is lost  # nothing is written past a failure
+    with pytest.raises(LeaseLostError):
+        writer.close()
+    assert [a.answer_id for a in store.load_run(run_id).answers] == ["a1"]
+
+
+def test_a_file_store_runs_in_wal_mode_with_a_patient_lock_wait(tmp_path: Path) -> None:
+    with Store(f"sqlite:///{tmp_path / 'w.db'}") as opened, opened.engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 1  # NORMAL
+        assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 30_000
+        assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+    with Store(f"sqlite:///{tmp_path / 'w.db'}?timeout=5") as opened, opened.engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 5_000
+
+
+@pytest.fixture
+def slow_writes(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Each write of answers takes a while: a report made before the commit would run ahead of it."""
+    original = Store.write_answers
+
+    def slow(self: Store, *args: Any, **kwargs: Any) -> None:
+        threading.Event().wait(0.05)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Store, "write_answers", slow)
+    yield
+
+
+def test_progress_never_counts_an_answer_a_kill_would_lose(db_url: str, slow_writes: None) -> None:
+    Store(db_url, upgrade=True).close()
+    reader = create_engine(db_url)  # another connection: sees only what is committed
+    seen: list[tuple[int, int]] = []
+
+    def committed(progress: Progress) -> None:
+        with reader.connect() as conn:
+            rows = int(conn.scalar(select(func.count()).select_from(AnswerRecord)) or 0)
+        seen.append((progress.answers_done, rows))
+
+    try:
+        result = audit(INPUTS, policy=load_policy("strict"), db_url=db_url, on_progress=committed)
+    finally:
+        reader.dispose()
+    assert len(seen) == len(result.answers) == 13
+    assert all(rows >= done for done, rows in seen), seen  # reported as saved = committed
+
+
+def test_recording_a_run_s_traces_is_one_transaction(store: Store) -> None:
+    from auditor.trace import read_traces
+
+    traces = read_traces(sorted(FIXTURES.glob("*/openinference.otlp.jsonl"))).traces
+    run_id = store.begin_run(run_info())
+    statements = Statements(store)
+    store.record_traces(run_id, traces)
+    assert statements.commits == 1 and len(traces) > 3
+    with store.engine.connect() as conn:
+        linked = conn.execute(text("select count(*) from run_traces")).scalar()
+    assert linked == len({(t.trace_id, trace_digest(t)) for t in traces})
