@@ -1,8 +1,8 @@
 """The one place that knows the order of the stages.
 
-``trace -> evidence -> policy -> claims -> verdicts -> (figures) -> results``. Stages know nothing
-about each other's scheduling; this module calls them in order, runs answers concurrently with a
-bound, and assembles the public result.
+``trace -> evidence -> policy -> claims -> verdicts -> citations -> (figures) -> results``. Stages
+know nothing about each other's scheduling; this module calls them in order, runs answers
+concurrently with a bound, and assembles the public result.
 """
 
 from __future__ import annotations
@@ -10,17 +10,28 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 from typing import Protocol
 
-from auditor.claims import ClaimExtractor, Decomposition
+from auditor.claims import ClaimExtractor, Decomposition, attach_markers, resolve_markers
 from auditor.errors import UsageError
 from auditor.evidence import Answer, Evidence, reconstruct
-from auditor.judges import ClaimVerdict, FusedResult, Judge, JudgeIdentity, check_complete, verify_quotes
-from auditor.policy import Decision, Policy, evaluate, load_policy
+from auditor.judges import (
+    Attribution,
+    ClaimVerdict,
+    FusedResult,
+    Judge,
+    JudgeIdentity,
+    check_citations,
+    check_complete,
+    settle_conflict,
+    verify_conflicts,
+    verify_quotes,
+)
+from auditor.policy import Decision, Policy, document_date, evaluate, load_policy
 from auditor.results import (
     AnswerFigures,
     AnswerOut,
@@ -157,6 +168,7 @@ class AnswerAudit:
     decomposition: Decomposition
     verdicts: list[ClaimVerdict]
     figures: AnswerFigures
+    citations: dict[str, Attribution] = field(default_factory=dict)  # by claim id: markers checked
 
 
 class FusedAuditor(Protocol):
@@ -190,44 +202,82 @@ def _conclude(
     admitted: Sequence[Evidence],
     excluded: Sequence[Evidence],
 ) -> AnswerAudit:
-    # Never trust a judge's quotes or ids: verification applies to every judge alike.
+    # Never trust a judge's quotes or ids: verification applies to every judge alike, to both
+    # sides of a conflict too; then the policy's on_conflict decides what a conflicted verdict becomes.
     by_id = {e.evidence_id: e for e in admitted}
     excluded_ids = {e.evidence_id for e in excluded}
+    dates = {
+        e.evidence_id: document_date(policy, e, d) for e, d in zip(answer.evidence, decisions, strict=True)
+    }
     verdicts = []
-    for verdict in check_complete(decomposition.judgeable, raw, settled_by=identity.kind):
-        checked = verify_quotes(verdict, by_id)
+    claims = decomposition.judgeable
+    for claim, verdict in zip(claims, check_complete(claims, raw, settled_by=identity.kind), strict=True):
+        checked = verify_quotes(verdict, by_id, claim_text=claim.text)
+        checked = verify_conflicts(checked, partial(verify_quotes, evidence=by_id, claim_text=claim.text))
+        checked = settle_conflict(checked, policy.evidence.on_conflict, dates)
         support = tuple(i for i in checked.inadmissible_support if i in excluded_ids)
         verdicts.append(checked.model_copy(update={"inadmissible_support": support}))
     figures = answer_figures(
-        decomposition, verdicts, policy.thresholds.claim_support, policy.thresholds.contradictions_allowed
+        decomposition,
+        verdicts,
+        policy.thresholds.claim_support,
+        policy.thresholds.contradictions_allowed,
+        policy.thresholds.conflicts_allowed,
     )
     return AnswerAudit(answer, decisions, decomposition, verdicts, figures)
+
+
+async def _judge_citations(
+    audit: AnswerAudit, policy: Policy, judge: Judge | None, admitted: Sequence[Evidence]
+) -> AnswerAudit:
+    """Resolve each claim's citation markers and check them against the items they cite."""
+    decomposition = attach_markers(audit.decomposition, audit.answer.text)
+    claims = decomposition.judgeable
+    resolutions = resolve_markers(audit.answer, claims)
+    if not resolutions:
+        return replace(audit, decomposition=decomposition)
+    allow_common = policy.evidence.common_knowledge == "allow"
+    citations = await check_citations(
+        audit.answer, claims, audit.verdicts, resolutions, admitted, judge, allow_common
+    )
+    return replace(audit, decomposition=decomposition, citations=citations)
 
 
 async def audit_answer(
     answer: Answer, decomposition: Decomposition, policy: Policy, judge: Judge
 ) -> AnswerAudit:
-    """Judge one decomposed answer against the evidence its policy admits."""
+    """Judge one decomposed answer against the evidence its policy admits, then its citations."""
     decisions, admitted, excluded = _admission(answer, policy)
     claims = decomposition.judgeable
     allow_common = policy.evidence.common_knowledge == "allow"
     raw = await judge.judge(answer, claims, admitted, excluded, allow_common) if claims else []
-    return _conclude(answer, decisions, decomposition, raw, policy, judge.identity, admitted, excluded)
+    audit = _conclude(answer, decisions, decomposition, raw, policy, judge.identity, admitted, excluded)
+    return await _judge_citations(audit, policy, judge, admitted)
 
 
-async def audit_answer_fused(answer: Answer, policy: Policy, fused: FusedAuditor) -> AnswerAudit:
-    """Decompose and judge one answer in a single call, then verify as for any judge."""
+async def audit_answer_fused(
+    answer: Answer, policy: Policy, fused: FusedAuditor, judge: Judge | None = None
+) -> AnswerAudit:
+    """Decompose and judge one answer in a single call, then verify as for any judge.
+
+    ``judge`` (the same model, as a plain judge) re-checks claims against the items their markers
+    cite; without it such markers stay undecided.
+    """
     decisions, admitted, excluded = _admission(answer, policy)
     outcome = await fused.audit(answer, admitted, excluded, policy.evidence.common_knowledge == "allow")
-    return _conclude(
+    audit = _conclude(
         answer, decisions, outcome.decomposition, outcome.verdicts, policy, fused.identity, admitted, excluded
     )
+    return await _judge_citations(audit, policy, judge, admitted)
 
 
 def audit_out(audit: AnswerAudit) -> AnswerOut:
     """One audited answer in the public result's shape."""
     verdicts = {v.claim_id: v for v in audit.verdicts}
-    claims = [claim_out(c, verdicts.get(c.claim_id)) for c in audit.decomposition.claims]
+    claims = [
+        claim_out(c, verdicts.get(c.claim_id), audit.citations.get(c.claim_id))
+        for c in audit.decomposition.claims
+    ]
     return answer_out(audit.answer, audit.decisions, claims, audit.figures)
 
 
@@ -237,14 +287,16 @@ async def audit_all(
     extractor: ClaimExtractor,
     judge: Judge,
     concurrency: int = 8,
-    on_done: Callable[[AnswerAudit], None] | None = None,
+    on_done: Callable[[AnswerAudit], Awaitable[None] | None] | None = None,
     fused: FusedAuditor | None = None,
 ) -> list[AnswerAudit]:
     """Decompose and judge ``answers``, at most ``concurrency`` at a time; results in input order.
 
     ``on_done`` is called as each answer finishes (in completion order), so a caller can store it
-    at once and an interrupted run keeps what it finished. With ``fused``, each answer is decomposed
-    and judged in one call instead (``extractor`` and ``judge`` are not used).
+    at once and an interrupted run keeps what it finished; an awaitable it returns (a save) is
+    awaited outside the concurrency bound, so the next answers' calls go on meanwhile. With ``fused``, each answer is decomposed
+    and judged in one call instead (``extractor`` is not used; ``judge`` only re-checks claims
+    against the items their citation markers name).
     """
     limiter = asyncio.Semaphore(concurrency)
 
@@ -252,12 +304,14 @@ async def audit_all(
         async with limiter:
             audit = await job()
         if on_done is not None:
-            on_done(audit)
+            saved = on_done(audit)
+            if saved is not None:
+                await saved
         return audit
 
     jobs: list[Callable[[], Awaitable[AnswerAudit]]]
     if fused is not None:
-        jobs = [partial(audit_answer_fused, a, policy, fused) for a in answers]
+        jobs = [partial(audit_answer_fused, a, policy, fused, judge) for a in answers]
     else:
         decompositions = await extractor.decompose(answers)
         jobs = [

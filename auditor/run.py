@@ -1,4 +1,4 @@
-"""``audit()`` and ``calibrate()``: the runs around the pipeline (sync edges over async code).
+"""``audit()``, ``calibrate()`` and ``compare_policies()``: the runs around the pipeline (sync edges).
 
 It adds to the pipeline what a run needs around it: the store (each answer is saved as it
 finishes, so an interrupted run keeps its work and can be resumed; the run's lease, renewed while
@@ -6,22 +6,23 @@ it runs, lets the next audit resume a run whose process was killed), the verdict
 store, the metrics summary, token usage, and progress reports for a caller to display.
 ``calibrate()`` audits a labelled file the same way (with no run of its own) and stores the
 judge's calibration (:mod:`auditor.calibration`), which later audits use to correct their rates.
+``compare_policies()`` audits the same answers under two policies (``auditor policy diff``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from auditor.calibration import Calibration, calibration_from, corrected_share, load_labelled
-from auditor.judges import CachingFused, Decomposer, JudgeSetup, build_judge
+from auditor.judges import Decomposer, build_judge
 from auditor.llm import run_sync
-from auditor.metrics import Labels, summarise
+from auditor.metrics import Labels, PolicyComparison, summarise, verdict_diff
 from auditor.pipeline import AnswerAudit, audit_all, audit_out, find_answers, run_info
-from auditor.policy import Policy, load_policy
+from auditor.policy import Policy, diff, load_policy
 from auditor.results import AnswerOut, AuditResult, RunInfo, judge_ref
 from auditor.settings import run_lease
 from auditor.store import (
@@ -30,6 +31,7 @@ from auditor.store import (
     SqlFusedCache,
     SqlVerdictCache,
     Store,
+    StoreWriter,
     new_owner,
     trace_digest,
 )
@@ -50,30 +52,11 @@ class Progress:
     llm_failed: int = 0  # requests that ended in an error after their retries
 
 
-def _usage(setup: JudgeSetup) -> dict[str, Any] | None:
-    if setup.client is None:
-        return None
-    usage: dict[str, Any] = {"llm": asdict(setup.client.usage)}
-    if setup.cascade is not None:
-        usage["cascade"] = asdict(setup.cascade.stats)
-    if setup.cache is not None:
-        usage["cache"] = {"hits": setup.cache.hits, "misses": setup.cache.misses}
-    if setup.decomposition_cache is not None:
-        usage["decomposition_cache"] = {
-            "hits": setup.decomposition_cache.hits,
-            "misses": setup.decomposition_cache.misses,
-        }
-    if isinstance(setup.fused, CachingFused):
-        usage["fused_cache"] = {"hits": setup.fused.hits, "misses": setup.fused.misses}
-    return usage
-
-
 def finish_result(
     result: AuditResult, policy: Policy, labels: Labels | None, usage: dict[str, Any] | None
 ) -> AuditResult:
     """Add the metrics summary and the usage tally to a result."""
-    markers = {c.claim_id: c.markers for a in result.answers for c in a.claims or []}
-    summary = summarise(result.answers, labels, thresholds=policy.thresholds, markers=markers)
+    summary = summarise(result.answers, labels, thresholds=policy.thresholds)
     run = result.run.model_copy(update={"usage": usage})
     return result.model_copy(update={"summary": summary.model_dump(mode="json"), "run": run})
 
@@ -103,6 +86,8 @@ async def audit_async(
     owner, lease = new_owner(), run_lease()
     db = Store(db_url) if store else None
     keeper: RunLease | None = None
+    # Database work happens on the writer's thread: the event loop only hands answers over.
+    writer = StoreWriter(db).start() if db is not None else None
     try:
         setup = build_judge(
             judge,
@@ -111,26 +96,28 @@ async def audit_async(
             use_cache=cache,
             decomposer=decomposer,
             concurrency=concurrency,
-            cache_backend=SqlVerdictCache(db) if db is not None else None,
-            decomposition_backend=SqlDecompositionCache(db) if db is not None else None,
-            fused_backend=SqlFusedCache(db) if db is not None else None,
+            cache_backend=SqlVerdictCache(db, writer=writer) if db is not None else None,
+            decomposition_backend=SqlDecompositionCache(db, writer) if db is not None else None,
+            fused_backend=SqlFusedCache(db, writer) if db is not None else None,
         )
         await setup.check()  # an unreachable endpoint or a bad key fails here, before any run is opened
         info = run_info(ingested, started, policy).model_copy(
             update={"judge": judge_ref(setup.judge.identity)}
         )
-        run_id, done = _open_run(db, info, policy, resume, ingested.traces, owner, lease)
+        traced = [trace_digest(t) for t in ingested.traces] if db is not None else []
+        run_id, done = _open_run(db, info, policy, resume, ingested.traces, traced, owner, lease)
         if db is not None:
             keeper = RunLease(db, run_id, owner, lease).start()
         todo = [a for a in answers if a.answer_id not in done]
-        digests = {t.trace_id: trace_digest(t) for t in ingested.traces}
+        digests = {t.trace_id: d for t, d in zip(ingested.traces, traced, strict=False)}
         counts = {"done": 0, "claims": 0, "unjudged": 0}
         fresh: dict[str, AnswerOut] = {}
 
-        def on_done(audit: AnswerAudit) -> None:
+        async def on_done(audit: AnswerAudit) -> None:
             out = fresh[audit.answer.answer_id] = audit_out(audit)
-            if db is not None:
-                db.save_answer(run_id, out, digests.get(audit.answer.trace_id), owner=owner)
+            if writer is not None:
+                # Counted and reported only once committed: a kill loses nothing reported as done.
+                await writer.save_answer(run_id, out, digests.get(audit.answer.trace_id), owner=owner)
             counts["done"] += 1
             counts["claims"] += audit.figures.judged
             counts["unjudged"] += audit.figures.unjudged
@@ -156,24 +143,29 @@ async def audit_async(
         except BaseException:
             # Ctrl-C or SIGTERM (a cancelled task) or a crash: what finished is saved; the next run
             # resumes it (a kill -9 skips this: the run's lease runs out instead).
-            if db is not None:
+            if db is not None and writer is not None:
+                writer.close(raise_error=False)  # what was handed over is committed first
                 db.mark_interrupted(run_id, owner)
             raise
         finally:
             await setup.aclose()
+        if writer is not None:
+            writer.close()  # the cache entries still queued; raises a write that failed
         earlier = {a.answer_id: a for a in db.load_run(run_id).answers} if db is not None and done else {}
         ordered: list[AnswerOut] = [fresh.get(a.answer_id) or earlier[a.answer_id] for a in answers]
         result = finish_result(
             AuditResult(run=info.model_copy(update={"id": run_id}), answers=ordered),
             policy,
             labels,
-            _usage(setup),
+            setup.usage(),
         )
         if db is not None:
             result = with_correction(result, db)
             db.finish_run(run_id, result.summary, result.run.usage, status=setup.outcome(), owner=owner)
         return result, audits
     finally:
+        if writer is not None:
+            writer.close(raise_error=False)
         if keeper is not None:
             keeper.stop()
         if db is not None:
@@ -202,6 +194,7 @@ def _open_run(
     policy: Policy,
     resume: bool,
     traces: Sequence[Trace],
+    digests: Sequence[str],
     owner: str,
     lease: float,
 ) -> tuple[str, set[str]]:
@@ -215,7 +208,7 @@ def _open_run(
         if previous is not None and db.claim_run(previous, owner, lease):
             return previous, db.finished_answer_ids(previous)
     run_id = db.begin_run(info, policy.source_text, owner=owner, lease_seconds=lease)
-    db.record_traces(run_id, traces)
+    db.record_traces(run_id, traces, digests)
     return run_id, set()
 
 
@@ -285,6 +278,39 @@ def audit(
         )
     )
     return result
+
+
+def compare_policies(
+    paths: Sequence[Path],
+    policy_a: Policy,
+    policy_b: Policy,
+    *,
+    judge: str = "offline",
+    base_url: str | None = None,
+    format: str | None = None,
+    concurrency: int = 8,
+) -> PolicyComparison:
+    """Audit the answers in ``paths`` (found with ``policy_a``) under both policies with one judge,
+    and compare. Both audits judge the same claims; nothing is stored. Raises as :func:`audit`."""
+    ingested, answers = find_answers(paths, format, policy_a)
+    setup = build_judge(judge, base_url=base_url, concurrency=concurrency)
+
+    async def both() -> list[list[AnswerOut]]:
+        await setup.check()
+        try:
+            return [
+                [audit_out(x) for x in await audit_all(answers, p, setup.extractor, setup.judge, concurrency)]
+                for p in (policy_a, policy_b)
+            ]
+        finally:
+            await setup.aclose()
+
+    a, b = run_sync(both)
+    evidence = diff(policy_a, policy_b, answers)
+    judged = verdict_diff(
+        a, b, evidence, judge_ref(setup.judge.identity), policy_a.thresholds, policy_b.thresholds
+    )
+    return PolicyComparison(evidence=evidence, verdicts=judged, problems=len(ingested.problems))
 
 
 async def calibrate_async(

@@ -13,6 +13,11 @@ base_url           ``AUDITOR_BASE_URL`` none (OpenAI's API), or any OpenAI-compa
 policy             ``AUDITOR_POLICY``   ``default`` (the shipped ``policies/default.toml``)
 api_key            ``OPENAI_API_KEY``   none (a secret: environment only, no flag)
 run_lease          ``AUDITOR_RUN_LEASE`` ``30`` seconds: a running audit's lease on its stored run (:func:`run_lease`)
+serve_token        ``AUDITOR_SERVE_TOKEN`` none: the bearer token ``auditor serve`` requires (a secret; ``--token`` too)
+serve_quiet        ``AUDITOR_SERVE_QUIET`` ``5`` seconds without a new span before a trace whose root ended is audited
+serve_root_wait    ``AUDITOR_SERVE_ROOT_WAIT`` ``300`` seconds without a new span before a trace with no ended root is audited
+serve_max_body     ``AUDITOR_SERVE_MAX_BODY`` ``16777216`` bytes: the largest OTLP request body, before and after gzip
+serve_queue        ``AUDITOR_SERVE_QUEUE`` ``1000`` traces waiting for an audit before OTLP requests get 503
 =================  ===================  ==============================================================
 
 Every command reads its ``--policy``, ``--judge``, ``--base-url`` and ``--db`` through
@@ -38,6 +43,11 @@ SETTINGS: dict[str, tuple[str, str | None]] = {
     "policy": ("AUDITOR_POLICY", None),
     "api_key": ("OPENAI_API_KEY", None),
     "run_lease": ("AUDITOR_RUN_LEASE", "30"),
+    "serve_token": ("AUDITOR_SERVE_TOKEN", None),
+    "serve_quiet": ("AUDITOR_SERVE_QUIET", "5"),
+    "serve_root_wait": ("AUDITOR_SERVE_ROOT_WAIT", "300"),
+    "serve_max_body": ("AUDITOR_SERVE_MAX_BODY", "16777216"),
+    "serve_queue": ("AUDITOR_SERVE_QUEUE", "1000"),
 }
 
 
@@ -73,3 +83,23 @@ def run_lease(given: float | None = None) -> float:
             "(the default), or unset it."
         )
     return seconds
+
+
+def positive_number(name: str, given: float | None = None) -> float:
+    """A setting that is a positive number (``given`` > its environment variable > its default).
+
+    Raises:
+        UsageError: the value is not a positive finite number (the variable named).
+    """
+    variable, default = SETTINGS[name]
+    raw = given if given is not None else os.environ.get(variable) or default
+    try:
+        value = float(raw or "")
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise UsageError(
+            f"{variable}={raw!r} is not a positive number: set it to one such as {default} (the default), "
+            "or unset it."
+        )
+    return value

@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from auditor import __version__
-from benchmarks import ingest, judge, llm, startup
+from benchmarks import e2e, ingest, judge, llm, quotes, startup
 
 ROOT = Path(__file__).resolve().parent
-SECTIONS = ["startup", "ingest", "judge", "llm"]
+SECTIONS = ["startup", "ingest", "judge", "llm", "quotes", "e2e"]
 
 
 def machine() -> dict[str, Any]:
@@ -79,6 +79,10 @@ def render(results: dict[str, Any]) -> str:
         parts.append(render_judge(results["offline_judge"]))
     if "llm" in results:
         parts.append(render_llm(results["llm"]))
+    if "quotes" in results:
+        parts.append(render_quotes(results["quotes"]))
+    if "offline_e2e" in results:
+        parts.append(_table(*e2e.table(results["offline_e2e"])))
     return "\n".join(parts)
 
 
@@ -208,9 +212,12 @@ def render_llm(lm: dict[str, Any]) -> str:
     rows = [
         [
             name,
+            r.get("concurrency", lm["concurrency"]),
+            "on" if r.get("store") else "off",
             r["answers"],
             _f(r["answers_per_second"], 1),
             _f(r["ratio_to_ideal"]),
+            _f(r.get("ratio_to_bound", r["ratio_to_ideal"])),
             _f(r["calls_per_answer"]),
             _f(r["prompt_tokens_per_answer"], 0),
             _f(r["completion_tokens_per_answer"], 0),
@@ -220,13 +227,17 @@ def render_llm(lm: dict[str, Any]) -> str:
     ]
     parts.append(
         _table(
-            f"LLM pipeline vs fake server (latency {lm['latency_seconds'] * 1000:.0f} ms, "
-            f"C = {lm['concurrency']}, ideal C/latency = {lm['ideal_answers_per_second']:.0f} answers/s)",
+            f"LLM pipeline vs fake server (latency {lm['latency_seconds'] * 1000:.0f} ms, server in "
+            f"{'its own process' if lm.get('server') == 'subprocess' else 'this process'}; ideal: "
+            "C / latency; bound: what the calls allow, C / (2 x latency) for the llm decomposer)",
             [
                 "mode",
+                "C",
+                "store",
                 "answers",
                 "answers/s",
                 "ratio to ideal",
+                "ratio to bound",
                 "calls/answer",
                 "prompt tok/answer",
                 "completion tok/answer",
@@ -251,6 +262,54 @@ def render_llm(lm: dict[str, Any]) -> str:
             rows,
         )
     )
+    return "\n".join(parts)
+
+
+def render_quotes(qt: dict[str, Any]) -> str:
+    rows = [
+        [
+            name,
+            r["claims"],
+            r["given"],
+            r["demoted"],
+            r["demoted_agreed"],
+            r["kept_supported_agreed"],
+            r["kept_supported_disagreed"],
+        ]
+        for name, r in qt["judges"].items()
+    ]
+    parts = [
+        _table(
+            f"Quotes must carry the claim: demotions on the dev set ({qt['records']} records, "
+            f"MIN_SHARE = {qt['min_share']:.1f}, MIN_QUOTE_CHARS = {qt['min_quote_chars']})",
+            [
+                "judge",
+                "claims",
+                "supported/contradicted given",
+                "demoted by the check",
+                "demoted, human label = judge's",
+                "kept supported, humans agree",
+                "kept supported, humans disagree",
+            ],
+            rows,
+        )
+    ]
+    if qt["sweep"]:
+        shares = list(next(iter(qt["sweep"].values())))
+        parts.append(
+            _table(
+                "MIN_SHARE sweep: verdicts humans agree with that are demoted / "
+                "supported verdicts humans reject that are kept",
+                ["judge", *shares],
+                [
+                    [
+                        name,
+                        *(f"{s[k]['demoted_agreed']} / {s[k]['kept_supported_disagreed']}" for k in shares),
+                    ]
+                    for name, s in qt["sweep"].items()
+                ],
+            )
+        )
     return "\n".join(parts)
 
 
@@ -289,7 +348,13 @@ def main(argv: list[str] | None = None) -> int:
         if "judge" in only:
             results["offline_judge"] = asyncio.run(judge.run(args.dev))
         if "llm" in only:
-            results["llm"] = asyncio.run(llm.run(work, answers=16 if args.quick else 96))
+            results["llm"] = asyncio.run(
+                llm.run(work, answers=16 if args.quick else 96, store_answers=16 if args.quick else 192)
+            )
+        if "quotes" in only:
+            results["quotes"] = asyncio.run(quotes.run(args.dev, quick=args.quick))
+        if "e2e" in only:
+            results["offline_e2e"] = e2e.run(args.dev, repeats=1 if args.quick else 3)
     results["total_seconds"] = time.perf_counter() - started
     m = results["machine"]
     print(

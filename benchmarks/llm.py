@@ -1,16 +1,22 @@
 """The LLM pipeline against the local fake OpenAI-compatible server: throughput, calls, tokens, cache.
 
-The benchmark starts ``tests.support.fake_openai.FakeOpenAI`` in-process (verdicts from the offline
-judge, a fixed ``latency`` per request, token usage estimated as characters / 4) and audits a
-generated records file of ``answers`` small RAG answers (two sources, three sentences: one copied
-from a source, one paraphrased, one with a changed figure) through ``auditor.run.audit_async``
-with concurrency ``C``. Each mode runs in a fresh app directory (a cold verdict cache).
+The benchmark starts ``tests.support.fake_openai.FakeOpenAI`` in a process of its own
+(:mod:`benchmarks.server`: verdicts from the offline judge, a fixed ``latency`` per request, token
+usage estimated as characters / 4) and audits generated records files of small RAG answers (two
+sources, three sentences: one copied from a source, one paraphrased, one with a changed figure)
+through ``auditor.run.audit_async``. Each row runs in a fresh app directory (a cold verdict cache;
+the store, when on, is created and migrated before the clock starts).
 
-- throughput: rules decomposer, no cascade, no cache (one judge call per answer): answers/s as a
-  ratio to the ideal ``C / latency``;
-- calls and prompt tokens per answer in each mode: ``separate`` (``--decomposer llm --no-cascade``),
-  ``fused`` (one decompose-and-judge call per answer), ``cascade`` (rules decomposer, the offline
-  judge settles what it is certain of);
+- ``modes`` rows, at concurrency ``C`` on ``answers`` records, store and cache off:
+  ``throughput`` (rules decomposer, no cascade: one judge call per answer), ``separate``
+  (``--decomposer llm --no-cascade``), ``fused`` (one decompose-and-judge call per answer),
+  ``cascade`` (rules decomposer, the offline judge settles what it is certain of): answers/s as a
+  ratio to the ideal ``C / latency``, calls and tokens per answer;
+- ``modes`` rows at the default settings (cascade and verdict cache on) with the store on and with
+  ``--no-store``, at each of ``concurrencies`` on ``store_answers`` records: the rules decomposer
+  (the CLI default), fused mode and the LLM decomposer. ``ratio_to_bound`` is answers/s over what
+  the calls allow: ``C / latency`` for one call per answer, ``C / (2 x latency)`` for the LLM
+  decomposer's two steps in sequence;
 - a second audit of the same file with the verdict cache on: its LLM calls (must be 0).
 """
 
@@ -27,8 +33,9 @@ from typing import Any, get_args
 
 from auditor.judges import Decomposer
 from auditor.run import audit_async
+from auditor.store import Store
 from auditor.trace import FORMAT
-from tests.support.fake_openai import FakeOpenAI
+from benchmarks.server import ServerProcess
 
 _CITIES = ["Lyon", "Porto", "Turin", "Ghent", "Leeds", "Graz", "Brno", "Cork"]
 
@@ -75,9 +82,18 @@ def _fresh_home() -> Iterator[Path]:
 
 
 async def _audit(
-    path: Path, server: FakeOpenAI, *, decomposer: Decomposer, cascade: bool, cache: bool, concurrency: int
+    path: Path,
+    server: ServerProcess,
+    *,
+    decomposer: Decomposer,
+    cascade: bool,
+    cache: bool,
+    concurrency: int,
+    store: bool = False,
 ) -> dict[str, Any]:
     before = server.requests
+    if store:
+        Store().close()  # the new store is created and migrated before the clock starts
     started = time.perf_counter()
     result, _ = await audit_async(
         [path],
@@ -88,7 +104,7 @@ async def _audit(
         decomposer=decomposer,
         format=FORMAT,
         concurrency=concurrency,
-        store=False,
+        store=store,
     )
     seconds = time.perf_counter() - started
     usage = (result.run.usage or {}).get("llm", {})
@@ -107,19 +123,57 @@ async def _audit(
         "unjudged": result.summary.get("unjudged"),
         "cascade": (result.run.usage or {}).get("cascade"),
         "cache": (result.run.usage or {}).get("cache"),
+        "concurrency": concurrency,
+        "store": store,
+        "decomposer": decomposer,
+        "cascade_on": cascade,
+        "cache_on": cache,
     }
 
 
+def _bounded(row: dict[str, Any], latency: float) -> dict[str, Any]:
+    """``row`` with the ideal and the bound of its mode, and its answers/s as ratios to them."""
+    steps = 2 if row["decomposer"] == "llm" else 1  # the LLM decomposer: decompose, then judge
+    ideal = row["concurrency"] / latency
+    bound = ideal / steps
+    return {
+        **row,
+        "ideal_answers_per_second": ideal,
+        "ratio_to_ideal": row["answers_per_second"] / ideal,
+        "bound_answers_per_second": bound,
+        "ratio_to_bound": row["answers_per_second"] / bound,
+    }
+
+
+#: The default-settings modes measured with the store on and with ``--no-store``.
+DEFAULT_MODES: list[tuple[str, Decomposer]] = [
+    ("rules (CLI default)", "rules"),
+    ("fused", "fused"),
+    ("llm decomposer", "llm"),
+]
+
+
 async def run(
-    workdir: Path, *, answers: int = 48, concurrency: int = 8, latency: float = 0.2
+    workdir: Path,
+    *,
+    answers: int = 48,
+    concurrency: int = 8,
+    latency: float = 0.2,
+    store_answers: int | None = None,
+    concurrencies: tuple[int, ...] = (8, 32),
 ) -> dict[str, Any]:
     path = workdir / "bench-records.jsonl"
     write_records(path, answers)
+    many = workdir / "bench-records-store.jsonl"
+    write_records(many, store_answers or answers)
     results: dict[str, Any] = {
         "answers": answers,
+        "store_answers": store_answers or answers,
         "concurrency": concurrency,
+        "concurrencies": list(concurrencies),
         "latency_seconds": latency,
         "ideal_answers_per_second": concurrency / latency,
+        "server": "subprocess",
         "modes": {},
     }
     modes: list[tuple[str, Decomposer, bool]] = [
@@ -131,20 +185,43 @@ async def run(
     else:
         results["fused_note"] = "the pipeline has no fused mode in this version"
     modes.append(("cascade (rules decomposer)", "rules", True))
-    with FakeOpenAI(port=0, latency=latency, offline_judge=True) as server:
+    with ServerProcess(latency) as server:
         warm = workdir / "warm-up.jsonl"
-        write_records(warm, concurrency)
+        write_records(warm, max(concurrencies))
         with _fresh_home():  # first-use costs (imports, connection set-up) stay out of the figures
-            await _audit(
-                warm, server, decomposer="rules", cascade=False, cache=False, concurrency=concurrency
-            )
+            for store in (False, True):
+                await _audit(
+                    warm,
+                    server,
+                    decomposer="rules",
+                    cascade=True,
+                    cache=True,
+                    concurrency=concurrency,
+                    store=store,
+                )
         for name, decomposer, cascade in modes:
             with _fresh_home():
                 row = await _audit(
                     path, server, decomposer=decomposer, cascade=cascade, cache=False, concurrency=concurrency
                 )
-            row["ratio_to_ideal"] = row["answers_per_second"] / results["ideal_answers_per_second"]
-            results["modes"][name] = row
+            results["modes"][name] = _bounded(row, latency)
+        for c in concurrencies:
+            for label, decomposer in DEFAULT_MODES:
+                if decomposer not in get_args(Decomposer):
+                    continue
+                for store in (True, False):
+                    with _fresh_home():
+                        row = await _audit(
+                            many,
+                            server,
+                            decomposer=decomposer,
+                            cascade=True,
+                            cache=True,
+                            concurrency=c,
+                            store=store,
+                        )
+                    name = f"{label}, {'store' if store else '--no-store'}, C = {c}"
+                    results["modes"][name] = _bounded(row, latency)
         second: dict[str, Any] = {}
         repeated: list[tuple[str, Decomposer, bool]] = [
             ("cascade (rules decomposer)", "rules", True),

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import Engine, create_engine, func, select
 
 import tests.test_store
 from auditor.llm import run_sync
@@ -74,6 +74,12 @@ def answers_asked_about(bodies: list[dict[str, Any]], answer_ids: Iterable[str])
     return {answer_id for answer_id in answer_ids if answer_id in sent}
 
 
+def answer_rows(engine: Engine) -> int:
+    """Answers committed in the store, as another connection sees them."""
+    with engine.connect() as conn:
+        return int(conn.scalar(select(func.count()).select_from(AnswerRecord)) or 0)
+
+
 def only_run(db: str) -> tuple[RunRecord, int]:
     """The store's one run and its number of answer rows."""
     with Store(db) as store, store.engine.connect() as conn:
@@ -89,7 +95,13 @@ def test_a_killed_audit_is_resumed_without_asking_again_or_duplicating_answers(
 ) -> None:
     with FakeOpenAI(latency=0.3) as server:
         child = start_audit(tmp_path, server, db_url, "--concurrency", "1")
-        wait_for(lambda: server.requests >= 4, child)  # three answers judged, the fourth in flight
+        # Three answers saved (committed by the run's writer, which may trail the next request by a
+        # few milliseconds), the fourth in flight.
+        counter = create_engine(db_url)
+        try:
+            wait_for(lambda: server.requests >= 4 and answer_rows(counter) >= 3, child)
+        finally:
+            counter.dispose()
         child.send_signal(signal.SIGKILL)  # no handler, no cleanup: only the lease tells
         assert child.wait(timeout=30) == -signal.SIGKILL
         killed, _ = only_run(db_url)

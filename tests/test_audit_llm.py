@@ -239,19 +239,19 @@ def test_a_run_with_some_failed_calls_is_finished_and_lists_the_reason(
     assert stored_statuses(tmp_path) == ["finished"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="quote_does_not_support: today a one-character quote verifies, so the judge that calls every "
-    "claim supported passes the gate on examples/golden/ (4 of 5 claims quote '{' or 'R'); the check that a "
-    "quote must carry the claim belongs to another issue and will make this pass",
-)
-def test_a_judge_quoting_one_character_for_everything_fails_the_gate(tmp_path: Path) -> None:
+@pytest.mark.parametrize("switch", ["always_supported_tiny_quote", "always_supported_unrelated_quote"])
+def test_a_judge_calling_everything_supported_with_real_quotes_fails_the_gate(
+    tmp_path: Path, switch: str
+) -> None:
+    """examples/golden/ holds answers its evidence does not bear out (a figure changed, a claim
+    resting on the user's message): quoting one character or an unrelated real sentence of the
+    evidence no longer carries them through the gate."""
     from auditor.gate import run_gate
     from auditor.metrics import load_labels
 
     golden = ROOT / "examples" / "golden"
     with FakeOpenAI() as judge:
-        judge.always_supported_tiny_quote = True
+        setattr(judge, switch, True)
         gated = run_gate(
             [golden / "runs.json"],
             load_policy(ROOT / "examples" / "gate-policy.toml"),
@@ -262,6 +262,9 @@ def test_a_judge_quoting_one_character_for_everything_fails_the_gate(tmp_path: P
         )
     assert judge.by_kind["judge"] > 0  # the verdicts came through the real openai client
     claims = [c for a in gated.result.answers for c in a.claims or [] if c.verdict]
+    demoted = [c for c in claims if "quote_does_not_support" in c.judge_errors]
+    assert demoted and all(c.verdict == "absent" and not c.citations for c in demoted)
+    assert all((c.rationale or "").startswith("demoted from supported: ") for c in demoted)
     assert not any(
         c.verdict == "supported" and c.citations and all(len(q.quote) == 1 for q in c.citations)
         for c in claims

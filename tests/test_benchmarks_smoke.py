@@ -6,7 +6,7 @@ import asyncio
 import json
 from pathlib import Path
 
-from benchmarks import ingest, judge, llm
+from benchmarks import ingest, judge, llm, quotes
 from benchmarks.__main__ import machine, render
 
 
@@ -85,5 +85,18 @@ def test_every_benchmark_path_on_small_inputs(tmp_path: Path) -> None:
     assert pipeline["second_audit"]["cascade (rules decomposer)"]["second_calls"] == 0
     results["llm"] = pipeline
 
+    carry = asyncio.run(quotes.run(dev))
+    offline, lexical = carry["judges"]["offline"], carry["judges"]["fake LLM, lexical"]
+    assert offline["given"] == 2 and offline["demoted"] == 0 and lexical["demoted"] == 0
+    tiny, unrelated = (carry["judges"][f"always supported, {k}"] for k in ("1-char quote", "unrelated quote"))
+    assert tiny["demoted"] == 2
+    # the only other sentence is under 25 characters, so the "unrelated" quote of the first claim is
+    # the sentence that states it: kept, and the humans agree; the changed figure is demoted
+    assert unrelated["demoted"] == 1 and unrelated["kept_supported_agreed"] == 1
+    assert tiny["kept_supported_disagreed"] == unrelated["kept_supported_disagreed"] == 0
+    assert set(carry["sweep"]["offline"]) == {"0.3", "0.4", "0.5", "0.6", "0.7"}
+    results["quotes"] = carry
+
     table = render(results)
     assert "Ingest throughput" in table and "ds/QA" in table and "Second audit" in table
+    assert "Quotes must carry the claim" in table and "MIN_SHARE sweep" in table

@@ -146,7 +146,12 @@ JUDGE_FAULTS = (
     "bad_offsets",
 )
 #: Standing switches of the server that make a dishonest or hijacked judge.
-JUDGE_SWITCHES = ("obey_injection", "always_supported_tiny_quote", "reject_json_schema")
+JUDGE_SWITCHES = (
+    "obey_injection",
+    "always_supported_tiny_quote",
+    "always_supported_unrelated_quote",
+    "reject_json_schema",
+)
 JUDGE_INPUTS = [ROOT / "tests" / "fixtures" / s / "runtree.json" for s in ("changed_figure", "multi_hop")]
 VERDICTS = {"supported", "contradicted", "absent", "unjudged"}
 
@@ -198,6 +203,8 @@ def test_judge_fault_keeps_the_promise(fault: str, decomposer: str) -> None:
             assert claim["verdict"] in VERDICTS, claim
             if claim["verdict"] == "unjudged":
                 assert claim["unjudged_reason"], claim  # fail closed, with the reason
+            if fault.startswith("always_supported") and "$95.00" in claim["text"]:
+                assert claim["verdict"] != "supported", claim  # the changed figure: no quote carries it
             for cite in claim["citations"]:  # every quote that stands is really in its item
                 text = " ".join(evidence[cite["evidence_id"]].split()).casefold()
                 assert " ".join(cite["quote"].split()).casefold() in text, cite

@@ -24,15 +24,12 @@ from auditor.judges import (
     UnjudgedReason,
     call_failed,
 )
-from auditor.judges._cache import (
-    CachingExtractor,
+from auditor.judges._cache import CachingExtractor, decomposition_key, fused_key, rebase
+from auditor.judges._cache_files import (
     JsonlDecompositionCache,
     JsonlFusedCache,
     MemoryDecompositionCache,
     MemoryFusedCache,
-    decomposition_key,
-    fused_key,
-    rebase,
 )
 from auditor.judges._parse import unjudged
 from auditor.llm import LLMClient

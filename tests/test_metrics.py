@@ -204,7 +204,9 @@ def test_common_knowledge_leaves_the_denominator() -> None:
     assert (s.common_knowledge, s.judged_claims, s.supported, s.absent) == (2, 1, 1, 0)
     assert figures(s.groundedness_rate) == (1, 1)
     assert figures(s.answers_with_unsupported_claim) == (0, 1)
-    assert [x.name for x in s.by_source_class] == ["kb"]
+    by_class = {x.name: x for x in s.by_source_class}
+    assert "none" not in by_class and by_class["kb"].judged_claims == 1  # the common-knowledge ones are apart
+    assert by_class["tools"].answers == 0  # admitted but cited by no claim: there for its answer rate only
 
 
 def test_unjudged_is_counted_and_makes_the_answer_unsupported() -> None:
@@ -332,9 +334,18 @@ def test_no_labels_no_refusal_figures() -> None:
     assert summarise(sample()).refusal is None
 
 
-@pytest.mark.parametrize("markers", [None, {}, {"a1c3": ("[1]",)}])
-def test_no_citation_figures_without_markers_on_judged_claims(
-    markers: dict[str, tuple[str, ...]] | None,
-) -> None:
-    # a1c3 is screened: a marker on it does not make the run a cited one
-    assert summarise(sample(), markers=markers).citations is None
+@pytest.mark.parametrize("marked", [None, "a1c3", "a5c2", "a4c1"])
+def test_no_citation_figures_without_markers_on_judged_claims(marked: str | None) -> None:
+    # a1c3 is screened, a5c2 unjudged, a4c1 in a refusal: a marker there does not make the run a cited one
+    answers = [
+        a.model_copy(
+            update={
+                "claims": [
+                    c.model_copy(update={"markers": ["[1]"]}) if c.claim_id == marked else c
+                    for c in a.claims or []
+                ]
+            }
+        )
+        for a in sample()
+    ]
+    assert summarise(answers).citations is None

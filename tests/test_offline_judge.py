@@ -59,10 +59,11 @@ def judge_one(text: str, admitted: list[Evidence], excluded: list[Evidence] | No
     return verdict
 
 
-def assert_quotes_verified(verdict: ClaimVerdict, items: list[Evidence]) -> None:
-    """Every citation survives quote verification and is an exact substring of its item."""
+def assert_quotes_verified(verdict: ClaimVerdict, items: list[Evidence], claim_text: str) -> None:
+    """Every citation survives quote verification (it is in its item and carries the claim) and is
+    an exact substring of its item."""
     by_id = {e.evidence_id: e for e in items}
-    assert verify_quotes(verdict, by_id) == verdict
+    assert verify_quotes(verdict, by_id, claim_text=claim_text) == verdict
     for citation in verdict.citations:
         assert citation.quote in by_id[citation.evidence_id].text
 
@@ -74,7 +75,9 @@ def test_supported_quotes_the_evidence_sentence_exactly() -> None:
     assert verdict.settled_by == "offline"
     assert [c.evidence_id for c in verdict.citations] == ["KB-1"]
     assert "within 30 days of delivery" in verdict.citations[0].quote
-    assert_quotes_verified(verdict, [policy])
+    assert_quotes_verified(
+        verdict, [policy], "You can return an item within 30 days of delivery for a full refund."
+    )
 
 
 def test_changed_figure_is_contradicted_quoting_the_tool_value() -> None:
@@ -82,7 +85,7 @@ def test_changed_figure_is_contradicted_quoting_the_tool_value() -> None:
     assert verdict.label is Label.CONTRADICTED
     assert verdict.citations[0].quote == '"amount": "$80.00"'
     assert verdict.rationale == "95.00 differs from 80.00 in get_refund"
-    assert_quotes_verified(verdict, [REFUND])
+    assert_quotes_verified(verdict, [REFUND], "Order 10042 was refunded $95.00 on 2026-03-12.")
 
 
 def test_fabricated_figure_found_nowhere_is_absent() -> None:
@@ -96,7 +99,7 @@ def test_true_part_of_the_fabricated_answer_is_supported() -> None:
     verdict = judge_one("ACME paid $240.00 for order 10042.", [ORDER])
     assert verdict.label is Label.SUPPORTED
     assert {c.quote for c in verdict.citations} >= {'"total": "$240.00"', '"customer": "ACME"'}
-    assert_quotes_verified(verdict, [ORDER])
+    assert_quotes_verified(verdict, [ORDER], "ACME paid $240.00 for order 10042.")
 
 
 def test_missing_entity_is_absent() -> None:
@@ -118,7 +121,7 @@ def test_negation_flip_is_contradicted(claim_text: str, evidence_text: str) -> N
     verdict = judge_one(claim_text, [item])
     assert verdict.label is Label.CONTRADICTED
     assert verdict.citations[0].quote == evidence_text
-    assert_quotes_verified(verdict, [item])
+    assert_quotes_verified(verdict, [item], claim_text)
 
 
 def test_agreeing_negation_in_a_json_false_is_support() -> None:
@@ -141,7 +144,7 @@ def test_aggregated_claim_cites_two_items() -> None:
     verdict = judge_one("Both reports say the average delivery time in Q1 was 3.2 days.", reports)
     assert verdict.label is Label.SUPPORTED
     assert {c.evidence_id for c in verdict.citations} == {"KB-12", "KB-13"}
-    assert_quotes_verified(verdict, reports)
+    assert_quotes_verified(verdict, reports, "Both reports say the average delivery time in Q1 was 3.2 days.")
 
 
 def test_aggregated_claim_with_one_supporting_item_is_absent() -> None:
@@ -172,7 +175,7 @@ def test_json_key_value_pairs_match_a_prose_claim() -> None:
     verdict = judge_one("Order 10042 got a refund of $80.00.", [item])
     assert verdict.label is Label.SUPPORTED
     assert '"amount": "80.00"' in {c.quote for c in verdict.citations}
-    assert_quotes_verified(verdict, [item])
+    assert_quotes_verified(verdict, [item], "Order 10042 got a refund of $80.00.")
     # "refund" is not in this item, so it is not clearly the same subject: absent, not contradicted
     other = judge_one("Order 10042 got a refund of $95.00.", [item])
     assert (other.label, other.rationale) == (Label.ABSENT, "95.00 found nowhere in admitted evidence")
@@ -211,7 +214,11 @@ def test_multi_hop_claim_is_supported_by_two_tool_results_together() -> None:
     )
     assert verdict.label is Label.SUPPORTED
     assert {c.evidence_id for c in verdict.citations} == {"ev-order", "ev-refund"}
-    assert_quotes_verified(verdict, [ORDER, REFUND])
+    assert_quotes_verified(
+        verdict,
+        [ORDER, REFUND],
+        "ACME's order 10042 was refunded $80.00 (refund RF-311, approved on 2026-03-12).",
+    )
 
 
 def test_settle_answers_only_for_a_verbatim_statement() -> None:
@@ -219,7 +226,7 @@ def test_settle_answers_only_for_a_verbatim_statement() -> None:
     verbatim = JUDGE.settle(claim("Items can be returned within 30 days of delivery."), [docs])
     assert verbatim is not None and verbatim.label is Label.SUPPORTED
     assert verbatim.citations[0].quote == "items can be returned within 30 days of delivery"
-    assert_quotes_verified(verbatim, [docs])
+    assert_quotes_verified(verbatim, [docs], "Items can be returned within 30 days of delivery.")
     # the full judge supports a paraphrase; settle leaves it to the LLM
     paraphrase = "You can return an item within 30 days of delivery."
     assert judge_one(paraphrase, [docs]).label is Label.SUPPORTED
@@ -278,5 +285,5 @@ def test_verdicts_are_deterministic() -> None:
     second = OfflineJudge().judge_sync(claims, items[:5], items[5:])
     assert first == second
     assert {v.label for v in first} == {Label.SUPPORTED, Label.CONTRADICTED, Label.ABSENT}
-    for verdict in first:
-        assert_quotes_verified(verdict, items)
+    for verdict, text in zip(first, texts, strict=True):
+        assert_quotes_verified(verdict, items, text)

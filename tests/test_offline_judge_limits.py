@@ -101,7 +101,10 @@ def test_support_is_found_in_the_part_read_and_absence_is_not_asserted() -> None
     item = evidence("ev-big", text)
     supported = judge("The refund of $80.00 was approved.", [item])
     assert supported.label is Label.SUPPORTED and supported.citations
-    assert verify_quotes(supported, {"ev-big": item}) == supported
+    assert (
+        verify_quotes(supported, {"ev-big": item}, claim_text="The refund of $80.00 was approved.")
+        == supported
+    )
     beyond = judge("The restocking fee was $15.00.", [item])
     assert beyond.label is Label.UNJUDGED and beyond.unjudged_reason is UnjudgedReason.OFFLINE_UNDECIDED
     assert "longer than the offline judge reads" in beyond.judge_errors[-1]

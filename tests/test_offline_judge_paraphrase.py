@@ -22,7 +22,7 @@ def item(text: str, evidence_id: str = "ev-1") -> Evidence:
 def judge(text: str, evidence: Evidence) -> ClaimVerdict:
     c = Claim(claim_id="c1", answer_id="a1", text=text, start=0, end=len(text))
     [verdict] = JUDGE.judge_sync([c], [evidence])
-    assert verify_quotes(verdict, {evidence.evidence_id: evidence}) == verdict
+    assert verify_quotes(verdict, {evidence.evidence_id: evidence}, claim_text=text) == verdict
     for citation in verdict.citations:
         assert citation.quote in evidence.text
     return verdict

@@ -16,8 +16,10 @@ import pytest
 
 from auditor.report import write_report
 from auditor.results import AuditResult
+from auditor.run import audit
 from tests.conftest import ROOT
 from tests.support.browser import launched, require_browser
+from tests.test_citations import cited_result
 from tests.test_report import HOSTILE_IMG, HOSTILE_SCRIPT, fixture_result, policy_rationale
 
 if TYPE_CHECKING:
@@ -47,8 +49,23 @@ def report_url(result: AuditResult, tmp_path_factory: pytest.TempPathFactory) ->
 
 
 @pytest.fixture(scope="module")
-def browser(report_url: str) -> Iterator[Browser]:
-    # after report_url: the audit runs its own event loop, which cannot start inside Playwright's
+def cited_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A report of answers whose citation markers resolve, support, misattribute or name nothing."""
+    directory = tmp_path_factory.mktemp("cited")
+    return write_report(cited_result(directory), directory / "cited.html").resolve().as_uri()
+
+
+@pytest.fixture(scope="module")
+def demo_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The bundled demo's report: two admitted warranty pages disagree on the X200's warranty."""
+    directory = tmp_path_factory.mktemp("demo")
+    result = audit(sorted((ROOT / "examples" / "traces").iterdir()), store=False)
+    return write_report(result, directory / "demo.html").resolve().as_uri()
+
+
+@pytest.fixture(scope="module")
+def browser(report_url: str, cited_url: str, demo_url: str) -> Iterator[Browser]:
+    # after the reports: the audit runs its own event loop, which cannot start inside Playwright's
     executable = require_browser()
     with launched(executable) as b:
         yield b
@@ -180,6 +197,68 @@ def test_hostile_evidence_is_shown_as_text(loaded: Loaded, result: AuditResult) 
     assert page.locator("script").count() == 2
     page.locator(f"#a{i} span.claim").first.click()
     assert loaded.dialogs == [] and loaded.errors == []
+
+
+def test_each_marker_shows_the_item_it_cites_and_whether_it_supports(
+    browser: Browser, cited_url: str
+) -> None:
+    view = load(browser, cited_url)
+    page = view.page
+    article = page.locator("article.answer", has=page.locator(".callout.misattributed"))
+    assert article.count() == 1
+    marker = article.locator("li.marker")
+    assert marker.is_visible()
+    assert " ".join(marker.inner_text().split()).startswith("[2] cites retrieved document sources")
+    assert marker.locator(".marker-outcome").inner_text() == "does not support"
+    # the cited item is a link to its evidence card, which is the second document of the answer
+    link = marker.locator("a")
+    target = link.get_attribute("href") or ""
+    assert target.endswith("e1")
+    link.click()
+    assert page.locator(target).is_visible()
+    assert "KB-102" in page.locator(target).inner_text()
+    page.locator('button.filter[data-filter="misattributed"]').click()
+    assert visible_answers(page) == 1
+    outcomes = {o.inner_text() for o in page.locator(".marker-outcome").all()}
+    assert outcomes == {"supports", "does not support", "unresolved"}
+    assert page.locator("#misattribution").is_visible()
+    assert view.errors == [] and view.requests == [view.url]
+    page.close()
+
+
+def test_a_conflict_shows_both_quotes_side_by_side(browser: Browser, demo_url: str) -> None:
+    view = load(browser, demo_url)
+    page = view.page
+    article = page.locator("article.answer", has=page.locator(".conflict"))
+    assert article.count() == 1
+    supports, contradicts = (
+        article.locator(".conflict-side.supports"),
+        article.locator(".conflict-side.contradicts"),
+    )
+    assert (
+        "12-month limited warranty" in supports.inner_text()
+        and "24-month warranty" in contradicts.inner_text()
+    )
+    left, right = supports.bounding_box(), contradicts.bounding_box()
+    assert left and right and left["x"] + left["width"] <= right["x"] and abs(left["y"] - right["y"]) < 2
+    assert "on_conflict: flag" in article.locator(".conflict-head").inner_text()
+    # choosing the claim lights both quotes, each in its own evidence card
+    article.locator("span.claim").first.click()
+    hits = article.locator("mark.quote-hit")
+    assert hits.count() == 2
+    assert {" ".join(h.inner_text().split())[:30] for h in hits.all()} == {
+        "Warranty policy (2024 edition)",
+        "Warranty policy (2026 edition)",
+    }
+    assert article.locator(".ev.is-cited").count() == 2
+    page.locator('button.filter[data-filter="conflict"]').click()
+    assert visible_answers(page) == 1
+    assert page.locator("#conflicts").is_visible() and "1 / 6" in page.locator("#conflicts").inner_text()
+    segment = page.locator("table.seg").first.locator("tr", has_text="retrieved-documents")
+    assert "1/2 claims" in segment.locator(".seg-conflicts").inner_text()
+    assert "refusals 0" in segment.locator(".seg-answer-rate").inner_text()
+    assert view.errors == [] and view.requests == [view.url]
+    page.close()
 
 
 def take_screenshots(browser: Browser, url: str, out: Path, answer: int) -> tuple[Path, Path]:

@@ -22,7 +22,7 @@ from auditor.claims._screen import screen
 from auditor.claims._split import split_answer, trim
 from auditor.evidence import Answer
 
-__all__ = ["EXTRACTOR_NAME", "RuleExtractor", "decompose_answer", "decompose_text"]
+__all__ = ["EXTRACTOR_NAME", "RuleExtractor", "attach_markers", "decompose_answer", "decompose_text"]
 
 EXTRACTOR_NAME = "rules"
 
@@ -57,6 +57,26 @@ def decompose_text(answer_id: str, text: str, question: str | None = None) -> De
 def decompose_answer(answer: Answer) -> Decomposition:
     """The rule-based decomposition of one answer (sync; no I/O)."""
     return decompose_text(answer.answer_id, answer.text, answer.question)
+
+
+def attach_markers(decomposition: Decomposition, text: str) -> Decomposition:
+    """Give the claims of another extractor (an LLM's) the markers the rules would attach.
+
+    A claim without markers gets those of every rule-based piece it overlaps, so citations are
+    judged whichever extractor split the answer. Claims that carry markers are left as they are.
+    """
+    if decomposition.extractor == EXTRACTOR_NAME or not any(c.start < c.end for c in decomposition.claims):
+        return decomposition
+    pieces = [p for p in split_answer(text) if p.citations]
+    if not pieces:
+        return decomposition
+    claims = []
+    for claim in decomposition.claims:
+        found = [m for p in pieces if p.start < claim.end and claim.start < p.end for m in p.citations]
+        if not claim.citations and found:
+            claim = claim.model_copy(update={"citations": tuple(dict.fromkeys(found))})
+        claims.append(claim)
+    return decomposition.model_copy(update={"claims": tuple(claims)})
 
 
 class RuleExtractor:

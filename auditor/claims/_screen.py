@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 
 from auditor.claims._lexicon import content_words, stem, word_set, words
+from auditor.claims._markers import strip_markers
 from auditor.claims._model import ScreenReason
-from auditor.claims._split import BRACKET_MARKER, URL
 
 _I = r"(?:i|we)"
 _NEG = (
@@ -108,7 +108,7 @@ def _restates(piece: str, question: str | None) -> bool:
 
 def _checkable(piece: str) -> list[str]:
     """Content words of ``piece`` once citation markers and URLs are taken out."""
-    return content_words(URL.sub(" ", BRACKET_MARKER.sub(" ", piece)))
+    return content_words(strip_markers(piece))
 
 
 def screen(

@@ -20,16 +20,7 @@ from auditor.claims._lexicon import (
     is_finite,
     words,
 )
-
-# Citation markers: [1], [1, 2], [doc-3], [KB-7], (source: ...), bare URLs.
-BRACKET_MARKER = re.compile(
-    r"\[(?:\^?\d+(?:\s*[,\u2013-]\s*\d+)*"
-    r"|[A-Za-z][A-Za-z_.]*[-_ ]?\d+[\w.-]*(?:\s*,\s*[A-Za-z][A-Za-z_.]*[-_ ]?\d+[\w.-]*)*)\]"
-    r"|\((?:source|sources|ref|refs|reference|references|citation|citations)\s*:[^()]*\)"
-    r"|\((?:passages?|sources?|docs?|documents?)\s+\d+[^()]*\)",
-    re.IGNORECASE,
-)
-URL = re.compile(r"\b(?:https?://|www\.)[^\s<>()\[\]\"']*[^\s<>()\[\]\"'.,;:!?]", re.IGNORECASE)
+from auditor.claims._markers import MARKER, definition_line, find_markers, strip_markers
 
 _BULLET = re.compile(
     r"[ \t]*(?:#{1,6}[ \t]+|>[ \t]*|[-*\u2022\u00b7\u2013\u2014+][ \t]+|\d{1,3}[.)][ \t]+|[a-z][.)][ \t]+"
@@ -103,12 +94,12 @@ def _sentence_ends(text: str, start: int, end: int) -> list[int]:
             stop += 1
         if depth[stop - 1 - start] > 0:
             continue
-        if stop < end and not text[stop].isspace():
+        if stop < end and not text[stop].isspace() and MARKER.match(text, stop, end) is None:
             continue  # "$80.00", "e.g.x", "file.txt"
-        # citation markers right after the terminator belong to this sentence
+        # citation markers right after the terminator belong to this sentence ("$80. [1]", "$80.【1】")
         while True:
             pos = _SPACES.match(text, stop, end).end()  # type: ignore[union-attr]
-            marker = BRACKET_MARKER.match(text, pos, end)
+            marker = MARKER.match(text, pos, end)
             if marker is None:
                 break
             stop = marker.end()
@@ -140,6 +131,8 @@ def sentences(text: str) -> list[tuple[int, int, bool]]:
     for line in text.split("\n"):
         line_start, line_end = pos, pos + len(line)
         pos = line_end + 1
+        if definition_line(line) is not None:
+            continue  # "[^2]: https://...": what a marker names, not a claim
         bullet = _BULLET.match(text, line_start, line_end)
         s = bullet.end() if bullet else line_start
         if not text[s:line_end].strip():
@@ -168,7 +161,7 @@ def trim(text: str, start: int, end: int) -> tuple[int, int]:
                 break
             end -= 1
         tail = None
-        for m in BRACKET_MARKER.finditer(text, start, end):
+        for m in MARKER.finditer(text, start, end):
             if m.end() == end:
                 tail = m
         if tail is None or tail.start() == start:
@@ -261,14 +254,12 @@ def split_answer(text: str) -> list[Piece]:
     """
     out: list[Piece] = []
     for s_start, s_end, heading in sentences(text):
-        markers = [m for m in BRACKET_MARKER.finditer(text, s_start, s_end)]
-        markers += [m for m in URL.finditer(text, s_start, s_end)]
+        markers = find_markers(text, s_start, s_end)
         raw = [trim(text, a, b) for a, b in clause_cuts(text, s_start, s_end)]
         spans = [(a, b) for a, b in raw if b > a and not _only_markers(text, a, b)]
         if not spans:
             continue
         cites: list[list[str]] = [[] for _ in spans]
-        markers.sort(key=lambda m: m.start())
         terminal = [m.start() >= spans[-1][1] and _only_markers(text, m.end(), s_end) for m in markers]
         inline = not all(terminal)  # a sentence whose markers all sit at its end shares them
         for m, is_terminal in zip(markers, terminal, strict=True):
@@ -286,5 +277,5 @@ def split_answer(text: str) -> list[Piece]:
 
 
 def _only_markers(text: str, start: int, end: int) -> bool:
-    rest = URL.sub("", BRACKET_MARKER.sub("", text[start:end]))
+    rest = strip_markers(text[start:end])
     return not re.sub(r"[\W_]+", "", rest)

@@ -25,6 +25,7 @@ from auditor.cli.evidence import adapters_command, evidence_command
 from auditor.cli.gate import gate_command
 from auditor.cli.policy import policy_group
 from auditor.cli.runs import report_command, runs_command
+from auditor.cli.serve import serve_command
 from auditor.errors import AuditorError
 
 #: Exit code for usage and input errors (also click's own code for a bad option).
@@ -84,6 +85,7 @@ cli.add_command(calibrate_command)
 cli.add_command(db_group)
 cli.add_command(runs_command)
 cli.add_command(report_command)
+cli.add_command(serve_command)
 
 
 def main() -> None:

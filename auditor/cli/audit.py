@@ -26,12 +26,13 @@ from auditor.settings import setting
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from auditor.results import AuditResult
+    from auditor.results import AnswerOut, AuditResult
 
 #: ``auditor audit`` exits with this when it ran but some claims could not be judged.
 EXIT_UNJUDGED = 3
 
 _COLOURS = {"supported": "green", "contradicted": "red", "absent": "yellow", "unjudged": "magenta"}
+_SUPPORTS = {True: "supports it", False: "does not support it", None: "undecided"}
 
 
 def print_audit(result: AuditResult, console: Console) -> None:
@@ -62,6 +63,22 @@ def print_audit(result: AuditResult, console: Console) -> None:
                 console.print(
                     f'      [dim]{shown(cite.evidence_id)}: "{shown(cite.quote, multiline=True)}"[/]'
                 )
+            for mark in claim.citation_markers:
+                cited = ", ".join(mark.evidence_ids) or "nothing"
+                said = _SUPPORTS[mark.supports]
+                console.print(
+                    f"      [dim]marker {shown(mark.marker)} -> {shown(cited)}: {said} ({shown(mark.reason)})[/]"
+                )
+            if claim.misattributed:
+                console.print("      [red]misattributed: supported, but not by the item its marker cites[/]")
+            if claim.conflicts:
+                console.print(
+                    f"      [bold red]conflicting admitted sources[/] (on_conflict: {claim.conflict_resolution or 'flag'})"
+                )
+                for side in claim.conflicts:
+                    console.print(
+                        f'        [red]{side.stance}[/] {shown(side.evidence_id)}: "{shown(side.quote, multiline=True)}"'
+                    )
             if claim.inadmissible_support:
                 console.print(
                     "      [red]rests only on excluded evidence: "
@@ -74,7 +91,9 @@ def print_audit(result: AuditResult, console: Console) -> None:
         if answer.groundedness is not None:
             console.print(
                 f"  groundedness {answer.groundedness:.2f}, contradicted {answer.contradicted}, "
-                f"unjudged {answer.unjudged}: {'grounded' if answer.grounded else 'NOT grounded'}"
+                f"unjudged {answer.unjudged}"
+                + (f", flagged conflicts {flagged}" if (flagged := _flagged(answer)) else "")
+                + f": {'grounded' if answer.grounded else 'NOT grounded'}"
             )
     s = result.summary
     rate = s["groundedness_rate"]
@@ -93,6 +112,19 @@ def print_audit(result: AuditResult, console: Console) -> None:
     console.print(
         f"answers with an unsupported claim: {_ratio(share)}; refusals: {s['refusals']} of {s['answers']}"
     )
+    conflicts = s.get("conflicts")
+    if conflicts and conflicts["claims_with_conflict"]["numerator"]:
+        console.print(
+            f"conflicting admitted sources: {_ratio(conflicts['claims_with_conflict'])} judged claims, "
+            f"{_ratio(conflicts['answers_with_conflict'])} answers; {conflicts['flagged']} left flagged"
+        )
+    citations = s.get("citations")
+    if citations:
+        console.print(
+            f"citations: coverage {_ratio(citations['coverage'])} judged claims with a marker; "
+            f"support {_ratio(citations['support'])} markers whose cited item supports the claim; "
+            f"misattributed {_ratio(citations['misattribution'])} claims with a marker"
+        )
     corrected = Summary.model_validate(s).corrected_unsupported
     if corrected is not None:
         console.print(shown(describe(corrected)))
@@ -160,6 +192,11 @@ def warn_unmatched_labels(result: AuditResult, labels_path: Path, console: Conso
         )
         return
     console.print(f"[yellow]warning: {where}: {unmatched} label(s) match no answer.[/]", soft_wrap=True)
+
+
+def _flagged(answer: AnswerOut) -> int:
+    """Claims whose admitted sources disagree and whose verdict on_conflict = "flag" left standing."""
+    return sum(bool(c.conflicts) and c.conflict_resolution in ("flag", None) for c in answer.claims or [])
 
 
 def _ratio(figure: dict[str, float | int | None]) -> str:

@@ -65,6 +65,8 @@ def print_decision(run: GateRun, console: Console) -> None:
             console.print(f"      contradicted: {shown(text)}")
         for text in case.unsupported:
             console.print(f"      unsupported: {shown(text)}")
+        for text in case.conflicted:
+            console.print(f"      conflicting sources: {shown(text)}")
     if len(failed) > 20:
         console.print(f"  ... and {len(failed) - 20} more failed answers (see --junit / --report)")
 

@@ -8,9 +8,13 @@ from typing import TYPE_CHECKING
 
 import click
 
+from auditor.cli.options import base_url_option, judge_option
+from auditor.settings import setting
+
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from auditor.metrics import Rate, VerdictDiff
     from auditor.policy import (
         AnswerExplanation,
         Policy,
@@ -91,28 +95,45 @@ def explain_command(
 @click.argument("policy_b")
 @_traces_argument
 @_format_option
+@judge_option
+@base_url_option
 @_json_option
 def diff_command(
-    policy_a: str, policy_b: str, traces: tuple[Path, ...], format_: str | None, as_json: bool
+    policy_a: str,
+    policy_b: str,
+    traces: tuple[Path, ...],
+    format_: str | None,
+    judge_spec: str | None,
+    base_url: str | None,
+    as_json: bool,
 ) -> None:
-    """List the evidence items in TRACES whose admission changes from POLICY_A to POLICY_B.
+    """Show what changes from POLICY_A to POLICY_B in TRACES: the evidence items that change side,
+    the claims whose verdict changes (judged under both with --judge) and the headline figures.
 
     Answers are found with POLICY_A's [answers] section.
     """
     from rich.console import Console
 
-    from auditor.pipeline import find_answers
-    from auditor.policy import diff, load_policy
+    from auditor.policy import load_policy
+    from auditor.run import compare_policies
     from auditor.text import json_printable
 
     a, b = load_policy(policy_a), load_policy(policy_b)
-    ingested, answers = find_answers(traces, format_, a)
-    result = diff(a, b, answers)
-    _warn_problems(len(ingested.problems))
+    judge = setting("judge", judge_spec) or "offline"
+    result = compare_policies(
+        traces, a, b, judge=judge, base_url=setting("base_url", base_url), format=format_
+    )
+    _warn_problems(result.problems)
     if as_json:
-        click.echo(json_printable(result.model_dump_json(indent=2)))
+        document = {
+            **result.evidence.model_dump(mode="json"),
+            "verdicts": result.verdicts.model_dump(mode="json"),
+        }
+        click.echo(json_printable(json.dumps(document, indent=2, ensure_ascii=False)))
         return
-    _print_diff(result, Console())
+    console = Console()
+    _print_diff(result.evidence, console)
+    _print_verdict_diff(result.verdicts, console)
 
 
 def _warn_problems(count: int) -> None:
@@ -199,3 +220,45 @@ def _print_diff(result: PolicyDiff, console: Console) -> None:
         f"{result.items_changed} of {result.items_compared} evidence item(s) change side, in "
         f"{len(result.answers)} of {result.answers_compared} answer(s)."
     )
+
+
+def _print_verdict_diff(result: VerdictDiff, console: Console) -> None:
+    from rich.table import Table
+
+    from auditor.cli.output import shown
+
+    judge = result.judge
+    name = f"{judge.kind}{':' + judge.model if judge.model else ''}" + (
+        " (approximate)" if judge.approximate else ""
+    )
+    if result.changes:
+        table = Table(title=shown(f"verdicts that change (judge {name})"), title_justify="left", expand=True)
+        table.add_column("claim")
+        table.add_column("under A")
+        table.add_column("under B")
+        table.add_column("evidence responsible")
+        for change in result.changes:
+            items = "\n".join(
+                f"{shown(i.kind + (' ' + i.name if i.name else ''))} [dim]{shown(i.evidence_id)}[/]: "
+                f"{'admitted' if i.admitted_a else 'excluded'} -> {'admitted' if i.admitted_b else 'excluded'}"
+                + ("" if i.cited else " [dim](not cited by either verdict)[/]")
+                for i in change.evidence
+            )
+            table.add_row(
+                f"{shown(change.claim)}\n[dim]{shown(change.answer_id)}[/]",
+                shown(change.a),
+                shown(change.b),
+                items or "[dim]none changed side (a policy switch decided)[/]",
+            )
+        console.print(table)
+    console.print(
+        f"{len(result.changes)} of {result.claims_compared} claim verdict(s) change (judge {shown(name)})."
+    )
+    for figure in result.figures:
+        moved = "n/a" if figure.change is None else f"{figure.change * 100:+.1f} points"
+        console.print(f"{figure.name.replace('_', ' ')}: {_rate(figure.a)} -> {_rate(figure.b)} ({moved})")
+
+
+def _rate(rate: Rate) -> str:
+    value = "n/a" if rate.value is None else f"{rate.value:.1%}"
+    return f"{value} ({rate.numerator}/{rate.denominator})"

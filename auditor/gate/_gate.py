@@ -11,9 +11,15 @@ The rules (DESIGN, "Semantics that must hold"; the seeds' ``release_gate``):
 - **contradictions**: any contradicted claim fails the gate, whatever the ratio (and whatever the
   policy's per-answer ``contradictions_allowed``);
 - **fail closed**: an answer with an unjudged claim is never grounded, so it cannot pass;
+- **conflicts**: an answer with a claim whose admitted sources disagree and whose verdict the
+  policy's ``on_conflict = "flag"`` left standing is not grounded, so it cannot pass, unless the
+  policy sets ``conflicts_allowed = true``;
 - **refusals**, with a labels file: ``refusal_accuracy`` (refused / unanswerable) must reach its
   threshold and ``over_refusal`` (refused / answerable) must not exceed its threshold, each when the
-  policy sets it. A configured threshold with no labelled question to measure it on fails.
+  policy sets it. A configured threshold with no labelled question to measure it on fails;
+- **citation support**, when the policy sets ``min_citation_support``: markers whose cited item
+  supports the claim / markers on judged claims must reach it; with no marker to measure it on,
+  the check fails.
 """
 
 from __future__ import annotations
@@ -38,7 +44,9 @@ class _Model(BaseModel):
 class GateCheck(_Model):
     """One threshold the gate applied."""
 
-    name: Literal["answer_pass_rate", "contradictions", "refusal_accuracy", "over_refusal"]
+    name: Literal[
+        "answer_pass_rate", "contradictions", "refusal_accuracy", "over_refusal", "citation_support"
+    ]
     passed: bool
     observed: Rate | None  # None when the figure could not be computed (no labels)
     comparison: Literal[">=", "<=", "=="]
@@ -56,6 +64,7 @@ class AnswerCase(_Model):
     contradicted: tuple[str, ...] = ()  # claim texts
     unsupported: tuple[str, ...] = ()  # absent claim texts
     unjudged: tuple[str, ...] = ()
+    conflicted: tuple[str, ...] = ()  # claim texts resting on admitted sources that disagree (flagged)
     reasons: tuple[str, ...] = ()  # why it failed, in words (empty when it passed)
 
 
@@ -91,6 +100,7 @@ def answer_case(answer: AnswerOut, answerable: bool | None = None) -> AnswerCase
     contradicted = tuple(c.text for c in claims if c.verdict == "contradicted")
     unsupported = tuple(c.text for c in claims if c.verdict == "absent")
     unjudged = tuple(c.text for c in claims if c.verdict == "unjudged" or c.verdict is None)
+    conflicted = tuple(c.text for c in claims if c.conflicts and c.conflict_resolution in ("flag", None))
     if answer.refusal:
         reasons = ("refused a question labelled answerable",) if answerable is True else ()
         return AnswerCase(
@@ -106,6 +116,11 @@ def answer_case(answer: AnswerOut, answerable: bool | None = None) -> AnswerCase
     if unjudged:
         reasons_list.append(
             f"{len(unjudged)} unjudged claim(s): an answer with an unjudged claim cannot pass"
+        )
+    if conflicted and answer.grounded is not True:
+        reasons_list.append(
+            f"{len(conflicted)} claim(s) on admitted sources that disagree (on_conflict = flag): "
+            "it cannot pass unless the policy sets conflicts_allowed"
         )
     if unsupported and answer.grounded is not True:
         reasons_list.append(
@@ -127,6 +142,7 @@ def answer_case(answer: AnswerOut, answerable: bool | None = None) -> AnswerCase
         contradicted=contradicted,
         unsupported=unsupported,
         unjudged=unjudged,
+        conflicted=conflicted,
         reasons=tuple(reasons_list) if answer.grounded is not True or answerable is False else (),
     )
 
@@ -199,12 +215,38 @@ def decide(
                 detail=detail,
             )
         )
+    if thresholds.min_citation_support is not None:
+        checks.append(citation_check(summary, thresholds.min_citation_support))
     answerable: dict[int, bool] = {}
     if labels is not None:
         answerable = {i: label.answerable for i, label in match_labels(answers, labels).by_answer.items()}
     cases = tuple(answer_case(a, answerable.get(i)) for i, a in enumerate(answers))
     return GateDecision(
         passed=all(c.passed for c in checks), checks=tuple(checks), answers=cases, summary=summary
+    )
+
+
+def citation_check(summary: Summary, limit: float) -> GateCheck:
+    """Citation support against the policy's ``min_citation_support``; no marker to measure fails."""
+    figures = summary.citations
+    if figures is None:
+        observed = None
+        detail = f"citation support n/a, required >= {limit:.1%}; no judged claim carries a citation marker"
+    else:
+        observed = figures.support
+        wrong = figures.misattribution
+        detail = (
+            f"citation support {describe_rate(observed, 'markers')}, required >= {limit:.1%}; "
+            f"misattributed {wrong.numerator} of {wrong.denominator} claims with a marker, "
+            f"{figures.unresolved} marker(s) naming nothing admitted"
+        )
+    return GateCheck(
+        name="citation_support",
+        comparison=">=",
+        threshold=limit,
+        observed=observed,
+        passed=observed is not None and observed.value is not None and observed.value >= limit,
+        detail=detail,
     )
 
 

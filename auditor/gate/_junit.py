@@ -48,6 +48,7 @@ def _failure_text(case: AnswerCase) -> str:
         ("contradicted", case.contradicted),
         ("unsupported (absent)", case.unsupported),
         ("unjudged", case.unjudged),
+        ("conflicting sources", case.conflicted),
     ):
         for claim in claims:
             lines.append(f"{title}: {claim}")

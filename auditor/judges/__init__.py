@@ -2,27 +2,30 @@
 
 Every judge implements the :class:`Judge` protocol and returns :class:`ClaimVerdict` objects
 (``supported`` / ``contradicted`` / ``absent`` / ``unjudged`` with quotes); :func:`verify_quotes`
-checks every quote against its item for all judges alike. Implementations: the offline judge
+checks every quote against its item, and that the quotes carry the claim, for all judges alike. Implementations: the offline judge
 (deterministic cues, the embedded default), the LLM judge, the cascade that settles certain claims
 offline before asking a model, the LLM decomposer and the fused decompose-and-judge call, and the
-caches that make a re-audit free. :func:`build_judge` turns a ``--judge`` spec into a ready set.
+caches that make a re-audit free. :func:`verify_conflicts` and :func:`settle_conflict` keep both
+sides when admitted sources disagree and apply the policy's ``on_conflict``. :func:`build_judge` turns a ``--judge`` spec into a ready set.
+:func:`check_citations` judges each citation marker against the items it cites (misattribution).
 """
 
 from __future__ import annotations
 
+from auditor.judges._attribution import Attribution, MarkerCheck, check_citations
 from auditor.judges._cache import (
     CachingFused,
     CachingJudge,
     DecompositionCache,
     FusedCache,
-    JsonlVerdictCache,
-    MemoryVerdictCache,
     VerdictCache,
     cacheable_fused,
     fused_from_json,
     fused_to_json,
 )
+from auditor.judges._cache_files import JsonlVerdictCache, MemoryVerdictCache
 from auditor.judges._cascade import CascadeJudge
+from auditor.judges._conflicts import OnConflict, settle_conflict, verify_conflicts
 from auditor.judges._decompose import LLMDecomposer, call_failed
 from auditor.judges._fused import FusedAuditor, FusedResult
 from auditor.judges._llm import LLMJudge
@@ -32,6 +35,7 @@ from auditor.judges._setup import Decomposer, JudgeSetup, build_judge
 from auditor.judges._verdicts import (
     Citation,
     ClaimVerdict,
+    ConflictQuote,
     Judge,
     JudgeIdentity,
     Label,
@@ -42,11 +46,13 @@ from auditor.judges._verdicts import (
 
 __all__ = [
     "PROMPT_VERSION",
+    "Attribution",
     "CachingFused",
     "CachingJudge",
     "CascadeJudge",
     "Citation",
     "ClaimVerdict",
+    "ConflictQuote",
     "Decomposer",
     "DecompositionCache",
     "FusedAuditor",
@@ -59,15 +65,20 @@ __all__ = [
     "LLMDecomposer",
     "LLMJudge",
     "Label",
+    "MarkerCheck",
     "MemoryVerdictCache",
     "OfflineJudge",
+    "OnConflict",
     "UnjudgedReason",
     "VerdictCache",
     "build_judge",
     "cacheable_fused",
     "call_failed",
+    "check_citations",
     "check_complete",
     "fused_from_json",
     "fused_to_json",
+    "settle_conflict",
+    "verify_conflicts",
     "verify_quotes",
 ]

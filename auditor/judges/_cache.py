@@ -5,9 +5,8 @@ which decide ``inadmissible_support``), whether common knowledge was allowed, an
 identity (kind, model, prompt version). Change any of them and the verdict is judged afresh.
 Failures (``unjudged``) are never cached: a timeout today must not be a verdict tomorrow.
 
-Storage sits behind the small :class:`VerdictCache` protocol: :class:`MemoryVerdictCache`, and
-:class:`JsonlVerdictCache` (one JSON object per line, appended; a damaged line is skipped and
-counted); the SQL store provides :class:`auditor.store.SqlVerdictCache`.
+Storage sits behind the small :class:`VerdictCache` protocol: in a dict or a JSON-lines file
+(:mod:`._cache_files`), and in the SQL store (:class:`auditor.store.SqlVerdictCache`).
 
 Decompositions are cached the same way, so a re-audit with an LLM decomposer or in fused mode makes
 no calls either: :class:`CachingExtractor` (a :class:`~auditor.claims.ClaimExtractor`) keyed
@@ -15,18 +14,14 @@ by :func:`decomposition_key` (answer text, question, extractor identity), and :c
 (decomposition and verdicts in one) keyed by :func:`fused_key` (answer text, question, evidence
 digest, identity, common knowledge). A decomposition whose call failed, and a fused result with an
 ``unjudged`` verdict, are never cached. Storage: the :class:`DecompositionCache` and
-:class:`FusedCache` protocols, memory and JSON-lines implementations here, SQL ones in
-:mod:`auditor.store._cache` (table ``decomposition_cache``).
+:class:`FusedCache` protocols, memory and JSON-lines implementations in :mod:`._cache_files`, SQL
+ones in :mod:`auditor.store._cache` (table ``decomposition_cache``).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import Any, Generic, Protocol, TypeVar
-
-from pydantic import ValidationError
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol
 
 from auditor.claims import Claim, Decomposition
 from auditor.evidence import Answer, Evidence
@@ -37,11 +32,20 @@ from auditor.text import short_digest
 
 
 class VerdictCache(Protocol):
-    """Stores verdicts by key. ``get`` returns None on a miss; ``put`` overwrites."""
+    """Stores verdicts by key. ``get`` returns None on a miss; ``put`` overwrites.
+
+    ``get_many`` returns the entries found (a missing key is absent from the result) and
+    ``put_many`` stores several: what :class:`CachingJudge` calls, once per answer, so a store can
+    answer all the claims of an answer in one query and write them in one transaction.
+    """
 
     def get(self, key: str) -> ClaimVerdict | None: ...
 
     def put(self, key: str, verdict: ClaimVerdict) -> None: ...
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, ClaimVerdict]: ...
+
+    def put_many(self, items: Mapping[str, ClaimVerdict]) -> None: ...
 
 
 def evidence_digest(admitted: Sequence[Evidence], excluded: Sequence[Evidence]) -> str:
@@ -65,58 +69,6 @@ def cache_key(
         "ck" if allow_common_knowledge else "",
         length=64,
     )
-
-
-T = TypeVar("T")
-
-
-class _MemoryCache(Generic[T]):
-    def __init__(self) -> None:
-        self._items: dict[str, T] = {}
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def get(self, key: str) -> T | None:
-        return self._items.get(key)
-
-    def put(self, key: str, value: T) -> None:
-        self._items[key] = value
-
-
-class _JsonlCache(_MemoryCache[T]):
-    """A memory cache loaded from and appended to a JSON-lines file (``{"key": ..., "value": ...}``)."""
-
-    def __init__(self, path: Path, load: Callable[[Any], T], dump: Callable[[T], Any]) -> None:
-        super().__init__()
-        self.path = path
-        self._dump = dump
-        self.damaged_lines = 0
-        if path.exists():
-            with path.open(encoding="utf-8") as f:
-                for line in f:
-                    try:
-                        row = json.loads(line)
-                        super().put(str(row["key"]), load(row["value"]))
-                    except (ValueError, KeyError, TypeError, ValidationError):
-                        self.damaged_lines += 1
-
-    def put(self, key: str, value: T) -> None:
-        super().put(key, value)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.open("a", encoding="utf-8") as f:
-            f.write(json.dumps({"key": key, "value": self._dump(value)}) + "\n")
-
-
-class MemoryVerdictCache(_MemoryCache[ClaimVerdict]):
-    """Implements :class:`VerdictCache` in a dict."""
-
-
-class JsonlVerdictCache(_JsonlCache[ClaimVerdict]):
-    """Implements :class:`VerdictCache` over a JSON-lines file (damaged lines skipped and counted)."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(path, ClaimVerdict.model_validate, lambda v: v.model_dump(mode="json"))
 
 
 class CachingJudge:
@@ -144,10 +96,11 @@ class CachingJudge:
     ) -> list[ClaimVerdict]:
         digest = evidence_digest(admitted, excluded)
         keys = {c.claim_id: cache_key(c.text, digest, self.identity, allow_common_knowledge) for c in claims}
+        cached = self.cache.get_many(keys.values()) if keys else {}  # one lookup for the whole answer
         found: dict[str, ClaimVerdict] = {}
         missing: list[Claim] = []
         for claim in claims:
-            hit = self.cache.get(keys[claim.claim_id])
+            hit = cached.get(keys[claim.claim_id])
             if hit is None:
                 missing.append(claim)
             else:
@@ -157,12 +110,15 @@ class CachingJudge:
         self.hits += len(found)
         self.misses += len(missing)
         if missing:
+            fresh: dict[str, ClaimVerdict] = {}
             for verdict in await self.inner.judge(
                 answer, missing, admitted, excluded, allow_common_knowledge
             ):
                 found[verdict.claim_id] = verdict
                 if verdict.label != Label.UNJUDGED and verdict.claim_id in keys:
-                    self.cache.put(keys[verdict.claim_id], verdict)
+                    fresh[keys[verdict.claim_id]] = verdict
+            if fresh:
+                self.cache.put_many(fresh)
         return check_complete(claims, list(found.values()), settled_by="cache")
 
 
@@ -170,11 +126,16 @@ class CachingJudge:
 
 
 class DecompositionCache(Protocol):
-    """Stores decompositions by key. ``get`` returns None on a miss; ``put`` overwrites."""
+    """Stores decompositions by key. ``get`` returns None on a miss; ``put`` overwrites; ``get_many``
+    and ``put_many`` as for :class:`VerdictCache` (a run's answers are decomposed in one batch)."""
 
     def get(self, key: str) -> Decomposition | None: ...
 
     def put(self, key: str, decomposition: Decomposition) -> None: ...
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, Decomposition]: ...
+
+    def put_many(self, items: Mapping[str, Decomposition]) -> None: ...
 
 
 class FusedCache(Protocol):
@@ -233,28 +194,6 @@ def cacheable_fused(result: FusedResult) -> bool:
     return not result.failed and all(v.label != Label.UNJUDGED for v in result.verdicts)
 
 
-class MemoryDecompositionCache(_MemoryCache[Decomposition]):
-    """Implements :class:`DecompositionCache` in a dict."""
-
-
-class JsonlDecompositionCache(_JsonlCache[Decomposition]):
-    """Implements :class:`DecompositionCache` over a JSON-lines file (damaged lines skipped and counted)."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(path, Decomposition.model_validate, lambda d: d.model_dump(mode="json"))
-
-
-class MemoryFusedCache(_MemoryCache[FusedResult]):
-    """Implements :class:`FusedCache` in a dict."""
-
-
-class JsonlFusedCache(_JsonlCache[FusedResult]):
-    """Implements :class:`FusedCache` over a JSON-lines file (damaged lines skipped and counted)."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(path, fused_from_json, fused_to_json)
-
-
 def rebase(decomposition: Decomposition, answer_id: str) -> tuple[Decomposition, dict[str, str]]:
     """``decomposition`` moved to ``answer_id`` (a cache hit from an answer with the same text).
 
@@ -302,24 +241,22 @@ class CachingExtractor:
 
     async def decompose(self, answers: Sequence[Answer]) -> list[Decomposition]:
         keys = [decomposition_key(a, self.identity) for a in answers]
-        found: dict[str, Decomposition] = {}
+        found: dict[str, Decomposition] = self.cache.get_many(keys) if keys else {}
         missing: dict[str, Answer] = {}
         for answer, key in zip(answers, keys, strict=True):
-            if key in found or key in missing:
-                continue
-            hit = self.cache.get(key)
-            if hit is None:
+            if key not in found and key not in missing:
                 missing[key] = answer
-            else:
-                found[key] = hit
         self.hits += len(found)
         self.misses += len(missing)
         if missing:
             fresh = await self.inner.decompose(list(missing.values()))
+            kept: dict[str, Decomposition] = {}
             for key, decomposition in zip(missing, fresh, strict=True):
                 found[key] = decomposition
                 if not call_failed(decomposition):
-                    self.cache.put(key, decomposition)
+                    kept[key] = decomposition
+            if kept:
+                self.cache.put_many(kept)
         result = []
         for answer, key in zip(answers, keys, strict=True):
             decomposition = found[key]

@@ -66,7 +66,7 @@ class CascadeJudge:
         verdict = self.settle(claim, admitted)
         if verdict is None or verdict.label not in self.trust:
             return None
-        checked = verify_quotes(verdict, by_id)
+        checked = verify_quotes(verdict, by_id, claim_text=claim.text)
         if checked.label != verdict.label or checked.judge_errors:
             return None  # a stage that is not sure of its own quote is not certain
         return checked.model_copy(update={"claim_id": claim.claim_id, "settled_by": "offline"})

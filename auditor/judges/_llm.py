@@ -133,7 +133,7 @@ class LLMJudge:
         clipped_admitted: bool,
         clipped_excluded: bool,
     ) -> list[ClaimVerdict]:
-        wanted = {c.claim_id for c in claims}
+        wanted = {c.claim_id: c.text for c in claims}
         by_id = {e.evidence_id: e for e in admitted}
         excluded_ids = {e.evidence_id for e in excluded}
         got: dict[str, ClaimVerdict] = {}
@@ -147,6 +147,7 @@ class LLMJudge:
             verdict = to_verdict(
                 out,
                 out.claim_id,
+                claim_text=wanted[out.claim_id],
                 admitted=by_id,
                 excluded_ids=excluded_ids,
                 allow_common_knowledge=allow_common_knowledge,

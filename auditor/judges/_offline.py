@@ -13,8 +13,12 @@ It judges each claim against the admitted evidence with surface cues only:
    covers at least :data:`~auditor.judges._rules.SUPPORT_COVERAGE` of the claim's content stems and states all its
    quantities is ``supported``, quoting that window. Otherwise ``absent``.
 5. **Aggregated claims** ("both reports say ...") need support from at least two items.
+6. **Conflicts**: a ``supported`` verdict is checked against every admitted item it does not cite,
+   one by one (:func:`auditor.judges._conflicts.contradicting_items`); an item that contradicts
+   the claim on its own is kept beside the support in ``conflicts``, never silently outvoted.
 
-Quotes are always exact substrings of the evidence text, so they pass
+Quotes are always exact substrings of the evidence text and hold what the rule matched (for a JSON
+record, the pairs stating the claim's figures and words), so they pass
 :func:`auditor.judges.verify_quotes`. The judge never marks a claim as common knowledge, whatever
 the policy allows: it cannot tell what is common knowledge. It is **approximate** and says so in its
 identity (``approximate=True``); paraphrase, inference across sentences and world knowledge are
@@ -36,12 +40,11 @@ from auditor.claims import Claim
 from auditor.evidence import Answer, Evidence
 from auditor.judges import _entities as ent
 from auditor.judges import _numbers as num
+from auditor.judges._conflicts import contradicting_items, with_conflict
+from auditor.judges._cues import AGGREGATE, ClaimCues, claim_cues
 from auditor.judges._lexical import negated
 from auditor.judges._rules import (
-    AGGREGATE,
-    ClaimCues,
     best_window,
-    claim_cues,
     combined_support,
     coverage,
     polarity_conflict,
@@ -123,6 +126,9 @@ class OfflineJudge:
             if claim.screened:
                 continue
             verdict = self._judge_one(claim, items, names)
+            if verdict.label is Label.SUPPORTED:
+                cited = {c.evidence_id for c in verdict.citations}
+                verdict = with_conflict(verdict, contradicting_items(claim_cues(claim.text), cited, items))
             if verdict.label is not Label.SUPPORTED and out_items:
                 cues = claim_cues(claim.text)
                 inadmissible = tuple(
@@ -243,8 +249,9 @@ class OfflineJudge:
         Certain means: the claim's text (normalised, trailing punctuation dropped) occurs verbatim,
         at word boundaries, in one admitted item, the claim has at least :data:`SETTLE_MIN_WORDS`
         words, is not an aggregated claim, and the evidence sentence around it carries no
-        negation the claim lacks. Then ``supported``, quoting the exact evidence span. Absence is
-        never certain ("14 days" may be "two weeks" to a reader) and neither is a contradiction.
+        negation the claim lacks, and no other admitted item contradicts it (a conflict goes to the
+        LLM judge). Then ``supported``, quoting the exact evidence span. Absence is never certain
+        ("14 days" may be "two weeks" to a reader) and neither is a contradiction.
         """
         if claim.screened:
             return None
@@ -255,7 +262,8 @@ class OfflineJudge:
         pattern = re.compile(
             r"(?<!\w)" + r"\s+".join(re.escape(t) for t in tokens) + r"(?!\w)", re.IGNORECASE
         )
-        for e, limit in zip(admitted, read_limits([e.text for e in admitted]), strict=True):
+        limits = read_limits([e.text for e in admitted])
+        for e, limit in zip(admitted, limits, strict=True):
             m = pattern.search(e.text, 0, limit)
             if m is None:
                 continue
@@ -273,6 +281,11 @@ class OfflineJudge:
             )
             if negated(sentence) and not negated(core):
                 continue
+            others = [
+                prepare(x.evidence_id, x.text, n) for x, n in zip(admitted, limits, strict=True) if x is not e
+            ]
+            if contradicting_items(claim_cues(claim.text), {e.evidence_id}, others):
+                return None  # another admitted item disagrees: a conflict is never certain
             return _verdict(
                 claim,
                 Label.SUPPORTED,

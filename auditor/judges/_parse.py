@@ -8,7 +8,9 @@
 - :func:`to_verdict` converts one model verdict into a :class:`ClaimVerdict`: a label outside the
   offered set is ``unjudged: parse_failure``; an ``inadmissible_support`` id that is not excluded
   evidence is dropped and recorded; ``common_knowledge`` counts only when the policy allowed it;
-  and the quotes are always verified (:func:`auditor.judges.verify_quotes`).
+  the items cited in ``conflicting`` become the other side of a conflict
+  (:func:`auditor.judges._conflicts.with_conflict`); and the quotes are always verified
+  (:func:`auditor.judges.verify_quotes`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Mapping, Sequence
 
 from auditor.errors import LLMConnectionError, LLMStatusError, LLMTimeoutError
 from auditor.evidence import Evidence
+from auditor.judges._conflicts import with_conflict
 from auditor.judges._prompts import JUDGE_LABELS, EvidenceIn, VerdictOut, parse_json
 from auditor.judges._verdicts import Citation, ClaimVerdict, Label, UnjudgedReason, verify_quotes
 from auditor.llm import Completion, LLMClient
@@ -83,6 +86,7 @@ def to_verdict(
     out: VerdictOut,
     claim_id: str,
     *,
+    claim_text: str,
     admitted: Mapping[str, Evidence],
     excluded_ids: set[str],
     allow_common_knowledge: bool,
@@ -106,18 +110,21 @@ def to_verdict(
     if common and not allow_common_knowledge:
         errors.append("common_knowledge set although the policy does not allow it; ignored")
         common = False
+    given = ClaimVerdict(
+        claim_id=claim_id,
+        label=Label(out.label),
+        citations=tuple(Citation(evidence_id=c.evidence_id, quote=c.quote) for c in out.citations),
+        inadmissible_support=tuple(dict.fromkeys(inadmissible)),
+        rationale=out.rationale or None,
+        judge_errors=tuple(errors),
+        common_knowledge=common,
+        settled_by="llm",
+    )
+    opposing = [Citation(evidence_id=c.evidence_id, quote=c.quote) for c in out.conflicting]
     verdict = verify_quotes(
-        ClaimVerdict(
-            claim_id=claim_id,
-            label=Label(out.label),
-            citations=tuple(Citation(evidence_id=c.evidence_id, quote=c.quote) for c in out.citations),
-            inadmissible_support=tuple(dict.fromkeys(inadmissible)),
-            rationale=out.rationale or None,
-            judge_errors=tuple(errors),
-            common_knowledge=common,
-            settled_by="llm",
-        ),
+        with_conflict(given, opposing),  # both sides are verified by the pipeline, as for every judge
         admitted,
+        claim_text=claim_text,
     )
     if clipped_admitted and verdict.label == Label.ABSENT:
         # The missing text might have addressed the claim: "absent" cannot be asserted.

@@ -22,7 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from auditor.judges._fence import Block, Part, attr, fenced, neutralise
 
-PROMPT_VERSION = "tva-judge-2"  # 2: fence tokens in every block marker
+# 2: fence tokens in every block marker; 3: conflicting citations, and quotes that carry the claim
+PROMPT_VERSION = "tva-judge-3"
 
 JUDGE_TASK = "Task: judge-claims"
 DECOMPOSE_TASK = "Task: decompose-answer"
@@ -94,6 +95,7 @@ class VerdictOut(BaseModel):
     claim_id: str
     label: str  # checked against the offered labels by the judge, not here: a bad label is data
     citations: list[CitationOut] = Field(default_factory=list)
+    conflicting: list[CitationOut] = Field(default_factory=list)  # admitted items on the other side
     inadmissible_support: list[str] = Field(default_factory=list)
     rationale: str = ""
     common_knowledge: bool = False
@@ -119,6 +121,7 @@ class DecomposeOutput(BaseModel):
 class FusedClaimOut(ClaimOut):
     label: str | None = None
     citations: list[CitationOut] = Field(default_factory=list)
+    conflicting: list[CitationOut] = Field(default_factory=list)
     inadmissible_support: list[str] = Field(default_factory=list)
     rationale: str = ""
     common_knowledge: bool = False
@@ -142,6 +145,7 @@ def _verdict_properties(allow_common_knowledge: bool) -> dict[str, Any]:
     props: dict[str, Any] = {
         "label": {"type": "string", "enum": list(JUDGE_LABELS)},
         "citations": {"type": "array", "items": _CITATION},
+        "conflicting": {"type": "array", "items": _CITATION},
         "inadmissible_support": {"type": "array", "items": {"type": "string"}},
         "rationale": {"type": "string"},
     }
@@ -209,8 +213,15 @@ _LABELS = (
     "ADMITTED evidence says otherwise; 'absent' = ADMITTED evidence does not address it (even if you "
     "believe it is true). Decide on ADMITTED evidence only. A supported or contradicted verdict must cite "
     "the admitted item(s) by evidence_id with a quote copied exactly from that item's text; a quote that "
-    "is not in the item is discarded and the verdict becomes absent. List in inadmissible_support the ids "
-    "of EXCLUDED items that would have supported the claim. Keep rationale to one sentence."
+    "is not in the item is discarded and the verdict becomes absent. The quotes, taken together, must "
+    "carry the claim: for supported, its figures, dates and names and most of its words (quote several "
+    "spans when it draws on several); for contradicted, the differing figure, date or name, or the "
+    "negation. Quotes that do not carry the claim are discarded and the verdict becomes absent. "
+    "When ADMITTED items disagree (one "
+    "supports the claim, another contradicts it), label by the items you cite and cite each item on the "
+    "other side, with a quote, in conflicting; leave conflicting empty when the admitted items agree. "
+    "List in inadmissible_support the ids of EXCLUDED items that would have supported the claim. Keep "
+    "rationale to one sentence."
 )
 
 _COMMON = (
@@ -280,7 +291,7 @@ def render_judge(inp: JudgeInput) -> list[dict[str, str]]:
             f"# CLAIMS TO JUDGE ({len(inp.claims)}): return exactly one verdict per claim id",
             [_claim(c) for c in inp.claims],
             'Reply as {"verdicts": [{"claim_id", "label", "citations": [{"evidence_id", "quote"}], '
-            '"inadmissible_support", "rationale"'
+            '"conflicting": [{"evidence_id", "quote"}], "inadmissible_support", "rationale"'
             + (', "common_knowledge"' if inp.allow_common_knowledge else "")
             + "}]}.",
         ]
@@ -311,7 +322,8 @@ def render_fused(inp: FusedInput) -> list[dict[str, str]]:
             _answer(inp.answer_id, inp.answer),
             "Decompose the answer, then judge every claim that is not screened (label null when screened).",
             'Reply as {"refusal": bool, "claims": [{"text", "start", "end", "screened", "screen_reason", "label", '
-            '"citations": [{"evidence_id", "quote"}], "inadmissible_support", "rationale"'
+            '"citations": [{"evidence_id", "quote"}], "conflicting": [{"evidence_id", "quote"}], '
+            '"inadmissible_support", "rationale"'
             + (', "common_knowledge"' if inp.allow_common_knowledge else "")
             + "}]}.",
         ]

@@ -1,88 +1,23 @@
-"""The offline judge's rules: a claim's cues, and how well a prepared evidence window states them.
+"""The offline judge's rules: how well a prepared evidence window states a claim's cues.
 
-Each rule is a pure function of the claim's cues and prepared items that finds evidence but gives no
-verdict: the judge orders the rules, and every threshold lives here. Quotes are exact evidence spans.
+The cues themselves come from :mod:`auditor.judges._cues`. Each rule is a pure function of the
+claim's cues and prepared items that finds evidence but gives no verdict: the judge orders the
+rules, and every threshold lives here. Quotes are exact evidence spans.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from auditor.judges import _entities as ent
 from auditor.judges import _numbers as num
-from auditor.judges._lexical import content_stems, negated_stems, words
+from auditor.judges._cues import ClaimCues
 from auditor.judges._verdicts import Citation
-from auditor.judges._windows import MONEY_KEYS, Item, Window
+from auditor.judges._windows import Item, Window
 
 SUPPORT_COVERAGE = 0.6  # share of the claim's content stems a window must contain to support it
 CONTRADICT_COVERAGE = 0.6  # ... for a different number in that window to count as a contradiction
 NEGATION_COVERAGE = 0.75  # ... for an opposite polarity in that window to count as a contradiction
-
-AGGREGATE = re.compile(
-    r"\b(both|all (?:two|three|four|five|\d+|the|of the)|each of the|(?:two|three|four|five|\d+|several|multiple) "
-    r"(?:reports|documents|sources|articles|studies|papers|pages|items|results|tools))\b",
-    re.I,
-)
-_AGGREGATE_WORDS = content_stems(
-    "both all each two three four reports documents sources articles studies papers "
-    "pages items results agree say confirm show state"
-)
-
-
-@dataclass(frozen=True)
-class ClaimCues:
-    stems: frozenset[str]
-    quantities: tuple[num.Quantity, ...]
-    entities: tuple[str, ...]
-    negated_stems: frozenset[str]
-    aggregated: bool
-    money_words: frozenset[str]  # "refund", "paid"...: covered by a window stating the claim's amount
-    money: tuple[num.Quantity, ...]
-
-
-_REFERENCE = re.compile(r"\b(?:passages?|documents?|sources?|docs?|references?|refs?)\s*#?\s*$", re.I)
-
-
-def _checked(q: num.Quantity, text: str) -> bool:
-    """Whether a quantity of the claim is a figure to check.
-
-    Not "(Passage 2)", which cites a source, nor the opening "One reviewer ..." / "One customer ...",
-    which introduces an individual rather than counting (an opening "One year ..." still counts).
-    """
-    before = text[: max(text.find(q.text), 0)]
-    if q.kind == "number" and _REFERENCE.search(before):
-        return False
-    return not (
-        q.kind == "measure"
-        and q.raw == 1
-        and q.text.casefold().startswith("one ")
-        and not before.strip()
-        and q.unit not in {"time", "months", "mass", "length", "volume", "power"}
-    )
-
-
-def claim_cues(text: str) -> ClaimCues:
-    """The claim's cues: content stems (figures and aggregation words left out), figures, entities."""
-    quantities = tuple(q for q in num.extract(text) if _checked(q, text))
-    words_only = text
-    for q in quantities:
-        words_only = words_only.replace(q.text, " ")
-    aggregated = bool(AGGREGATE.search(text))
-    stems = content_stems(words_only)
-    if aggregated:
-        stems -= _AGGREGATE_WORDS
-    money = tuple(q for q in quantities if q.kind == "money")
-    return ClaimCues(
-        frozenset(stems),
-        quantities,
-        tuple(ent.entities(words_only)),
-        negated_stems(text) | negated_stems(" ".join(words(text))),  # "WiFi" and its parts "Wi Fi"
-        aggregated,
-        frozenset(stems & MONEY_KEYS) if money else frozenset(),
-        money,
-    )
 
 
 def coverage(cues: ClaimCues, window: Window) -> float:
@@ -99,18 +34,39 @@ def stated(q: num.Quantity, window: Window) -> bool:
     return any(num.matches(q, e) for e, _ in window.quantities)
 
 
+QUOTE_PARTS = 8  # at most this many parts of a non-contiguous window (a JSON object) are quoted
+
+
 def quote(item: Item, window: Window, cues: ClaimCues) -> tuple[Citation, ...]:
+    """The window's text; for a JSON object, the parts that carry the claim (see :func:`_carrying`)."""
     if window.contiguous:
         start, end = window.seg.spans[0][0], window.seg.spans[-1][1]
         return (Citation(evidence_id=item.evidence_id, quote=item.text[start:end]),)
-    used = {i for i, part in enumerate(window.parts) if part.stems & cues.stems}
-    used |= {i for e, i in window.quantities if any(num.matches(q, e) for q in cues.quantities)}
-    chosen = sorted(used)[:8] or [0]
+    chosen = sorted(_carrying(window, cues)) or [0]
     return tuple(
         Citation(evidence_id=item.evidence_id, quote=item.text[s:e])
         for i in chosen
         for s, e in window.parts[i].spans
     )
+
+
+def _carrying(window: Window, cues: ClaimCues) -> list[int]:
+    """Up to :data:`QUOTE_PARTS` parts that together state the claim: a part stating each of its
+    figures first, then greedily the parts adding most of its words not yet quoted, so the quotes
+    pass the check that they carry the claim (:mod:`auditor.judges._carry`)."""
+    chosen: list[int] = []
+    for q in cues.quantities:
+        k = next((i for e, i in window.quantities if num.matches(q, e)), None)
+        if k is not None and k not in chosen and len(chosen) < QUOTE_PARTS:
+            chosen.append(k)
+    missing = set(cues.stems).difference(*(window.parts[i].stems for i in chosen))
+    while missing and len(chosen) < QUOTE_PARTS:
+        gain, k = max((len(part.stems & missing), -i) for i, part in enumerate(window.parts))
+        if not gain:
+            break
+        chosen.append(-k)
+        missing -= window.parts[-k].stems
+    return chosen
 
 
 def supporting_window(cues: ClaimCues, item: Item) -> Window | None:

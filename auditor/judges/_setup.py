@@ -9,8 +9,8 @@ re-audit of the same traces makes no calls in any mode.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
 
 from auditor.claims import ClaimExtractor, RuleExtractor
 from auditor.errors import UsageError
@@ -20,11 +20,9 @@ from auditor.judges._cache import (
     CachingJudge,
     DecompositionCache,
     FusedCache,
-    JsonlDecompositionCache,
-    JsonlFusedCache,
-    JsonlVerdictCache,
     VerdictCache,
 )
+from auditor.judges._cache_files import JsonlDecompositionCache, JsonlFusedCache, JsonlVerdictCache
 from auditor.judges._cascade import CascadeJudge
 from auditor.judges._decompose import LLMDecomposer
 from auditor.judges._fused import FusedAuditor
@@ -69,6 +67,24 @@ class JudgeSetup:
         except BaseException:
             await self.aclose()
             raise
+
+    def usage(self) -> dict[str, Any] | None:
+        """The run record's usage: LLM calls and tokens, cascade and cache counts (None offline)."""
+        if self.client is None:
+            return None
+        usage: dict[str, Any] = {"llm": asdict(self.client.usage)}
+        if self.cascade is not None:
+            usage["cascade"] = asdict(self.cascade.stats)
+        if self.cache is not None:
+            usage["cache"] = {"hits": self.cache.hits, "misses": self.cache.misses}
+        if self.decomposition_cache is not None:
+            usage["decomposition_cache"] = {
+                "hits": self.decomposition_cache.hits,
+                "misses": self.decomposition_cache.misses,
+            }
+        if isinstance(self.fused, CachingFused):
+            usage["fused_cache"] = {"hits": self.fused.hits, "misses": self.fused.misses}
+        return usage
 
     def outcome(self) -> Literal["finished", "failed"]:
         """How a run with this setup ended: ``failed`` when LLM calls were made and every one failed."""

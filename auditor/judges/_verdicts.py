@@ -2,21 +2,23 @@
 
 Three verdicts per claim (``supported``, ``contradicted``, ``absent``) plus ``unjudged`` when the
 judge failed (fail closed: never counted as supported). Every ``supported`` or ``contradicted``
-verdict must cite evidence with a quote that is really in that item's text
-(:func:`verify_quotes`); a verdict whose quotes are not there becomes ``absent`` and the judge
-error is recorded. This is also the defence against evidence that tries to instruct the judge.
+verdict must cite evidence with a quote that is really in that item's text, and the quotes must
+carry the claim (:func:`verify_quotes`, with :mod:`auditor.judges._carry`); a verdict whose quotes
+are not there, or do not state the claim, becomes ``absent`` and the judge error is recorded. This
+is also the defence against evidence that tries to instruct the judge.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
-from typing import Protocol
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
 from auditor.claims import Claim
 from auditor.evidence import Answer, Evidence
+from auditor.judges._carry import DOES_NOT_SUPPORT, contradiction_shortfall, read_quotes, support_shortfall
 from auditor.text import normalise
 
 
@@ -45,6 +47,16 @@ class Citation(BaseModel):
     quote: str
 
 
+class ConflictQuote(BaseModel):
+    """One side of a conflict: an admitted item's quote that supports, or contradicts, the claim."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    evidence_id: str
+    quote: str
+    stance: Literal["supports", "contradicts"]
+
+
 class JudgeIdentity(BaseModel):
     """Who judged: part of every verdict, of the verdict cache key, and of the run record."""
 
@@ -64,6 +76,9 @@ class ClaimVerdict(BaseModel):
     with the judge's output (a quote not found, an unknown evidence id) even when a verdict stands.
     ``common_knowledge`` is set only when the policy allows common knowledge and the judge deemed
     the claim such; it is reported separately, never merged into supported.
+    ``conflicts`` holds both sides when one admitted item supports the claim and another
+    contradicts it (:mod:`auditor.judges._conflicts`); ``conflict_resolution`` is how the policy's
+    ``on_conflict`` settled it (``flag``, ``contradicted`` or ``prefer_newest``), set by the pipeline.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -77,6 +92,8 @@ class ClaimVerdict(BaseModel):
     judge_errors: tuple[str, ...] = ()
     common_knowledge: bool = False
     settled_by: str = ""  # which stage decided: "offline", "llm", "cache"
+    conflicts: tuple[ConflictQuote, ...] = ()
+    conflict_resolution: Literal["flag", "contradicted", "prefer_newest"] | None = None
 
 
 class Judge(Protocol):
@@ -105,12 +122,18 @@ def quote_in(quote: str, text: str) -> bool:
     return bool(needle) and needle in normalise(text)
 
 
-def verify_quotes(verdict: ClaimVerdict, evidence: Mapping[str, Evidence]) -> ClaimVerdict:
-    """Check every citation against the item it names; demote a verdict that loses all its support.
+def verify_quotes(
+    verdict: ClaimVerdict, evidence: Mapping[str, Evidence], *, claim_text: str
+) -> ClaimVerdict:
+    """Check every citation against the item it names, then that the quotes carry ``claim_text``.
 
     A citation naming an unknown item, or quoting text that item does not contain, is dropped and
     recorded in ``judge_errors``. A ``supported`` or ``contradicted`` verdict left with no valid
-    citation becomes ``absent``.
+    citation becomes ``absent``; so does one whose verified quotes, taken together, cannot state the
+    claim (``supported``: its figures, dates, entities and enough of its words; ``contradicted``: a
+    rival figure, date or entity, or its negation), with ``quote_does_not_support`` in
+    ``judge_errors`` and the citations dropped. A common-knowledge verdict is counted apart from
+    the rates, so only its quotes' presence is checked.
     """
     kept: list[Citation] = []
     errors = list(verdict.judge_errors)
@@ -124,10 +147,20 @@ def verify_quotes(verdict: ClaimVerdict, evidence: Mapping[str, Evidence]) -> Cl
             kept.append(citation)
     label = verdict.label
     rationale = verdict.rationale
-    if label in (Label.SUPPORTED, Label.CONTRADICTED) and not kept:
-        rationale = f"demoted from {label.value}: no verified quote" + (
-            f" ({rationale})" if rationale else ""
-        )
+    judged = label in (Label.SUPPORTED, Label.CONTRADICTED)
+    why = None
+    if judged and not kept:
+        why = "no verified quote"
+    elif judged and not verdict.common_knowledge:
+        quoted = read_quotes([(c.quote, c.evidence_id, evidence[c.evidence_id].text) for c in kept])
+        check = support_shortfall if label is Label.SUPPORTED else contradiction_shortfall
+        shortfall = check(claim_text, quoted)
+        if shortfall is not None:
+            why = f"{shortfall}, quoted {kept[0].quote[:80]!r}"
+            errors.append(DOES_NOT_SUPPORT)
+            kept = []
+    if why is not None:
+        rationale = f"demoted from {label.value}: {why}" + (f" ({rationale})" if rationale else "")
         label = Label.ABSENT
     return verdict.model_copy(
         update={

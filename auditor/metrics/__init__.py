@@ -3,10 +3,19 @@
 :func:`summarise` is pure: groundedness, answers with an unsupported claim, answer rate, screened
 and unjudged counts, segments per source class and question type, citation figures and, with a
 labels file, refusal accuracy and over-refusal. Intervals are on answers (Wilson, Clopper-Pearson).
+:func:`verdict_diff` compares two audits of the same answers under two policies.
 """
 
 from __future__ import annotations
 
+from auditor.metrics._diff import (
+    FigureChange,
+    PolicyComparison,
+    ResponsibleItem,
+    VerdictChange,
+    VerdictDiff,
+    verdict_diff,
+)
 from auditor.metrics._labels import Labels, load_labels, match_labels
 from auditor.metrics._model import CannotCorrect, CorrectedRate, Interval, Rate, Summary
 from auditor.metrics._rates import rate
@@ -15,12 +24,18 @@ from auditor.metrics._summary import summarise
 __all__ = [
     "CannotCorrect",
     "CorrectedRate",
+    "FigureChange",
     "Interval",
     "Labels",
+    "PolicyComparison",
     "Rate",
+    "ResponsibleItem",
     "Summary",
+    "VerdictChange",
+    "VerdictDiff",
     "load_labels",
     "match_labels",
     "rate",
     "summarise",
+    "verdict_diff",
 ]

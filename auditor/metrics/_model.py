@@ -42,6 +42,12 @@ class Segment(_Model):
     groundedness_rate: Rate  # supported / judged claims in the segment
     answers_with_unsupported_claim: Rate  # over answers with a judged claim in the segment; intervals set
     answer_pass_rate: Rate  # grounded answers in the segment; intervals set
+    # None only in summaries written before these figures existed:
+    answer_rate: Rate | None = None  # non-refusal answers / answers in the segment (refusals too); intervals
+    refusals: int = 0
+    empty_answers: int = 0  # non-refusal answers with nothing to judge (blank, or every sentence screened)
+    claims_with_conflict: Rate | None = None  # judged claims whose admitted sources disagree / judged claims
+    answers_with_conflict: Rate | None = None  # over ``answers``; intervals set
 
 
 class RefusalFigures(_Model):
@@ -57,7 +63,19 @@ class CitationFigures(_Model):
     """Only when answers carry citation markers: a marker is not support."""
 
     coverage: Rate  # judged claims with a marker / judged claims
-    support: Rate  # markers whose cited source supports the claim / markers
+    support: Rate  # markers whose cited item supports the claim / markers on judged claims
+    # supported claims that no cited item supports / judged claims with a marker
+    misattribution: Rate = Rate(numerator=0, denominator=0, value=None)
+    unresolved: int = 0  # markers on judged claims that name no admitted item (supports: null)
+
+
+class ConflictFigures(_Model):
+    """Claims on which admitted sources disagree: one item supports, another contradicts."""
+
+    claims_with_conflict: Rate  # judged claims with a conflict / judged claims; no interval
+    answers_with_conflict: Rate  # answers with one / answers with a judged or unjudged claim; intervals set
+    flagged: int  # claims whose verdict on_conflict = "flag" left standing (the answer cannot pass)
+    by_resolution: dict[str, int] = Field(default_factory=dict)  # flag / contradicted / prefer_newest
 
 
 class CorrectedRate(_Model):
@@ -109,5 +127,7 @@ class Summary(_Model):
     by_question_type: list[Segment] = Field(default_factory=list)
     refusal: RefusalFigures | None = None
     citations: CitationFigures | None = None
+    conflicts: ConflictFigures | None = None  # always set by summarise; None in older summaries
+    empty_answers: int = 0  # non-refusal answers with nothing to judge (blank, or every sentence screened)
     # Set when a calibration of the run's judge exists: never replaces the raw figure above.
     corrected_unsupported: CorrectedRate | CannotCorrect | None = Field(default=None, discriminator="status")

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from auditor.metrics._citations import citation_figures
+from auditor.metrics._conflicts import conflict_figures, conflicted
 from auditor.metrics._labels import Labels, match_labels
 from auditor.metrics._model import RefusalFigures, Segment, Summary
 from auditor.metrics._rates import Status, claim_status, interval, rate
@@ -57,14 +58,21 @@ def claim_source_class(claim: ClaimOut, evidence: Mapping[str, EvidenceOut]) -> 
 
 @dataclass
 class Tally:
-    """The counted claims of one answer, or of one answer within one segment."""
+    """The counted claims of one answer, or of one answer within one segment, and what the answer was."""
 
     supported: int = 0
     contradicted: int = 0
     absent: int = 0
     unjudged: int = 0
+    conflicted: int = 0  # judged claims whose admitted sources disagree
+    flagged: int = 0  # ... whose verdict on_conflict = "flag" left standing
+    refusal: bool = False
+    empty: bool = False  # answered, but nothing to judge (blank, or every sentence screened)
 
-    def add(self, status: Status) -> None:
+    def add(self, status: Status, claim: ClaimOut | None = None) -> None:
+        if claim is not None and conflicted(claim):
+            self.conflicted += 1
+            self.flagged += (claim.conflict_resolution or "flag") == "flag"
         if status == "supported":
             self.supported += 1
         elif status == "contradicted":
@@ -89,21 +97,29 @@ class Tally:
         return self.supported < self.counted
 
     def grounded(self, thresholds: Thresholds) -> bool:
-        """:mod:`auditor.results._outcome`'s rule on these claims: a judged claim, the ratio, contradictions, none unjudged."""
+        """:mod:`auditor.results._outcome`'s rule on these claims: a judged claim, the ratio,
+        contradictions, none unjudged, no flagged conflict unless the policy allows it."""
         return (
             self.judged > 0
             and self.supported / self.judged >= thresholds.claim_support
             and self.contradicted <= thresholds.contradictions_allowed
             and self.unjudged == 0
+            and (self.flagged == 0 or thresholds.conflicts_allowed)
         )
 
 
 def segments(tallies: Mapping[str, Sequence[Tally]], thresholds: Thresholds) -> list[Segment]:
-    """One :class:`Segment` per name, from the tallies of the answers with a claim in it, sorted by name."""
+    """One :class:`Segment` per name, sorted by name, from one tally per answer in the segment.
+
+    The claim figures are over the answers with a claim in the segment; the answer rate, refusals
+    and empty answers over every answer in it (refusals and empty answers have no claim to count).
+    """
     out: list[Segment] = []
     for name in sorted(tallies):
-        members = [t for t in tallies[name] if t.counted]
+        population = tallies[name]
+        members = [t for t in population if t.counted]
         judged = sum(t.judged for t in members)
+        refusals = sum(t.refusal for t in population)
         out.append(
             Segment(
                 name=name,
@@ -115,6 +131,13 @@ def segments(tallies: Mapping[str, Sequence[Tally]], thresholds: Thresholds) -> 
                 ),
                 answer_pass_rate=rate(
                     sum(t.grounded(thresholds) for t in members), len(members), intervals=True
+                ),
+                answer_rate=rate(len(population) - refusals, len(population), intervals=True),
+                refusals=refusals,
+                empty_answers=sum(t.empty for t in population),
+                claims_with_conflict=rate(sum(t.conflicted for t in members), judged),
+                answers_with_conflict=rate(
+                    sum(t.conflicted > 0 for t in members), len(members), intervals=True
                 ),
             )
         )
@@ -147,7 +170,6 @@ def summarise(
     labels: Labels | None = None,
     *,
     thresholds: Thresholds | None = None,
-    markers: Mapping[str, Sequence[str]] | None = None,
 ) -> Summary:
     """The run's figures.
 
@@ -157,8 +179,6 @@ def summarise(
             ``question_type`` overrides the answer's in the question-type segments.
         thresholds: the policy's thresholds, used to decide which answers pass within a segment
             (the overall pass rate uses each answer's own ``grounded``); default ``Thresholds()``.
-        markers: the citation markers written in the answer, by claim id (``Claim.citations``);
-            citation coverage and support are reported when a judged claim carries one.
 
     Returns:
         The summary, every rate with its numerator and denominator, intervals on answer rates.
@@ -169,7 +189,7 @@ def summarise(
     by_type: dict[str, list[Tally]] = defaultdict(list)
     statuses: Counter[Status] = Counter()
     screened_by_reason: Counter[str] = Counter()
-    claims = refusals = grounded = with_claims = unsupported = 0
+    claims = refusals = empty = grounded = with_claims = unsupported = 0
 
     for position, answer in enumerate(answers):
         answer_claims = answer.claims or []
@@ -177,25 +197,33 @@ def summarise(
         for claim in answer_claims:
             if claim.screened:
                 screened_by_reason[claim.screen_reason or "unspecified"] += 1
-        if answer.refusal is True:
-            refusals += 1
-            continue
-        grounded += answer.grounded is True
         evidence = {e.evidence_id: e for e in answer.evidence}
-        whole = Tally()
+        whole = Tally(refusal=answer.refusal is True)
         per_class: dict[str, Tally] = defaultdict(Tally)
-        for claim in answer_claims:
-            status = claim_status(claim)
-            if status == "screened":
-                continue
-            statuses[status] += 1
-            whole.add(status)
-            if status != "common_knowledge":
-                per_class[claim_source_class(claim, evidence)].add(status)
-        if whole.counted:
-            with_claims += 1
-            unsupported += whole.has_unsupported
+        if whole.refusal:
+            refusals += 1
+        else:
+            grounded += answer.grounded is True
+            for claim in answer_claims:
+                status = claim_status(claim)
+                if status == "screened":
+                    continue
+                statuses[status] += 1
+                whole.add(status, claim)
+                if status != "common_knowledge":
+                    per_class[claim_source_class(claim, evidence)].add(status, claim)
+            if whole.counted:
+                with_claims += 1
+                unsupported += whole.has_unsupported
+            whole.empty = all(c.screened for c in answer_claims)
+            empty += whole.empty
+        # The answer rate of a source class is over the answers that had one of its items admitted
+        # (or a claim resting on it): a refusal cites nothing, but it did decline with that evidence.
+        admitted = {e.source_class or UNCLASSIFIED for e in answer.evidence if e.admitted}
+        for name in admitted or ({NO_SOURCE} if not per_class else set()):
+            per_class.setdefault(name, Tally())  # claimless: the answer is in the segment all the same
         for name, tally in per_class.items():
+            tally.refusal, tally.empty = whole.refusal, whole.empty
             by_class[name].append(tally)
         label = matched.by_answer.get(position) if matched else None
         question_type = (label.question_type if label else None) or answer.question_type or UNSPECIFIED
@@ -231,5 +259,7 @@ def summarise(
         by_source_class=segments(by_class, limits),
         by_question_type=segments(by_type, limits),
         refusal=refusal,
-        citations=citation_figures(answers, markers) if markers is not None else None,
+        citations=citation_figures(answers),
+        conflicts=conflict_figures(answers),
+        empty_answers=empty,
     )

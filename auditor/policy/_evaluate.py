@@ -24,8 +24,9 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict
 
 from auditor.evidence import Answer, Evidence, EvidenceKind
-from auditor.policy._model import MetadataCondition, Policy, RejectIf, SourceClass
+from auditor.policy._model import Policy
 from auditor.policy._regex import compile_regex
+from auditor.policy._sources import MetadataCondition, RejectIf, SourceClass
 
 _GLOB_CHARS = frozenset("*?[")
 
@@ -245,6 +246,19 @@ def _rejection(reject: RejectIf, item: Evidence, at: datetime) -> tuple[str, str
                 f"generated (limit {limit})"
             )
     return None
+
+
+def document_date(policy: Policy, item: Evidence, decision: Decision) -> datetime | None:
+    """The item's date as the freshness rules read it, for ``on_conflict = "prefer_newest"``.
+
+    The key is the ``reject_if.date_key`` of the source class that decided the item (``updated_at``
+    when the class has no ``reject_if``, or for items decided by an ``[evidence]`` switch). None
+    when the key is missing or not an ISO date.
+    """
+    source = next((s for s in policy.sources if s.name == decision.source_class), None)
+    key = (source.reject_if or RejectIf()).date_key if source is not None else RejectIf().date_key
+    raw = lookup(item.metadata, key)
+    return None if raw is _MISSING else parse_date(raw)
 
 
 def parse_date(value: Any) -> datetime | None:

@@ -7,13 +7,14 @@ with :class:`ReportError` before anything is rendered.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from auditor.errors import AuditorError
 from auditor.metrics import Summary
-from auditor.report._pieces import Piece, answer_pieces, find_quote, marked_pieces
-from auditor.results import AnswerOut, AuditResult, ClaimOut, EvidenceOut
+from auditor.report._pieces import Piece, answer_pieces, marked_pieces
+from auditor.report._quotes import CitationView, ConflictView, Marks, conflict_view, quote_view
+from auditor.results import AnswerOut, AuditResult, CitationMarkerOut, ClaimOut, EvidenceOut
 
 VERDICTS = ("supported", "contradicted", "absent", "unjudged")
 FILTERS = (
@@ -21,6 +22,8 @@ FILTERS = (
     ("contradicted", "Has contradicted"),
     ("absent", "Has absent"),
     ("unjudged", "Has unjudged"),
+    ("conflict", "Has conflicting sources"),
+    ("misattributed", "Has misattributed"),
     ("grounded", "Grounded"),
     ("refusal", "Refusals"),
 )
@@ -47,12 +50,24 @@ class BarPart:
 
 
 @dataclass(frozen=True)
-class CitationView:
-    key: str
-    evidence_anchor: str | None
-    evidence_label: str
-    quote: str
-    found: bool
+class CitedView:
+    """One item a citation marker resolves to, linked to its evidence card."""
+
+    anchor: str | None
+    label: str
+    admitted: bool | None
+
+
+@dataclass(frozen=True)
+class MarkerView:
+    """One citation marker of a claim: what it resolves to and whether that supports the claim."""
+
+    marker: str
+    items: list[CitedView]
+    resolved_by: str | None
+    supports: bool | None
+    outcome: str  # "supports", "does not support", "unresolved"
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -74,6 +89,9 @@ class ClaimView:
     unjudged_reason: str | None
     judge_errors: list[str]
     common_knowledge: bool
+    markers: list[MarkerView] = field(default_factory=list)
+    misattributed: bool = False
+    conflict: ConflictView | None = None
 
 
 @dataclass(frozen=True)
@@ -150,8 +168,10 @@ def build_context(result: AuditResult, *, policy_rationale: str | None = None) -
         for claim in answer.claims:
             data["claims"][claim.key] = {
                 "answer": answer.anchor,
-                "quotes": [c.key for c in claim.citations if c.found],
-                "evidence": sorted({c.evidence_anchor for c in claim.citations if c.evidence_anchor}),
+                "quotes": [c.key for c in (*claim.citations, *_sides(claim)) if c.found],
+                "evidence": sorted(
+                    {c.evidence_anchor for c in (*claim.citations, *_sides(claim)) if c.evidence_anchor}
+                ),
                 "excluded": [x.anchor for x in claim.excluded_support if x.anchor],
             }
     counts = {key: sum(key in a.tags for a in answers) for key, _ in FILTERS}
@@ -176,31 +196,23 @@ def _answer_view(index: int, answer: AnswerOut) -> AnswerView:
     by_id = {e.evidence_id: e for e in answer.evidence}
     claims_out = sorted(answer.claims or [], key=lambda c: (c.start, c.end))
     keyed = [(f"{anchor}c{j}", c) for j, c in enumerate(claims_out)]
-    marks: dict[str, list[tuple[int, int, str]]] = {}
+    labels = {e.evidence_id: _label(e) for e in answer.evidence}
+    marks: Marks = {}
     claims: list[ClaimView] = []
     for key, claim in keyed:
         if claim.screened:
             continue
-        citations = []
-        for q, cite in enumerate(claim.citations):
-            ckey = f"{key}q{q}"
-            item = by_id.get(cite.evidence_id)
-            span = find_quote(item.text, cite.quote) if item else None
-            if span and item:
-                marks.setdefault(item.evidence_id, []).append((span[0], span[1], ckey))
-            citations.append(
-                CitationView(
-                    ckey,
-                    anchors.get(cite.evidence_id),
-                    _label(item) if item else cite.evidence_id,
-                    cite.quote,
-                    span is not None,
-                )
-            )
-        claims.append(_claim_view(key, claim, citations, by_id, anchors))
+        citations = [
+            quote_view(f"{key}q{q}", c.evidence_id, c.quote, by_id, anchors, labels, marks)
+            for q, c in enumerate(claim.citations)
+        ]
+        view = _claim_view(key, claim, citations, by_id, anchors)
+        if claim.conflicts:
+            view = replace(view, conflict=conflict_view(key, claim, by_id, anchors, labels, marks))
+        claims.append(view)
     cited_by: dict[str, list[str]] = {}
     for claim_view in claims:
-        for c in claim_view.citations:
+        for c in (*claim_view.citations, *_sides(claim_view)):
             if c.evidence_anchor and claim_view.key not in cited_by.setdefault(c.evidence_anchor, []):
                 cited_by[c.evidence_anchor].append(claim_view.key)
     evidence = [
@@ -212,6 +224,10 @@ def _answer_view(index: int, answer: AnswerOut) -> AnswerView:
     counts = {v: sum(c.verdict == v for c in claims) for v in VERDICTS}
     counts["screened"] = sum(c.screened for c in claims_out)
     tags = [v for v in ("contradicted", "absent", "unjudged") if counts[v]]
+    if any(c.misattributed for c in claims):
+        tags.append("misattributed")
+    if any(c.conflict for c in claims):
+        tags.append("conflict")
     if answer.refusal:
         status, tags = "refusal", ["refusal"]
     elif answer.grounded:
@@ -265,7 +281,35 @@ def _claim_view(
         unjudged_reason=claim.unjudged_reason,
         judge_errors=list(claim.judge_errors),
         common_knowledge=claim.common_knowledge,
+        markers=[_marker_view(m, by_id, anchors) for m in claim.citation_markers],
+        misattributed=claim.misattributed,
     )
+
+
+_OUTCOMES = {True: "supports", False: "does not support", None: "unresolved"}
+
+
+def _marker_view(
+    marker: CitationMarkerOut, by_id: dict[str, EvidenceOut], anchors: dict[str, str]
+) -> MarkerView:
+    items = [
+        CitedView(anchors.get(eid), _label(by_id[eid]), by_id[eid].admitted)
+        if eid in by_id
+        else CitedView(None, eid, None)
+        for eid in marker.evidence_ids
+    ]
+    return MarkerView(
+        marker=marker.marker,
+        items=items,
+        resolved_by=marker.resolved_by,
+        supports=marker.supports,
+        outcome=_OUTCOMES[marker.supports],
+        reason=marker.reason,
+    )
+
+
+def _sides(claim: ClaimView) -> list[CitationView]:
+    return [*claim.conflict.supports, *claim.conflict.contradicts] if claim.conflict else []
 
 
 def _evidence_view(

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from auditor import __version__
 from auditor.claims import Claim
 from auditor.evidence import Answer, Evidence, EvidenceKind
-from auditor.judges import ClaimVerdict, JudgeIdentity
+from auditor.judges import Attribution, ClaimVerdict, JudgeIdentity
 from auditor.policy import Decision
 from auditor.results._outcome import AnswerFigures
 
@@ -88,6 +88,24 @@ class CitationOut(_Out):
     quote: str
 
 
+class CitationMarkerOut(_Out):
+    """One citation marker of a claim, judged against the item(s) it resolves to."""
+
+    marker: str  # as written: "[KB-101]", "[^2]", "【3】", a URL
+    evidence_ids: list[str] = Field(default_factory=list)  # the items it resolves to, admitted or not
+    resolved_by: str | None = None  # "definition", "id", "url", "position"; null when unresolved
+    supports: bool | None = None  # null: resolves to nothing admitted, or nothing decided; see reason
+    reason: str = ""
+
+
+class ConflictOut(_Out):
+    """One side of a conflict between admitted sources: a verified quote and where it stands."""
+
+    evidence_id: str
+    quote: str
+    stance: Literal["supports", "contradicts"]
+
+
 class ClaimOut(_Out):
     claim_id: str
     text: str
@@ -104,6 +122,10 @@ class ClaimOut(_Out):
     common_knowledge: bool = False
     settled_by: str | None = None
     markers: list[str] = Field(default_factory=list)  # citation markers attached to the claim, as written
+    citation_markers: list[CitationMarkerOut] = Field(default_factory=list)  # each marker, judged
+    misattributed: bool = False  # supported, but by no item its markers cite
+    conflicts: list[ConflictOut] = Field(default_factory=list)  # both sides, when admitted items disagree
+    conflict_resolution: Literal["flag", "contradicted", "prefer_newest"] | None = None  # on_conflict applied
 
 
 class AnswerOut(_Out):
@@ -161,7 +183,8 @@ def evidence_out(item: Evidence, decision: Decision | None = None) -> EvidenceOu
     )
 
 
-def claim_out(claim: Claim, verdict: ClaimVerdict | None) -> ClaimOut:
+def claim_out(claim: Claim, verdict: ClaimVerdict | None, attribution: Attribution | None = None) -> ClaimOut:
+    checked = attribution.markers if attribution is not None else ()
     return ClaimOut(
         claim_id=claim.claim_id,
         text=claim.text,
@@ -180,6 +203,22 @@ def claim_out(claim: Claim, verdict: ClaimVerdict | None) -> ClaimOut:
         common_knowledge=verdict.common_knowledge if verdict else False,
         settled_by=verdict.settled_by or None if verdict else None,
         markers=list(claim.citations),
+        citation_markers=[
+            CitationMarkerOut(
+                marker=m.marker,
+                evidence_ids=list(m.evidence_ids),
+                resolved_by=m.resolved_by,
+                supports=m.supports,
+                reason=m.reason,
+            )
+            for m in checked
+        ],
+        misattributed=attribution.misattributed if attribution is not None else False,
+        conflicts=[
+            ConflictOut(evidence_id=c.evidence_id, quote=c.quote, stance=c.stance)
+            for c in (verdict.conflicts if verdict else ())
+        ],
+        conflict_resolution=verdict.conflict_resolution if verdict else None,
     )
 
 

@@ -8,7 +8,8 @@ Rules (DESIGN, "Semantics that must hold"):
 - groundedness = supported / judged, undefined (None) with no judged claim;
 - an answer is grounded when it has at least one judged claim, groundedness reaches the policy's
   ``claim_support`` threshold, contradicted claims do not exceed ``contradictions_allowed``, and
-  (fail closed) no claim is unjudged;
+  (fail closed) no claim is unjudged, and no claim carries a conflict between admitted sources
+  that the policy's ``on_conflict = "flag"`` left standing, unless ``conflicts_allowed``;
 - a refusal has no claims: every figure is None and it is not grounded or ungrounded.
 """
 
@@ -36,6 +37,8 @@ class AnswerFigures(BaseModel):
     refusal: bool
     groundedness: float | None
     grounded: bool | None
+    conflicted: int = 0  # judged claims whose admitted sources disagree (kept in ``conflicts``)
+    flagged: int = 0  # ... of which on_conflict left the judge's verdict standing ("flag")
 
 
 def answer_figures(
@@ -43,6 +46,7 @@ def answer_figures(
     verdicts: Sequence[ClaimVerdict],
     claim_support: float,
     contradictions_allowed: int,
+    conflicts_allowed: bool = False,
 ) -> AnswerFigures:
     """The figures of one answer from its claims and their verdicts."""
     counted = [v for v in verdicts if not v.common_knowledge]
@@ -54,6 +58,8 @@ def answer_figures(
     screened = sum(c.screened for c in decomposition.claims)
     refusal = decomposition.refusal and judged == 0 and unjudged == 0
     ratio = supported / judged if judged else None
+    conflicted = sum(bool(v.conflicts) for v in counted if v.label is not Label.UNJUDGED)
+    flagged = sum(v.conflict_resolution == "flag" for v in counted if v.label is not Label.UNJUDGED)
     grounded: bool | None
     if refusal:
         grounded = None
@@ -63,6 +69,7 @@ def answer_figures(
             and ratio >= claim_support
             and contradicted <= contradictions_allowed
             and unjudged == 0
+            and (flagged == 0 or conflicts_allowed)
         )
     return AnswerFigures(
         claims=len(decomposition.claims),
@@ -76,4 +83,6 @@ def answer_figures(
         refusal=refusal,
         groundedness=None if refusal else ratio,
         grounded=grounded,
+        conflicted=conflicted,
+        flagged=flagged,
     )

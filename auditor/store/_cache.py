@@ -10,17 +10,22 @@ can be inspected and pruned by judge.
 (``kind`` tells them apart; keys from :func:`auditor.judges._cache.decomposition_key` and
 :func:`auditor.judges._cache.fused_key` never collide), so an LLM decomposer or fused mode costs no calls
 on a re-audit either.
+
+Lookups are one query per call (``get_many``: every claim of an answer at once). Writes are one
+upsert per call (``put_many``); given the run's :class:`~auditor.store.StoreWriter` they are queued
+to its thread and committed with the next batch, so a judge never waits on the database. Until
+then the entries are served from memory: a claim judged again in the same run is still a hit.
 """
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from pydantic import ValidationError
-from sqlalchemy import Engine
-from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
+from sqlalchemy import Select, select
 
 from auditor.claims import Decomposition
 from auditor.judges import (
@@ -33,145 +38,187 @@ from auditor.judges import (
     fused_from_json,
     fused_to_json,
 )
+from auditor.store import _write as write
 from auditor.store._schema import Base, CachedDecompositionRecord, CachedVerdictRecord
 from auditor.store._store import Store
+from auditor.store._translate import store_errors
+from auditor.store._writer import StoreWriter, Upsert
+
+T = TypeVar("T")
+
+#: Keys per lookup query.
+CHUNK = 500
 
 
-def _upsert(engine: Engine, model: type[Base], key: str, values: dict[str, Any]) -> None:
-    """Insert the row ``key`` or overwrite its ``values``; a concurrent insert of the key is retried as an update."""
-    for _attempt in range(2):
-        try:
-            with Session(engine) as session, session.begin():
-                row = session.get(model, key)
-                if row is None:
-                    session.add(model(key=key, **values))
-                else:
-                    for name, value in values.items():
-                        setattr(row, name, value)
+class _SqlCache(Generic[T]):
+    """Lookups in one query per call; writes now, or queued to the run's writer (served from memory
+    until committed). Subclasses say which rows are theirs and how values map to columns."""
+
+    model: type[Base]
+
+    def __init__(self, store: Store, writer: StoreWriter | None = None) -> None:
+        self.store = store
+        self.writer = writer
+        self.damaged = 0  # rows that no longer validate (treated as misses)
+        self._queued: dict[str, T] = {}
+        self._lock = threading.Lock()
+
+    def _select(self, keys: list[str]) -> Select[Any]:
+        raise NotImplementedError
+
+    def _load(self, row: Any) -> T:
+        """The value of a row this cache selected; raises ValueError, KeyError, TypeError or ValidationError."""
+        raise NotImplementedError
+
+    def _columns(self, value: T) -> dict[str, Any] | None:
+        """The row's columns but ``key``; None: not to be cached (a failure)."""
+        raise NotImplementedError
+
+    def get(self, key: str) -> T | None:
+        return self.get_many([key]).get(key)
+
+    def put(self, key: str, value: T) -> None:
+        self.put_many({key: value})
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, T]:
+        wanted = list(dict.fromkeys(keys))
+        with self._lock:
+            found = {k: self._queued[k] for k in wanted if k in self._queued}
+        rest = [k for k in wanted if k not in found]
+        if not rest:
+            return found
+        with store_errors(self.store.url), self.store.engine.connect() as conn:
+            for start in range(0, len(rest), CHUNK):
+                for row in conn.execute(self._select(rest[start : start + CHUNK])):
+                    try:
+                        found[row.key] = self._load(row)
+                    except (ValueError, KeyError, TypeError, ValidationError):
+                        self.damaged += 1
+        return found
+
+    def put_many(self, items: Mapping[str, T]) -> None:
+        values: dict[str, dict[str, Any]] = {}
+        kept: dict[str, T] = {}
+        for key, value in items.items():
+            columns = self._columns(value)
+            if columns is not None:  # a failure today must not be a verdict tomorrow
+                values[key], kept[key] = columns, value
+        if not values:
             return
-        except IntegrityError:
-            continue  # another writer inserted the key meanwhile: update it instead
+        if self.writer is None:
+            with self.store._session() as session:
+                write.upsert(session, self.model, values)
+            return
+        with self._lock:
+            self._queued.update(kept)
+        done = self.writer.submit(Upsert(self.model, values))
+        done.add_done_callback(lambda _: self._forget(kept))
+
+    def _forget(self, kept: dict[str, T]) -> None:
+        """Committed (or failed): the database answers for these keys from now on."""
+        with self._lock:
+            for key, value in kept.items():
+                if self._queued.get(key) is value:
+                    del self._queued[key]
 
 
-class SqlVerdictCache:
+class SqlVerdictCache(_SqlCache[ClaimVerdict]):
     """Implements :class:`~auditor.judges.VerdictCache`: ``get`` returns None on a miss, ``put`` overwrites.
 
     Args:
         store: the open store holding the cache.
         identity: the judge whose verdicts this cache receives, recorded beside each row.
+        writer: the run's writer, to queue writes to (None: each ``put_many`` commits at once).
     """
 
-    def __init__(self, store: Store, identity: JudgeIdentity | None = None) -> None:
-        self.store = store
+    model = CachedVerdictRecord
+
+    def __init__(
+        self, store: Store, identity: JudgeIdentity | None = None, writer: StoreWriter | None = None
+    ) -> None:
+        super().__init__(store, writer)
         self.identity = identity
-        self.damaged = 0  # rows that no longer validate as a verdict (treated as misses)
 
-    def get(self, key: str) -> ClaimVerdict | None:
-        with Session(self.store.engine) as session:
-            row = session.get(CachedVerdictRecord, key)
-            if row is None:
-                return None
-            try:
-                return ClaimVerdict.model_validate(row.verdict)
-            except ValidationError:
-                self.damaged += 1
-                return None
+    def _select(self, keys: list[str]) -> Select[Any]:
+        return select(CachedVerdictRecord.key, CachedVerdictRecord.verdict).where(
+            CachedVerdictRecord.key.in_(keys)
+        )
 
-    def put(self, key: str, verdict: ClaimVerdict) -> None:
-        if verdict.label == Label.UNJUDGED:
-            return  # a failure today must not be a verdict tomorrow
+    def _load(self, row: Any) -> ClaimVerdict:
+        return ClaimVerdict.model_validate(row.verdict)
+
+    def _columns(self, value: ClaimVerdict) -> dict[str, Any] | None:
+        if value.label == Label.UNJUDGED:
+            return None
         identity = self.identity
-        values = {
-            "verdict": verdict.model_dump(mode="json"),
-            "label": verdict.label.value,
+        return {
+            "verdict": value.model_dump(mode="json"),
+            "label": value.label.value,
             "judge_kind": identity.kind if identity else None,
             "judge_model": identity.model if identity else None,
             "judge_prompt_version": identity.prompt_version if identity else None,
             "created_at": datetime.now(UTC),
         }
-        _upsert(self.store.engine, CachedVerdictRecord, key, values)
 
 
-def _row(store: Store, key: str, kind: str) -> CachedDecompositionRecord | None:
-    with Session(store.engine) as session:
-        row = session.get(CachedDecompositionRecord, key)
-        return row if row is not None and row.kind == kind else None
+def _decompositions(kind: str, keys: list[str]) -> Select[Any]:
+    record = CachedDecompositionRecord
+    return select(record.key, record.decomposition, record.verdicts, record.errors).where(
+        record.key.in_(keys), record.kind == kind
+    )
 
 
-class SqlDecompositionCache:
+class SqlDecompositionCache(_SqlCache[Decomposition]):
     """Implements :class:`~auditor.judges.DecompositionCache` over the ``decomposition_cache`` table.
 
     ``get`` returns None on a miss (or a row that no longer validates, counted in :attr:`damaged`);
     ``put`` overwrites, and ignores a decomposition whose call failed.
     """
 
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self.damaged = 0
+    model = CachedDecompositionRecord
 
-    def get(self, key: str) -> Decomposition | None:
-        row = _row(self.store, key, "decompose")
-        if row is None:
+    def _select(self, keys: list[str]) -> Select[Any]:
+        return _decompositions("decompose", keys)
+
+    def _load(self, row: Any) -> Decomposition:
+        return Decomposition.model_validate(row.decomposition)
+
+    def _columns(self, value: Decomposition) -> dict[str, Any] | None:
+        if call_failed(value):
             return None
-        try:
-            return Decomposition.model_validate(row.decomposition)
-        except ValidationError:
-            self.damaged += 1
-            return None
-
-    def put(self, key: str, decomposition: Decomposition) -> None:
-        if call_failed(decomposition):
-            return  # a failed call today must not be the decomposition tomorrow
-        _upsert(
-            self.store.engine,
-            CachedDecompositionRecord,
-            key,
-            {
-                "kind": "decompose",
-                "extractor": decomposition.extractor,
-                "decomposition": decomposition.model_dump(mode="json"),
-                "verdicts": None,
-                "errors": [],
-                "created_at": datetime.now(UTC),
-            },
-        )
+        return {
+            "kind": "decompose",
+            "extractor": value.extractor,
+            "decomposition": value.model_dump(mode="json"),
+            "verdicts": None,
+            "errors": [],
+            "created_at": datetime.now(UTC),
+        }
 
 
-class SqlFusedCache:
+class SqlFusedCache(_SqlCache[FusedResult]):
     """Implements :class:`~auditor.judges.FusedCache` over the ``decomposition_cache`` table.
 
     ``get`` returns None on a miss (or a damaged row, counted in :attr:`damaged`); ``put``
     overwrites, and ignores a failed result or one with an ``unjudged`` verdict.
     """
 
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self.damaged = 0
+    model = CachedDecompositionRecord
 
-    def get(self, key: str) -> FusedResult | None:
-        row = _row(self.store, key, "fused")
-        if row is None:
-            return None
-        try:
-            return fused_from_json(
-                {"decomposition": row.decomposition, "verdicts": row.verdicts, "errors": row.errors}
-            )
-        except (ValueError, KeyError, TypeError, ValidationError):
-            self.damaged += 1
-            return None
+    def _select(self, keys: list[str]) -> Select[Any]:
+        return _decompositions("fused", keys)
 
-    def put(self, key: str, result: FusedResult) -> None:
-        if not cacheable_fused(result):
-            return
-        data = fused_to_json(result)
-        _upsert(
-            self.store.engine,
-            CachedDecompositionRecord,
-            key,
-            {
-                "kind": "fused",
-                "extractor": result.decomposition.extractor,
-                "created_at": datetime.now(UTC),
-                **data,
-            },
+    def _load(self, row: Any) -> FusedResult:
+        return fused_from_json(
+            {"decomposition": row.decomposition, "verdicts": row.verdicts, "errors": row.errors}
         )
+
+    def _columns(self, value: FusedResult) -> dict[str, Any] | None:
+        if not cacheable_fused(value):
+            return None
+        return {
+            "kind": "fused",
+            "extractor": value.decomposition.extractor,
+            "created_at": datetime.now(UTC),
+            **fused_to_json(value),
+        }

@@ -16,8 +16,10 @@ from auditor.evidence import EvidenceKind
 from auditor.results import (
     AnswerOut,
     AuditResult,
+    CitationMarkerOut,
     CitationOut,
     ClaimOut,
+    ConflictOut,
     EvidenceOut,
     InputRef,
     JudgeRef,
@@ -146,6 +148,7 @@ def _has_verdict(claim: ClaimOut) -> bool:
         or claim.judge_errors
         or claim.common_knowledge
         or claim.settled_by
+        or claim.conflicts
     )
 
 
@@ -158,6 +161,9 @@ def _claim_record(claim: ClaimOut, position: int) -> ClaimRecord:
         end=claim.end,
         screened=claim.screened,
         screen_reason=claim.screen_reason,
+        markers=list(claim.markers),
+        citation_markers=[m.model_dump(mode="json") for m in claim.citation_markers],
+        misattributed=claim.misattributed,
     )
     if _has_verdict(claim):
         record.verdict = VerdictRecord(
@@ -169,6 +175,8 @@ def _claim_record(claim: ClaimOut, position: int) -> ClaimRecord:
             judge_errors=list(claim.judge_errors),
             common_knowledge=claim.common_knowledge,
             settled_by=claim.settled_by,
+            conflicts=[c.model_dump(mode="json") for c in claim.conflicts],
+            conflict_resolution=claim.conflict_resolution,
         )
     return record
 
@@ -223,6 +231,9 @@ def _claim_out(record: ClaimRecord) -> ClaimOut:
         "screened": record.screened,
         "screen_reason": record.screen_reason,
         "verdict": None,
+        "markers": list(record.markers or []),
+        "citation_markers": [CitationMarkerOut.model_validate(m) for m in record.citation_markers or []],
+        "misattributed": bool(record.misattributed),
     }
     verdict = record.verdict
     if verdict is not None:
@@ -235,6 +246,8 @@ def _claim_out(record: ClaimRecord) -> ClaimOut:
             judge_errors=list(verdict.judge_errors),
             common_knowledge=verdict.common_knowledge,
             settled_by=verdict.settled_by,
+            conflicts=[ConflictOut.model_validate(c) for c in verdict.conflicts or []],
+            conflict_resolution=verdict.conflict_resolution,
         )
     return ClaimOut.model_validate(fields)
 

@@ -15,6 +15,8 @@ Guarantees:
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -76,31 +78,63 @@ def check_sqlite_path(url: URL, *, create: bool) -> None:
 
 
 def make_engine(url: URL) -> Engine:
-    """An engine for ``url``: SQLite gets foreign keys on, a patient lock wait and in-memory sharing.
+    """An engine for ``url``. SQLite gets foreign keys on, a patient lock wait (``busy_timeout``),
+    write-ahead logging with ``synchronous=NORMAL`` for files, and in-memory sharing.
+
+    WAL lets readers (a second ``auditor runs``, the cache lookups of a run) read while a writer
+    commits, and a commit appends to the log instead of rewriting pages and syncing twice. With
+    ``synchronous=NORMAL`` a committed transaction survives a killed process (the log is in the OS's
+    hands); only a power loss or an OS crash can roll back the last commits before a checkpoint,
+    never corrupt the database.
 
     Raises:
         StoreError: the URL's database kind or driver is not installed (saying what to install).
     """
     options: dict[str, Any] = {}
+    busy = SQLITE_BUSY_SECONDS
     if url.get_backend_name() == "sqlite":
         if is_in_memory(url):
             # One connection, shared: otherwise each connection sees its own empty database.
             options = {"poolclass": StaticPool, "connect_args": {"check_same_thread": False}}
         elif "timeout" not in url.query:
             options = {"connect_args": {"timeout": SQLITE_BUSY_SECONDS}}
+        else:
+            busy = _seconds(url.query["timeout"], SQLITE_BUSY_SECONDS)
     try:
         engine = create_engine(url, **options)
     except (ImportError, NoSuchModuleError) as err:
         raise driver_error(url, err) from err
     if url.get_backend_name() == "sqlite":
-        event.listen(engine, "connect", _sqlite_foreign_keys)
+        wal = not is_in_memory(url)
+
+        def configure(dbapi_connection: Any, _record: Any) -> None:
+            _sqlite_pragmas(dbapi_connection, busy, wal=wal)
+
+        event.listen(engine, "connect", configure)
     return engine
 
 
-def _sqlite_foreign_keys(dbapi_connection: Any, _record: Any) -> None:
+def _seconds(value: str | tuple[str, ...], default: float) -> float:
+    try:
+        return float(value if isinstance(value, str) else value[-1])
+    except (ValueError, IndexError):
+        return default  # the driver reports a bad timeout itself
+
+
+def _sqlite_pragmas(dbapi_connection: Any, busy_seconds: float, *, wal: bool) -> None:
     cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.close()
+    try:
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute(f"PRAGMA busy_timeout={int(busy_seconds * 1000)}")
+        if wal:
+            # Persistent in the file: set once, kept by every later connection and process. A
+            # read-only or locked file keeps its journal mode; a file that is not a database, or a
+            # damaged one, fails at the first query, in the store's own words (._translate).
+            with contextlib.suppress(sqlite3.DatabaseError):
+                cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+    finally:
+        cursor.close()
 
 
 def _script() -> ScriptDirectory:

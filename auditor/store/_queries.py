@@ -62,6 +62,16 @@ def trace_key_in_run(run_id: str, trace_id: str) -> Select[str]:
     )
 
 
+def inputs_digest(run_id: str) -> Select[str]:
+    """The digest of the run's input files (what identifies a trace recorded without its spans)."""
+    return select(RunRecord.inputs_digest).where(RunRecord.id == run_id)
+
+
+def run_exists(run_id: str) -> Select[str]:
+    """The run's id, if there is such a run."""
+    return select(RunRecord.id).where(RunRecord.id == run_id)
+
+
 def last_answer_position(run_id: str) -> Select[int]:
     """The highest answer position in the run (None: no answer yet)."""
     return select(func.max(AnswerRecord.position)).where(AnswerRecord.run_id == run_id)

@@ -103,17 +103,23 @@ class RunLedger:
 
     def _hold(self, session: Session, run_id: str, owner: str | None) -> RunRecord:
         """The run, with ``owner``'s lease renewed in this transaction (LeaseLostError if it is not theirs)."""
-        if (
-            owner is not None
-            and not session.connection().execute(queries.renew_lease(run_id, owner, now())).rowcount
-        ):
+        self._renew(session, run_id, owner)
+        return self._run(session, run_id)
+
+    def _renew(self, session: Session, run_id: str, owner: str | None) -> None:
+        """Renew ``owner``'s lease in this transaction (LeaseLostError if the run is not theirs), or
+        with no owner check that the run exists; without loading the row."""
+        if owner is None:
+            if session.scalar(queries.run_exists(run_id)) is None:
+                self._run(session, run_id)
+            return
+        if not session.connection().execute(queries.renew_lease(run_id, owner, now())).rowcount:
             self._run(session, run_id)
             raise LeaseLostError(
                 f"Run {run_id} was taken over by another process (this one's lease ran out: it did not "
                 "renew it within AUDITOR_RUN_LEASE seconds); stopped writing it. Its saved answers are "
                 "kept; the other process continues the run."
             )
-        return self._run(session, run_id)
 
     def finish_run(
         self,

@@ -239,6 +239,11 @@ class ClaimRecord(Base):
     end: Mapped[int] = mapped_column(Integer)
     screened: Mapped[bool] = mapped_column(Boolean)
     screen_reason: Mapped[str | None] = mapped_column(SafeText)
+    # Citation markers (migration 0005): as written, each judged against what it cites; NULL in
+    # rows stored before it (read back as none).
+    markers: Mapped[list[str] | None] = mapped_column(_json())
+    citation_markers: Mapped[list[dict[str, Any]] | None] = mapped_column(_json())
+    misattributed: Mapped[bool | None] = mapped_column(Boolean)
 
     verdict: Mapped[VerdictRecord | None] = relationship(
         cascade="all, delete-orphan", single_parent=True, passive_deletes=True
@@ -269,6 +274,10 @@ class VerdictRecord(Base):
     judge_errors: Mapped[list[str]] = mapped_column(_json())
     common_knowledge: Mapped[bool] = mapped_column(Boolean)
     settled_by: Mapped[str | None] = mapped_column(SafeText)
+    # Conflicting admitted sources (migration 0007): both sides' quotes and the on_conflict rule
+    # applied; NULL in rows stored before it (read back as none).
+    conflicts: Mapped[list[dict[str, Any]] | None] = mapped_column(_json())
+    conflict_resolution: Mapped[str | None] = mapped_column(SafeText)
 
 
 class CachedVerdictRecord(Base):

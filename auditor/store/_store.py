@@ -4,8 +4,9 @@ Guarantees:
 
 - :meth:`Store.load_run` rebuilds the :class:`~auditor.results.AuditResult` that was saved, field
   for field, so any stored run can be re-rendered as a report.
-- :meth:`Store.save_answer` commits each answer on its own: a crash keeps every answer saved
-  before it, and saving the same answer again replaces it (no duplicate rows).
+- :meth:`Store.save_answer` commits each answer in one transaction (the run's writer,
+  :class:`~auditor.store.StoreWriter`, commits a batch of them in one): a crash keeps every answer
+  committed before it, and saving the same answer again replaces it (no duplicate rows).
 - A trace is stored once per (``trace_id``, content digest), however many runs read it.
 - An interrupted run keeps its finished answers; :meth:`Store.find_resumable` finds it again for
   the same inputs, policy and judge, and :meth:`Store.finished_answer_ids` says what to skip. So
@@ -24,13 +25,12 @@ revision raises :class:`StoreError` saying so. Migrations run under a lock (:mod
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Sequence
 from types import TracebackType
 from typing import Any
 
 from sqlalchemy import Engine
-from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import sessionmaker
+from sqlalchemy.orm import Session, sessionmaker
 
 from auditor.calibration import Calibration
 from auditor.errors import StoreError
@@ -38,6 +38,7 @@ from auditor.results import AnswerOut, AuditResult
 from auditor.settings import SETTINGS, app_dir, setting
 from auditor.store import _convert as convert
 from auditor.store import _queries as queries
+from auditor.store import _write as write
 from auditor.store._listing import RunRow, run_row
 from auditor.store._migrate import (
     check_at_head,
@@ -52,12 +53,7 @@ from auditor.store._migrate import (
 )
 from auditor.store._queries import JudgeLike
 from auditor.store._runs import RunLedger, now
-from auditor.store._schema import (
-    AnswerRecord,
-    CalibrationRecord,
-    RunTraceRecord,
-    TraceRecord,
-)
+from auditor.store._schema import CalibrationRecord
 from auditor.store._translate import parse_url, shown, store_errors
 from auditor.text import short_digest
 from auditor.trace import Trace
@@ -95,6 +91,8 @@ class Store(RunLedger):
         check_sqlite_path(parsed, create=create)
         self.engine: Engine = make_engine(parsed)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self._linked: set[tuple[str, str]] = set()  # (run id, trace key) pairs written by this store
+        self._positions: dict[str, int] = {}  # the next answer position of each run this store writes
         try:
             with store_errors(self.url):
                 if upgrade if upgrade is not None else self.engine.dialect.name == "sqlite":
@@ -147,41 +145,48 @@ class Store(RunLedger):
 
     # -- traces and answers -----------------------------------------------------------------------
 
-    def record_traces(self, run_id: str, traces: Iterable[Trace]) -> None:
-        """Record the traces a run read (each stored once per content digest)."""
-        for trace in traces:
-            self._link_trace(run_id, trace.trace_id, trace_digest(trace), len(trace.spans))
+    def record_traces(
+        self, run_id: str, traces: Sequence[Trace], digests: Sequence[str] | None = None
+    ) -> None:
+        """Record the traces a run read (each stored once per content digest), in one transaction.
 
-    def _link_trace(self, run_id: str, trace_id: str, digest: str, spans: int | None) -> str:
-        key = short_digest(trace_id, digest, length=32)
-        try:
-            with self._session() as session:
-                if session.get(TraceRecord, key) is None:
-                    session.add(
-                        TraceRecord(
-                            key=key, trace_id=trace_id, digest=digest, spans=spans, first_seen_at=now()
-                        )
-                    )
-        except IntegrityError:
-            pass  # stored meanwhile by another writer: the same row
+        Args:
+            digests: each trace's content digest (:func:`trace_digest`), in the same order, when
+                the caller has them already; computed otherwise.
+        """
+        if digests is None:
+            digests = [trace_digest(t) for t in traces]
+        if len(digests) != len(traces):
+            raise ValueError(f"{len(digests)} digests for {len(traces)} traces")
+        linked = [
+            (self._key(t.trace_id, digest), t.trace_id, digest, len(t.spans))
+            for t, digest in zip(traces, digests, strict=True)
+        ]
         with self._session() as session:
-            if session.get(RunTraceRecord, (run_id, key)) is None:
-                session.add(RunTraceRecord(run_id=run_id, trace_key=key))
-        return key
+            write.link_traces(session, run_id, linked)
+        self._linked.update((run_id, key) for key, *_ in linked)
 
-    def _trace_key(self, run_id: str, trace_id: str, digest: str | None) -> str:
-        if digest is not None:
-            return self._link_trace(run_id, trace_id, digest, None)
-        with self._session() as session:
+    @staticmethod
+    def _key(trace_id: str, digest: str) -> str:
+        return short_digest(trace_id, digest, length=32)
+
+    def _trace_key(self, session: Session, run_id: str, trace_id: str, digest: str | None) -> str:
+        if digest is None:
             key = session.scalar(queries.trace_key_in_run(run_id, trace_id))
-            inputs = self._run(session, run_id).inputs_digest
-        # Not recorded with its spans: the trace is identified by the input files it came from.
-        return key or self._link_trace(run_id, trace_id, f"inputs:{inputs}", None)
+            if key is not None:
+                return key
+            # Not recorded with its spans: the trace is identified by the input files it came from.
+            digest = f"inputs:{session.scalar(queries.inputs_digest(run_id))}"
+        key = self._key(trace_id, digest)
+        if (run_id, key) not in self._linked:
+            write.link_traces(session, run_id, [(key, trace_id, digest, None)])
+            self._linked.add((run_id, key))
+        return key
 
     def save_answer(
         self, run_id: str, answer: AnswerOut, trace_digest: str | None = None, *, owner: str | None = None
     ) -> None:
-        """Save one audited answer and commit; saving it again replaces it.
+        """Save one audited answer and commit (one transaction); saving it again replaces it.
 
         Args:
             run_id: the run it belongs to (see :meth:`begin_run`).
@@ -191,18 +196,42 @@ class Store(RunLedger):
             owner: the lease holder: the save renews its lease, and is refused
                 (:class:`~auditor.errors.LeaseLostError`) once another process holds the run.
         """
-        trace_key = self._trace_key(run_id, answer.trace_id, trace_digest)
         with self._session() as session:
-            self._hold(session, run_id, owner)
-            existing = session.get(AnswerRecord, (run_id, answer.answer_id))
-            if existing is not None:
-                position = existing.position
-                session.delete(existing)
-                session.flush()
-            else:
-                last = session.scalar(queries.last_answer_position(run_id))
-                position = 0 if last is None else last + 1
-            session.add(convert.answer_record(run_id, answer, position, trace_key, now()))
+            self.write_answers(session, run_id, [(answer, trace_digest)], owner)
+
+    def write_answers(
+        self,
+        session: Session,
+        run_id: str,
+        answers: Sequence[tuple[AnswerOut, str | None]],
+        owner: str | None = None,
+    ) -> None:
+        """Write answers (each with its trace digest or None) in ``session``'s transaction, uncommitted.
+
+        What :meth:`save_answer` and the run's writer (:class:`~auditor.store.StoreWriter`) share:
+        the lease is renewed (or :class:`~auditor.errors.LeaseLostError`), an answer saved before is
+        replaced at its position, a new one goes after the last.
+        """
+        self._renew(session, run_id, owner)
+        latest = {a.answer_id: (a, digest) for a, digest in answers}  # saved twice: the later wins
+        existing = write.remove_answers(session, run_id, list(latest))
+        records = []
+        for answer, digest in latest.values():
+            trace_key = self._trace_key(session, run_id, answer.trace_id, digest)
+            position = existing.get(answer.answer_id)
+            if position is None:
+                position = self._next_position(session, run_id)
+            records.append(convert.answer_record(run_id, answer, position, trace_key, now()))
+        write.insert_answers(session, records)
+
+    def _next_position(self, session: Session, run_id: str) -> int:
+        # Counted here after the first read: a run has one writer at a time (its lease holder).
+        if run_id not in self._positions:
+            last = session.scalar(queries.last_answer_position(run_id))
+            self._positions[run_id] = 0 if last is None else last + 1
+        position = self._positions[run_id]
+        self._positions[run_id] = position + 1
+        return position
 
     def save_result(
         self, result: AuditResult, policy_text: str | None = None, usage: dict[str, Any] | None = None

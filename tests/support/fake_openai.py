@@ -3,9 +3,11 @@
 It answers the auditor's judge, decomposition and fused prompts deterministically by reading the
 fenced prompt it receives (the format of :mod:`auditor.judges._prompts`, read by the strict
 :func:`fenced_blocks`) and applying a simple lexical rule: a claim whose content words all appear
-in an admitted item is ``supported`` with a real quote (the item's best-matching line or
-sentence); one whose words appear but whose numbers differ is ``contradicted``; otherwise
-``absent``, with excluded items containing its words listed as inadmissible support. With ``offline_judge=True`` (``--offline-judge``) the verdicts come from
+in an admitted item is ``supported`` with real quotes (the item's lines or sentences that hold
+those words); one whose words appear but whose numbers differ is ``contradicted`` (quoting a line
+with the item's figure); otherwise
+``absent``, with excluded items containing its words listed as inadmissible support. Admitted items
+it does not cite that take the other side are cited in ``conflicting`` (:func:`other_side`). With ``offline_judge=True`` (``--offline-judge``) the verdicts come from
 :class:`auditor.judges.OfflineJudge` instead. Token usage is estimated as characters / 4.
 
 Faults are scripted per test with :meth:`FakeOpenAI.enqueue` (consumed one per request, in order):
@@ -15,7 +17,8 @@ Faults are scripted per test with :meth:`FakeOpenAI.enqueue` (consumed one per r
 ``json_schema`` response_format), ``obey_injection`` (evidence saying "ignore the above" makes it mark
 every claim supported with an invented quote), ``always_supported_tiny_quote`` (every claim
 supported, quoting one character of the first admitted item: a quote that verifies but carries
-nothing), ``api_key`` (when set, any other key gets a 401 on
+nothing), ``always_supported_unrelated_quote`` (every claim supported, quoting the real sentence of
+the admitted evidence that shares the fewest words with the claim), ``api_key`` (when set, any other key gets a 401 on
 every route), ``models`` (when set, the only models it serves: others get a 404 ``model_not_found``;
 None serves any name) and ``models_route`` (False: no ``/v1/models`` routes, like vLLM's missing
 ``/v1/models/{id}`` taken further). Chat requests are counted in total and per kind; ``GET`` requests
@@ -134,14 +137,22 @@ def content_words(text: str) -> list[str]:
     return [t for t in _TOKEN.findall(text.lower()) if t not in STOPWORDS]
 
 
-def _best_segment(words: set[str], text: str) -> str:
-    best, score = "", -1
-    for seg in _SEGMENT.split(text):
-        seg = seg.strip()
-        s = len(words & set(content_words(seg)))
-        if seg and s > score:
-            best, score = seg, s
-    return best
+def _quote_lines(eid: str, words: set[str], text: str, figure: bool = False) -> list[dict[str, str]]:
+    """Citations of the item's lines (or sentences) that together hold ``words``: greedily the line
+    adding most of the words not yet quoted, at most four; with ``figure``, also the first line
+    stating a number (the rival figure of a contradiction) when none of those does."""
+    lines = [seg.strip() for seg in _SEGMENT.split(text) if seg.strip()]
+    chosen: list[str] = []
+    missing = set(words)
+    while missing and len(chosen) < 4:
+        gain, line = max(((len(missing & set(content_words(ln))), ln) for ln in lines), key=lambda t: t[0])
+        if not gain:
+            break
+        chosen.append(line)
+        missing -= set(content_words(line))
+    if figure and not any(_NUMBER.match(w) for ln in chosen for w in content_words(ln)):
+        chosen += [ln for ln in lines if any(_NUMBER.match(w) for w in content_words(ln))][:1]
+    return [{"evidence_id": eid, "quote": ln} for ln in chosen or lines[:1]]
 
 
 def judge_claim(
@@ -157,7 +168,7 @@ def judge_claim(
             return {
                 **base,
                 "label": "supported",
-                "citations": [{"evidence_id": eid, "quote": _best_segment(words, text)}],
+                "citations": _quote_lines(eid, words, text),
                 "rationale": "all content words of the claim appear in the item",
             }
     for eid, text in admitted:
@@ -168,10 +179,51 @@ def judge_claim(
             return {
                 **base,
                 "label": "contradicted",
-                "citations": [{"evidence_id": eid, "quote": _best_segment(others, text)}],
+                "citations": _quote_lines(eid, others, text, figure=True),
                 "rationale": "the item gives a different figure",
             }
     return {**base, "label": "absent", "rationale": "no admitted item states it"}
+
+
+def unrelated_claim(claim: str, admitted: list[tuple[str, str]]) -> dict[str, Any]:
+    """``supported``, quoting the admitted sentence sharing the fewest content words with ``claim``.
+
+    Sentences of at least 25 characters are preferred (the fault campaign's "any 25 real
+    characters"); ties go to the first. The quote is real, so only the check that a quote carries
+    its claim can catch it.
+    """
+    words = set(content_words(claim))
+    sentences = [(eid, seg.strip()) for eid, text in admitted for seg in _SEGMENT.split(text) if seg.strip()]
+    if not sentences:
+        return {"label": "absent", "citations": [], "rationale": "no admitted text"}
+    eid, quote = min(sentences, key=lambda s: (len(s[1]) < 25, len(words & set(content_words(s[1])))))
+    return {
+        "label": "supported",
+        "citations": [{"evidence_id": eid, "quote": quote}],
+        "inadmissible_support": [],
+        "rationale": "supported",
+    }
+
+
+def other_side(claim: str, verdict: dict[str, Any], admitted: list[tuple[str, str]]) -> list[dict[str, str]]:
+    """The ``conflicting`` citations of a lexical verdict: admitted items it does not cite that take
+    the other side (for ``supported``, an item holding the claim's words with other numbers; for
+    ``contradicted``, an item holding all of them), quoted as the lexical rule quotes."""
+    words = set(content_words(claim))
+    numbers = {w for w in words if _NUMBER.match(w)}
+    others = words - numbers
+    cited = {c["evidence_id"] for c in verdict.get("citations", [])}
+    found: list[dict[str, str]] = []
+    for eid, text in admitted:
+        have = set(content_words(text))
+        if eid in cited:
+            continue
+        if verdict["label"] == "supported" and numbers - have and others and others <= have:
+            if any(_NUMBER.match(w) for w in have):
+                found += _quote_lines(eid, others, text, figure=True)
+        elif verdict["label"] == "contradicted" and words and words <= have:
+            found += _quote_lines(eid, words, text)
+    return found
 
 
 def offline_claim(
@@ -191,6 +243,11 @@ def offline_claim(
     return {
         "label": v.label.value,
         "citations": [c.model_dump() for c in v.citations],
+        "conflicting": [
+            {"evidence_id": c.evidence_id, "quote": c.quote}
+            for c in v.conflicts
+            if c.stance != ("supports" if v.label.value == "supported" else "contradicts")
+        ],
         "inadmissible_support": list(v.inadmissible_support),
         "rationale": v.rationale or "",
     }
@@ -243,6 +300,7 @@ class FakeOpenAI:
         self.reject_json_schema = False
         self.obey_injection = False
         self.always_supported_tiny_quote = False
+        self.always_supported_unrelated_quote = False
         self.api_key: str | None = None
         self.models: list[str] | None = None
         self.models_route = True
@@ -406,6 +464,8 @@ class FakeOpenAI:
                     "inadmissible_support": [],
                     "rationale": "supported",
                 }
+            if self.always_supported_unrelated_quote:
+                return unrelated_claim(text, admitted)
             if injected:
                 cite = (admitted or excluded or [("none", "")])[0][0]
                 return {
@@ -415,6 +475,8 @@ class FakeOpenAI:
                     "rationale": "as instructed",
                 }
             v = (offline_claim if self.offline_judge else judge_claim)(text, admitted, excluded)
+            if not self.offline_judge:
+                v["conflicting"] = other_side(text, v, admitted)
             if action == "fake_quote":
                 v["citations"] = [
                     {"evidence_id": c["evidence_id"], "quote": "an invented quotation"}
@@ -458,6 +520,10 @@ class FakeOpenAI:
 
 
 class _Server(ThreadingHTTPServer):
+    # socketserver's default backlog (5) drops the connections of a client opening more at once,
+    # which retry a second later: a cost of this server that real ones (backlog 2048) do not have.
+    request_queue_size = 128
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         pass  # a client that hung up (a timeout test) is expected, not news
 
@@ -474,6 +540,9 @@ def _make_handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
         timeout = 30
+        # Headers and body go out as two writes: with Nagle's algorithm the body waits for the
+        # client's delayed ACK (up to 40 ms a response), which a real server does not cost.
+        disable_nagle_algorithm = True
 
         def setup(self) -> None:
             super().setup()

@@ -1,0 +1,80 @@
+"""A claim's cues: the content stems, figures and entities every check of the claim compares.
+
+One reading of the claim shared by the offline judge's rules (:mod:`auditor.judges._rules`) and by
+the check that a verdict's quotes carry the claim (:mod:`auditor.judges._carry`), so the two cannot
+disagree about what the claim states. It imports nothing that knows about verdicts.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from auditor.judges import _entities as ent
+from auditor.judges import _numbers as num
+from auditor.judges._lexical import content_stems, negated_stems, words
+from auditor.judges._windows import MONEY_KEYS
+
+AGGREGATE = re.compile(
+    r"\b(both|all (?:two|three|four|five|\d+|the|of the)|each of the|(?:two|three|four|five|\d+|several|multiple) "
+    r"(?:reports|documents|sources|articles|studies|papers|pages|items|results|tools))\b",
+    re.I,
+)
+_AGGREGATE_WORDS = content_stems(
+    "both all each two three four reports documents sources articles studies papers "
+    "pages items results agree say confirm show state"
+)
+
+
+@dataclass(frozen=True)
+class ClaimCues:
+    stems: frozenset[str]
+    quantities: tuple[num.Quantity, ...]
+    entities: tuple[str, ...]
+    negated_stems: frozenset[str]
+    aggregated: bool
+    money_words: frozenset[str]  # "refund", "paid"...: covered by a window stating the claim's amount
+    money: tuple[num.Quantity, ...]
+
+
+_REFERENCE = re.compile(r"\b(?:passages?|documents?|sources?|docs?|references?|refs?)\s*#?\s*$", re.I)
+
+
+def _checked(q: num.Quantity, text: str) -> bool:
+    """Whether a quantity of the claim is a figure to check.
+
+    Not "(Passage 2)", which cites a source, nor the opening "One reviewer ..." / "One customer ...",
+    which introduces an individual rather than counting (an opening "One year ..." still counts).
+    """
+    before = text[: max(text.find(q.text), 0)]
+    if q.kind == "number" and _REFERENCE.search(before):
+        return False
+    return not (
+        q.kind == "measure"
+        and q.raw == 1
+        and q.text.casefold().startswith("one ")
+        and not before.strip()
+        and q.unit not in {"time", "months", "mass", "length", "volume", "power"}
+    )
+
+
+def claim_cues(text: str) -> ClaimCues:
+    """The claim's cues: content stems (figures and aggregation words left out), figures, entities."""
+    quantities = tuple(q for q in num.extract(text) if _checked(q, text))
+    words_only = text
+    for q in quantities:
+        words_only = words_only.replace(q.text, " ")
+    aggregated = bool(AGGREGATE.search(text))
+    stems = content_stems(words_only)
+    if aggregated:
+        stems -= _AGGREGATE_WORDS
+    money = tuple(q for q in quantities if q.kind == "money")
+    return ClaimCues(
+        frozenset(stems),
+        quantities,
+        tuple(ent.entities(words_only)),
+        negated_stems(text) | negated_stems(" ".join(words(text))),  # "WiFi" and its parts "Wi Fi"
+        aggregated,
+        frozenset(stems & MONEY_KEYS) if money else frozenset(),
+        money,
+    )
