@@ -17,7 +17,6 @@ import signal
 import subprocess
 import sys
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -97,13 +96,9 @@ def _clean(case: Case, folder: Path) -> set[str]:
     return _clean_answers[data]
 
 
-@pytest.fixture
-def case_dir(tmp_path: Path) -> Iterator[Path]:
-    yield tmp_path
-
-
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_fault_case_keeps_the_promise(case: Case, case_dir: Path) -> None:
+def test_fault_case_keeps_the_promise(case: Case, tmp_path: Path) -> None:
+    case_dir = tmp_path
     for name, data in case.files.items():
         (case_dir / name).write_bytes(data)
     code, stdout, stderr = _run(case, case_dir)

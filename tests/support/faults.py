@@ -147,7 +147,7 @@ def _dump_lines(rows: list[Any]) -> bytes:
 # -- byte-level mutations -------------------------------------------------------------------------
 
 
-def _byte_mutants(name: str, data: bytes, rng: random.Random, count: int) -> Iterator[tuple[str, bytes]]:
+def _byte_mutants(data: bytes, rng: random.Random, count: int) -> Iterator[tuple[str, bytes]]:
     for n in range(count):
         cut = rng.randrange(1, max(2, len(data)))
         yield f"truncate-{n}", data[:cut]
@@ -167,9 +167,7 @@ def _byte_mutants(name: str, data: bytes, rng: random.Random, count: int) -> Ite
     yield "cesu8-surrogate", data.replace(b'"', b'"\xed\xa0\x80', 1)
 
 
-def _line_mutants(
-    name: str, data: bytes, rng: random.Random, count: int
-) -> Iterator[tuple[str, bytes, bool]]:
+def _line_mutants(data: bytes, rng: random.Random, count: int) -> Iterator[tuple[str, bytes, bool]]:
     """Mutants of one JSON line or value; the flag says whether the other traces must survive."""
     rows = _json_lines(data)
     if rows is None:
@@ -214,9 +212,9 @@ def input_cases(rng: random.Random, per_base: int) -> Iterator[Case]:
         fmt = FORMAT_OF.get(name)
         force = ("--format", fmt) if fmt else ()
         clean = f"clean.{name}"
-        for label, blob in _byte_mutants(name, data, rng, per_base):
+        for label, blob in _byte_mutants(data, rng, per_base):
             yield _audit_case(f"input/{name}/{label}", "input", name, blob, force, clean, data, keep=False)
-        for label, blob, keep in _line_mutants(name, data, rng, per_base):
+        for label, blob, keep in _line_mutants(data, rng, per_base):
             yield _audit_case(f"input/{name}/{label}", "input", name, blob, force, clean, data, keep=keep)
 
 
