@@ -6,7 +6,7 @@ import asyncio
 import json
 from pathlib import Path
 
-from benchmarks import ingest, judge, llm, quotes
+from benchmarks import accuracy, ingest, judge, llm, quotes
 from benchmarks.__main__ import machine, render
 
 
@@ -73,10 +73,20 @@ def test_every_benchmark_path_on_small_inputs(tmp_path: Path) -> None:
     write_dev(dev)
     offline = asyncio.run(judge.run(dev))
     assert offline["records"] == 2 and offline["claims_judged"] == 2
-    everything = offline["segments"]["ALL"]
-    assert everything["answer"]["n"] == 2 and everything["answer"]["tp"] == 1
-    assert set(offline["segments"]) == {"ds/QA", "ALL"}
     results["offline_judge"] = offline
+
+    good = accuracy.run(dev, None, llm_answers=2)
+    measured = asyncio.run(good)
+    assert set(measured["splits"]) == {"dev"}  # no train file given
+    segments = measured["splits"]["dev"]["segments"]
+    assert set(segments) == {"ds/QA", "ALL"}
+    everything = segments["ALL"]
+    assert everything["answers"] == 2 and everything["judge"]["tp"] == 1 and everything["judge"]["tn"] == 1
+    assert everything["baseline"]["tp"] == 1  # "9" is a number the sources lack
+    assert everything["settle"]["settled"] == everything["settle"]["agree"] == 1
+    cascade = measured["cascade"]["llm_set"]
+    assert cascade["llm_alone"]["http_requests"] == 2 and cascade["agreement"] is not None
+    results["accuracy"] = measured
 
     pipeline = asyncio.run(llm.run(tmp_path, answers=4, concurrency=2, latency=0.01))
     cascade = pipeline["modes"]["cascade (rules decomposer)"]
@@ -99,4 +109,5 @@ def test_every_benchmark_path_on_small_inputs(tmp_path: Path) -> None:
 
     table = render(results)
     assert "Ingest throughput" in table and "ds/QA" in table and "Second audit" in table
+    assert "Offline judge on dev" in table and "Cascade on llm_set" in table
     assert "Quotes must carry the claim" in table and "MIN_SHARE sweep" in table

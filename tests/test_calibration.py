@@ -153,6 +153,15 @@ def test_claim_unit_record_is_one_item_with_the_worst_verdict() -> None:
     pair = answer_pair(rec, claims)
     assert pair is not None and pair.judge == "absent"
     assert answer_pair(rec, []) is None
+    # undecided (nothing decided unsupported, something unjudged): out of the answer level, as in the summary
+    unjudged = [
+        JudgedClaim(start=0, end=13, verdict="supported"),
+        JudgedClaim(start=14, end=26, verdict="unjudged"),
+    ]
+    assert answer_pair(rec, unjudged) is None
+    decided = [*unjudged, JudgedClaim(start=27, end=30, verdict="absent")]
+    pair = answer_pair(rec, decided)
+    assert pair is not None and pair.judge == "absent"
     with pytest.raises(ValueError, match="needs a verdict"):
         record(unit="claim")
 

@@ -273,9 +273,10 @@ def test_the_demo_shows_the_conflict_and_the_summary_counts_it() -> None:
     assert [c.text for c in conflicted_claims] == ["The X200 Blender carries a 12-month limited warranty"]
     figures = result.summary["conflicts"]
     assert figures["claims_with_conflict"]["numerator"] == 1 and figures["flagged"] == 1
-    assert (
+    assert (  # both over the answers with a claim; the unsupported rate leaves the undecided ones out
         figures["answers_with_conflict"]["denominator"]
         == result.summary["answers_with_unsupported_claim"]["denominator"]
+        + result.summary["undecided_answers"]
     )
     (segment,) = [s for s in result.summary["by_source_class"] if s["claims_with_conflict"]["numerator"]]
     assert segment["name"] == "retrieved-documents" and segment["answers_with_conflict"]["numerator"] == 1

@@ -151,7 +151,11 @@ def test_junit_validates_against_the_jenkins_schema(tmp_path: Path) -> None:
     assert "contradicted: Order 10042 was refunded $95.00" in (failure.text or "")
     thresholds = root.find("testsuite[@name='auditor.gate.thresholds']")
     assert thresholds is not None
-    assert {c.get("name") for c in thresholds.findall("testcase")} == {"answer_pass_rate", "contradictions"}
+    assert {c.get("name") for c in thresholds.findall("testcase")} == {
+        "answer_pass_rate",
+        "contradictions",
+        "undecided",
+    }
     assert root.get("failures") == "3"  # the answer, the pass rate and the contradiction check
     assert report.read_text(encoding="utf-8").startswith("<!")
 
@@ -216,10 +220,29 @@ def test_decide_is_pure_and_fails_closed_on_unjudged() -> None:
     good = [_answer(f"g{i}", [("supported", "A.")]) for i in range(99)]
     unjudged = _answer("u", [("supported", "A."), ("unjudged", "B.")])
     decision = decide(summarise([*good, unjudged]), [*good, unjudged], Thresholds(release_pass_rate=0.98))
-    assert decision.passed  # 99/100 >= 98%
+    # 99/100 >= 98% passes the pass rate, but the judge could not decide one answer: fail closed
+    assert not decision.passed
+    assert [c.name for c in decision.failed_checks] == ["undecided"]
+    check = decision.failed_checks[0]
+    assert check.observed is not None and (check.observed.numerator, check.observed.denominator) == (1, 100)
+    assert "could not decide 1, with an unjudged claim 1 (of 100 answers with a claim" in check.detail
+    assert "--judge openai:" not in check.detail  # the hint is for the offline judge's "cannot tell"
+    offline = _answer("o", [("supported", "A.")])
+    claims = [*(offline.claims or []), *(unjudged.claims or [])[1:]]
+    claims[-1] = claims[-1].model_copy(update={"unjudged_reason": "offline_undecided"})
+    offline = offline.model_copy(update={"claims": claims, "grounded": False, "unjudged": 1})
+    hint = decide(summarise([*good, offline]), [*good, offline], Thresholds()).failed_checks
+    assert "re-run with --judge openai:MODEL" in next(c.detail for c in hint if c.name == "undecided")
     case = decision.answers[-1]
     assert case.status == "failed" and case.unjudged == ("B.",)
     assert "cannot pass" in case.reasons[0]
+    # an unjudged claim beside a decided unsupported one: the answer is decided, but the unjudged claim
+    # could be a contradiction, which fails at any ratio: the gate fails closed all the same
+    absent = _answer("a", [("absent", "A."), ("unjudged", "B.")])
+    decision = decide(summarise([*good, absent]), [*good, absent], Thresholds(release_pass_rate=0.98))
+    assert decision.summary.undecided_answers == 0
+    assert [c.name for c in decision.failed_checks] == ["undecided"]
+    assert "could not decide 0, with an unjudged claim 1 (of 100" in decision.failed_checks[0].detail
     one_bad = [*good, _answer("c", [*[("supported", "A.")] * 50, ("contradicted", "C.")])]
     decision = decide(
         summarise(one_bad), one_bad, Thresholds(release_pass_rate=0.0, contradictions_allowed=5)

@@ -143,7 +143,9 @@ def test_headline_counts_and_rates() -> None:
     assert (s.unjudged, s.common_knowledge) == (1, 1)
     assert figures(s.groundedness_rate) == (6, 8) and s.groundedness_rate.value == 0.75
     assert figures(s.contradiction_rate) == (1, 8)
-    assert figures(s.answers_with_unsupported_claim) == (3, 5)  # a2 absent, a3 contradicted, a5 unjudged
+    # a2 absent, a3 contradicted; a5's only other claim is unjudged: undecided, out of the denominator
+    assert figures(s.answers_with_unsupported_claim) == (2, 4)
+    assert s.undecided_answers == 1 and s.unjudged_by_reason == {"unspecified": 1}
     assert figures(s.answer_pass_rate) == (2, 5)  # a1, a6 over the five non-refusals
     assert figures(s.answer_rate) == (5, 6)
 
@@ -163,10 +165,12 @@ def test_segments_by_source_class() -> None:
     assert seg(s.by_source_class) == {
         # a1, a2, a5, a6 each have one supported claim citing e1 (the common-knowledge claim is apart)
         "kb": (4, 4, (4, 4), (0, 4), (4, 4)),
-        # a2's absent claim and a5's unjudged claim cite nothing; the unjudged one is not judged
-        "none": (2, 1, (0, 1), (2, 2), (0, 2)),
+        # a2's absent claim and a5's unjudged claim cite nothing; the unjudged one is not judged, and
+        # a5 is undecided in the segment: out of the unsupported rate's denominator
+        "none": (2, 1, (0, 1), (1, 1), (0, 2)),
         "tools": (2, 3, (2, 3), (1, 2), (1, 2)),
     }
+    assert [x.undecided_answers for x in s.by_source_class] == [0, 1, 0]
     tools = s.by_source_class[2]
     assert tools.answer_pass_rate.wilson is not None and tools.answer_pass_rate.clopper_pearson is not None
     assert tools.groundedness_rate.wilson is None
@@ -177,7 +181,7 @@ def test_segments_by_question_type() -> None:
     assert seg(s.by_question_type) == {
         "billing": (2, 4, (3, 4), (1, 2), (1, 2)),
         "shipping": (1, 1, (1, 1), (0, 1), (1, 1)),  # the refusal a4 has no claim in it
-        "unspecified": (2, 3, (2, 3), (2, 2), (0, 2)),
+        "unspecified": (2, 3, (2, 3), (1, 1), (0, 2)),  # a3 contradicted; a5 undecided
     }
     # whole answers per segment: the segment pass counts add up to the answers' own decisions
     assert sum(x.answer_pass_rate.numerator for x in s.by_question_type) == s.answer_pass_rate.numerator
@@ -209,18 +213,33 @@ def test_common_knowledge_leaves_the_denominator() -> None:
     assert by_class["tools"].answers == 0  # admitted but cited by no claim: there for its answer rate only
 
 
-def test_unjudged_is_counted_and_makes_the_answer_unsupported() -> None:
+def undecided(claim_id: str, reason: str = "offline_undecided") -> ClaimOut:
+    return cl(claim_id, "unjudged").model_copy(update={"unjudged_reason": reason})
+
+
+def test_undecided_answers_are_counted_and_left_out_of_the_unsupported_rate() -> None:
     s = summarise(
         [
-            ans("a", [cl("c1", "supported", "e1"), cl("c2", "unjudged")], grounded=False),
-            ans("b", [cl("c3", "unjudged")], grounded=False),
+            ans("a", [cl("c1", "supported", "e1"), undecided("c2")], grounded=False),
+            ans("b", [undecided("c3", "timeout")], grounded=False),
             ans("c", [cl("c4", None)], grounded=False),  # no verdict and not screened: fail closed
+            ans("d", [cl("c5", "supported", "e1")], grounded=True),
         ]
     )
-    assert (s.unjudged, s.judged_claims) == (3, 1)
-    assert figures(s.groundedness_rate) == (1, 1)
-    assert figures(s.answers_with_unsupported_claim) == (3, 3)
-    assert seg(s.by_source_class)["none"] == (3, 0, (0, 0), (3, 3), (0, 3))
+    assert (s.unjudged, s.judged_claims) == (3, 2)
+    assert s.unjudged_by_reason == {"offline_undecided": 1, "timeout": 1, "unspecified": 1}
+    assert figures(s.groundedness_rate) == (2, 2)  # unjudged claims leave the claim denominator
+    assert s.undecided_answers == 3  # "the judge could not decide 3 answers"
+    assert figures(s.answers_with_unsupported_claim) == (0, 1)  # only d is decided
+    assert figures(s.answer_pass_rate) == (1, 4)  # fail closed: an undecided answer is not grounded
+    assert seg(s.by_source_class)["none"] == (3, 0, (0, 0), (0, 0), (0, 3))
+
+
+def test_a_decided_unsupported_claim_outweighs_an_undecided_one() -> None:
+    s = summarise([ans("a", [cl("c1", "absent"), undecided("c2")], grounded=False)])
+    assert figures(s.answers_with_unsupported_claim) == (1, 1) and s.undecided_answers == 0
+    s = summarise([ans("a", [cl("c1", "contradicted", "e1"), undecided("c2")], grounded=False)])
+    assert figures(s.answers_with_unsupported_claim) == (1, 1) and s.undecided_answers == 0
 
 
 def test_answer_without_claims_counts_as_not_passing() -> None:

@@ -15,6 +15,7 @@ import pytest
 from auditor.claims import Claim, ScreenReason
 from auditor.evidence import Answer, Evidence, EvidenceKind
 from auditor.judges import ClaimVerdict, Label, OfflineJudge, verify_quotes
+from auditor.judges._combiner import shipped
 from auditor.judges._windows import prepare as _prepare
 from tests.support.gen_traces import KB_DOCS, format_docs_text, get_order_text, get_refund_text
 
@@ -227,10 +228,13 @@ def test_settle_answers_only_for_a_verbatim_statement() -> None:
     assert verbatim is not None and verbatim.label is Label.SUPPORTED
     assert verbatim.citations[0].quote == "items can be returned within 30 days of delivery"
     assert_quotes_verified(verbatim, [docs], "Items can be returned within 30 days of delivery.")
-    # the full judge supports a paraphrase; settle leaves it to the LLM
+    # a paraphrase the rules support with a support score above the settle threshold is settled too
     paraphrase = "You can return an item within 30 days of delivery."
     assert judge_one(paraphrase, [docs]).label is Label.SUPPORTED
-    assert JUDGE.settle(claim(paraphrase), [docs]) is None
+    [score] = JUDGE.scores([claim(paraphrase)], [docs])
+    settled = JUDGE.settle(claim(paraphrase), [docs])
+    assert score.score >= shipped().settle and settled is not None and settled.label is Label.SUPPORTED
+    assert_quotes_verified(settled, [docs], paraphrase)
     # absence and contradiction are never certain
     assert JUDGE.settle(claim("Items can be returned within two weeks."), [docs]) is None
     assert JUDGE.settle(claim("Order 10042 was refunded $95.00."), [REFUND]) is None
@@ -284,6 +288,7 @@ def test_verdicts_are_deterministic() -> None:
     _prepare.cache_clear()
     second = OfflineJudge().judge_sync(claims, items[:5], items[5:])
     assert first == second
-    assert {v.label for v in first} == {Label.SUPPORTED, Label.CONTRADICTED, Label.ABSENT}
+    # "Gift cards are refundable." covers a third of its words: undecided, not absent
+    assert {v.label for v in first} == {Label.SUPPORTED, Label.CONTRADICTED, Label.ABSENT, Label.UNJUDGED}
     for verdict, text in zip(first, texts, strict=True):
         assert_quotes_verified(verdict, items, text)

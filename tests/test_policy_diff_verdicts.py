@@ -78,7 +78,8 @@ def test_an_llm_judge_through_the_fake_server() -> None:
                 "--json",
             )
         )
-        assert server.by_kind["judge"] >= 2  # judged under each policy
+        # judged under default; under permissive the cascade may settle the claim offline (its score)
+        assert server.by_kind["judge"] >= 1
     assert data["verdicts"]["judge"]["kind"] == "openai" and data["verdicts"]["judge"]["model"] == "fake"
     (change,) = data["verdicts"]["changes"]
     assert (change["a"], change["b"]) == ("absent", "supported")

@@ -16,11 +16,12 @@ its text; the judge's verdict for the record is the worst of its claims' verdict
 then absent, then supported) and the human verdict is the record's ``verdict``: one item per record.
 
 **Answer level**: the human verdict is the record's ``verdict`` (hallucinated iff not supported); the
-judge's is the worst verdict among the answer's judged claims, an ``unjudged`` claim counting as
-absent (fail closed, the same rule as the summary's "answers with an unsupported claim", so the
-answer-level sensitivity and specificity describe exactly the figure :mod:`auditor.calibration._correction`
-corrects). An answer with no judged or unjudged claim (a refusal, or everything screened out) is
-unmapped.
+judge's is the worst verdict among the answer's judged claims. An answer with no claim decided
+unsupported but an ``unjudged`` one is *undecided* and unmapped (reason ``undecided``): the same rule
+as the summary's "answers with an unsupported claim", which leaves undecided answers out of its
+denominator, so the answer-level sensitivity and specificity describe exactly the figure
+:mod:`auditor.calibration._correction` corrects. An answer with no judged or unjudged claim (a
+refusal, or everything screened out) is unmapped too.
 
 At claim level an ``unjudged`` claim is unmapped (there is no verdict to compare).
 """
@@ -175,9 +176,15 @@ def claim_pairs(
     return pairs, dropped, lost
 
 
+def undecided(claims: Sequence[JudgedClaim]) -> bool:
+    """No claim decided unsupported, but one unjudged: the summary's undecided answer."""
+    verdicts = {c.verdict for c in claims}
+    return "unjudged" in verdicts and not verdicts & {"absent", "contradicted"}
+
+
 def answer_pair(record: LabelledRecord, claims: Sequence[JudgedClaim]) -> Pair | None:
-    """The answer-level item of one record, None with no judged or unjudged claim."""
-    if not claims:
+    """The answer-level item of one record, None with no judged or unjudged claim or when undecided."""
+    if not claims or undecided(claims):
         return None
     return Pair(record_id=record.trace_id, human=record.human, judge=worst([c.verdict for c in claims]))
 
@@ -218,7 +225,7 @@ def compare(
             claim_records["no judged claim" if not located else "unjudged claim"] += 1
         pair = answer_pair(record, located)
         if pair is None:
-            answer_records["no judged claim"] += 1
+            answer_records["undecided" if located else "no judged claim"] += 1
         else:
             answer_items[record.trace_id] = [pair]
     return (

@@ -36,6 +36,13 @@ _REFUSAL = re.compile(
     r"|\bi\s+(?:do\s*n[o']t|don't)\s+know\b|\bunable\s+to\s+(?:answer|find|provide|determine|locate)\b",
     re.IGNORECASE,
 )
+# A sentence about the answer itself ("Here's the summary within 42 words:", "Below is a concise
+# overview"): it states nothing about the sources, and its figure is a word count, not a fact.
+_ABOUT_ANSWER = re.compile(
+    r"\s*(?:here(?:'s|\u2019s| is)|below is|the following is)\s+(?:a|an|the|my)\s+(?:[\w-]+\s+){0,3}?"
+    r"(?:summary|overview|answer|response|rewrite|version)\b[^.:\n]{0,60}?[.:]?\s*$",
+    re.IGNORECASE,
+)
 _OFFER = re.compile(
     r"(?:please\s+)?(?:let\s+(?:me|us)\s+know|feel\s+free|(?:do\s+not|don't)\s+hesitate|"
     r"if\s+you\s+(?:have|need|want|would\s+like|'d\s+like|require)|is\s+there\s+anything\s+else|"
@@ -118,6 +125,8 @@ def screen(
     piece = text[start:end]
     if _REFUSAL.search(piece):
         return start, end, ScreenReason.REFUSAL
+    if _ABOUT_ANSWER.match(piece):
+        return start, end, ScreenReason.VAGUE
     if first:  # lead-ins only open a sentence
         start = _strip_lead(text, start, end, _LEAD_IN)
     piece = text[start:end]

@@ -23,7 +23,7 @@ from auditor.claims._lexicon import (
 from auditor.claims._markers import MARKER, definition_line, find_markers, strip_markers
 
 _BULLET = re.compile(
-    r"[ \t]*(?:#{1,6}[ \t]+|>[ \t]*|[-*\u2022\u00b7\u2013\u2014+][ \t]+|\d{1,3}[.)][ \t]+|[a-z][.)][ \t]+"
+    r"[ \t]*(?:#{1,6}[ \t]+|>[ \t]*|[-*\u2022\u00b7\u2013\u2014+][ \t]+|\d{1,3}[.)][ \t]+|(?-i:[a-z])[.)][ \t]+"
     r"|[A-Z]\)[ \t]+|\(\d{1,3}\)[ \t]+|(?:step|passage)[ \t]+\d{1,3}[ \t]*[:.)][ \t]*)",
     re.IGNORECASE,
 )

@@ -10,7 +10,10 @@ The rules (DESIGN, "Semantics that must hold"; the seeds' ``release_gate``):
   non-refusal answer there is nothing to gate and the check fails;
 - **contradictions**: any contradicted claim fails the gate, whatever the ratio (and whatever the
   policy's per-answer ``contradictions_allowed``);
-- **fail closed**: an answer with an unjudged claim is never grounded, so it cannot pass;
+- **fail closed**: an answer with an unjudged claim is never grounded, so it cannot pass; and
+  "cannot tell" fails the gate itself (``undecided``): any unjudged claim (``offline_undecided``,
+  ``timeout``, ...) fails the check at any ratio, as a contradiction does, since it may be one; so a
+  judge that declines cannot pass a release inside the pass-rate tolerance;
 - **conflicts**: an answer with a claim whose admitted sources disagree and whose verdict the
   policy's ``on_conflict = "flag"`` left standing is not grounded, so it cannot pass, unless the
   policy sets ``conflicts_allowed = true``;
@@ -33,6 +36,7 @@ from pydantic import BaseModel, ConfigDict
 
 from auditor.errors import UsageError
 from auditor.metrics import Labels, Rate, Summary, match_labels
+from auditor.metrics import rate as make_rate
 from auditor.policy import Policy, Thresholds
 from auditor.results import AnswerOut, AuditResult
 
@@ -45,7 +49,12 @@ class GateCheck(_Model):
     """One threshold the gate applied."""
 
     name: Literal[
-        "answer_pass_rate", "contradictions", "refusal_accuracy", "over_refusal", "citation_support"
+        "answer_pass_rate",
+        "contradictions",
+        "undecided",
+        "refusal_accuracy",
+        "over_refusal",
+        "citation_support",
     ]
     passed: bool
     observed: Rate | None  # None when the figure could not be computed (no labels)
@@ -185,6 +194,7 @@ def decide(
             f"in {contradicted_answers} answer(s)), required 0 at any ratio",
         )
     )
+    checks.append(undecided_check(summary, answers))
     refusal = summary.refusal
     refusal_checks: tuple[
         tuple[Literal["refusal_accuracy", "over_refusal"], Literal[">=", "<="], float | None], ...
@@ -223,6 +233,31 @@ def decide(
     cases = tuple(answer_case(a, answerable.get(i)) for i, a in enumerate(answers))
     return GateDecision(
         passed=all(c.passed for c in checks), checks=tuple(checks), answers=cases, summary=summary
+    )
+
+
+def undecided_check(summary: Summary, answers: Sequence[AnswerOut]) -> GateCheck:
+    """Fail closed on "cannot tell": no claim may be unjudged, at any ratio (it may hide a contradiction)."""
+    with_claim = [a for a in answers if not a.refusal and any(not c.screened for c in a.claims or [])]
+    unjudged = sum(
+        any(not c.screened and c.verdict in (None, "unjudged") for c in a.claims or []) for a in with_claim
+    )
+    observed = make_rate(unjudged, len(with_claim), intervals=True)
+    reasons = ", ".join(f"{k} {v}" for k, v in summary.unjudged_by_reason.items()) or "none"
+    detail = (
+        f"answers the judge could not decide {summary.undecided_answers}, with an unjudged claim {unjudged} "
+        f"(of {len(with_claim)} answers with a claim; unjudged claims by reason: {reasons}), "
+        "required 0 at any ratio"
+    )
+    if unjudged and "offline_undecided" in summary.unjudged_by_reason:
+        detail += "; re-run with --judge openai:MODEL (the cascade sends the LLM only the undecided claims)"
+    return GateCheck(
+        name="undecided",
+        comparison="==",
+        threshold=0,
+        observed=observed,
+        passed=unjudged == 0 and summary.unjudged == 0,
+        detail=detail,
     )
 
 
@@ -269,8 +304,12 @@ def run_gate(
     db_url: str | None = None,
     format: str | None = None,
     concurrency: int = 8,
+    calibration: str | None = None,
 ) -> GateRun:
     """Audit ``paths`` and decide the gate.
+
+    ``calibration`` chooses the calibration that corrects the figures, as for
+    :func:`auditor.run.audit` (None: the judge's newest; ``"none"``; or a stored id).
 
     The inputs are read once before the audit, so a partial golden set or a labels file that
     labels none of its answers fails before any judging (or LLM cost) and before a run is stored.
@@ -292,6 +331,7 @@ def run_gate(
         format=format,
         concurrency=concurrency,
         db_url=db_url,
+        calibration=calibration,
     )
     summary = Summary.model_validate(result.summary)
     decision = decide(summary, result.answers, policy.thresholds, labels)

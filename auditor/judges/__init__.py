@@ -29,7 +29,7 @@ from auditor.judges._conflicts import OnConflict, settle_conflict, verify_confli
 from auditor.judges._decompose import LLMDecomposer, call_failed
 from auditor.judges._fused import FusedAuditor, FusedResult
 from auditor.judges._llm import LLMJudge
-from auditor.judges._offline import OfflineJudge
+from auditor.judges._offline import OfflineJudge, SupportScore
 from auditor.judges._prompts import PROMPT_VERSION
 from auditor.judges._setup import Decomposer, JudgeSetup, build_judge
 from auditor.judges._verdicts import (
@@ -69,6 +69,7 @@ __all__ = [
     "MemoryVerdictCache",
     "OfflineJudge",
     "OnConflict",
+    "SupportScore",
     "UnjudgedReason",
     "VerdictCache",
     "build_judge",

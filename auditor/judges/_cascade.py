@@ -6,7 +6,8 @@ of the answer goes to the LLM judge in one call. Anything less than certain goes
 number missing from the evidence may still be "two weeks" for "14 days".
 
 :attr:`CascadeJudge.stats` counts, over the judge's life, the claims each stage settled and the
-LLM calls made, for the run record and the report.
+LLM calls made, and the answers that needed no call at all (each is one call saved against the
+LLM judge alone, which makes one call per answer), for the run record and the report.
 """
 
 from __future__ import annotations
@@ -28,6 +29,12 @@ class CascadeStats:
     settled_offline: int = 0
     settled_llm: int = 0
     llm_calls: int = 0  # one per answer with anything left for the LLM
+    answers_without_call: int = 0  # every claim settled offline: the call the LLM judge alone makes, saved
+
+    @property
+    def calls_saved_per_answer(self) -> float | None:
+        """LLM calls saved per answer against the LLM judge alone (one call per answer); None before any."""
+        return self.answers_without_call / self.answers if self.answers else None
 
 
 def _default_settle() -> Settle:
@@ -59,6 +66,10 @@ class CascadeJudge:
         self.trust = trust
         self.identity: JudgeIdentity = llm.identity
         self.stats = CascadeStats()
+
+    def certain(self, claim: Claim, admitted: Sequence[Evidence]) -> ClaimVerdict | None:
+        """The verdict the cascade accepts for ``claim`` without a call, or None (it goes to the LLM)."""
+        return self._settled(claim, admitted, {e.evidence_id: e for e in admitted})
 
     def _settled(
         self, claim: Claim, admitted: Sequence[Evidence], by_id: dict[str, Evidence]
@@ -95,4 +106,6 @@ class CascadeJudge:
             self.stats.llm_calls += 1
             self.stats.settled_llm += len(rest)
             settled += await self.llm.judge(answer, rest, admitted, excluded, allow_common_knowledge)
+        else:
+            self.stats.answers_without_call += 1
         return check_complete(claims, settled, settled_by="llm")

@@ -15,9 +15,14 @@ from auditor.judges import _numbers as num
 from auditor.judges._lexical import content_stems, negated_stems, words
 from auditor.judges._windows import MONEY_KEYS
 
+_SOURCES = r"(?:reports|documents|sources|articles|studies|papers|pages|items|results|tools|passages|reviews)"
+# Aggregation over sources only: "both reports", "all three documents", "two sources", "both of them
+# say", "both X and Y agree". Not any "both": "both indoor and outdoor seating" is one fact.
 AGGREGATE = re.compile(
-    r"\b(both|all (?:two|three|four|five|\d+|the|of the)|each of the|(?:two|three|four|five|\d+|several|multiple) "
-    r"(?:reports|documents|sources|articles|studies|papers|pages|items|results|tools))\b",
+    rf"\b(both (?:the |these |of the |of these )?{_SOURCES}|both of them|"
+    r"both\b[^.;]{0,80}?\b(?:agree|say|confirm|state|report|mention|note)s?\b|"
+    rf"all (?:of )?(?:the |these )?(?:(?:two|three|four|five|\d+) )?{_SOURCES}|each of the {_SOURCES}|"
+    rf"(?:two|three|four|five|\d+|several|multiple) {_SOURCES})\b",
     re.I,
 )
 _AGGREGATE_WORDS = content_stems(
@@ -37,6 +42,22 @@ class ClaimCues:
     money: tuple[num.Quantity, ...]
 
 
+# Figures that frame rather than state: "out of 5" (a rating's scale), "24/7" and "seven days a
+# week" (always open: a record lists the days), "in 200 words" (the answer's own length).
+_SCALE_BEFORE = re.compile(r"out of\s*$", re.I)
+_ROUND_THE_CLOCK = re.compile(r"24\s?/\s?$")
+_WEEK_AFTER = re.compile(r"\s*(?:a|per|each|every)\s+week\b", re.I)
+
+
+def _framing(q: num.Quantity, before: str, after: str) -> bool:
+    text = q.text.casefold()
+    if _SCALE_BEFORE.search(before) or _ROUND_THE_CLOCK.search(before) or after.startswith(("/7", "/ 7")):
+        return True
+    if text in ("seven days", "7 days") and _WEEK_AFTER.match(after):
+        return True
+    return q.kind == "measure" and q.unit == "word"
+
+
 _REFERENCE = re.compile(r"\b(?:passages?|documents?|sources?|docs?|references?|refs?)\s*#?\s*$", re.I)
 
 
@@ -46,8 +67,11 @@ def _checked(q: num.Quantity, text: str) -> bool:
     Not "(Passage 2)", which cites a source, nor the opening "One reviewer ..." / "One customer ...",
     which introduces an individual rather than counting (an opening "One year ..." still counts).
     """
-    before = text[: max(text.find(q.text), 0)]
+    at = max(text.find(q.text), 0)
+    before, after = text[:at], text[at + len(q.text) :]
     if q.kind == "number" and _REFERENCE.search(before):
+        return False
+    if _framing(q, before, after):
         return False
     return not (
         q.kind == "measure"

@@ -18,6 +18,9 @@ _CODE = re.compile(r"^(?=.*[A-Za-z])(?=.*\d)[A-Za-z0-9\-]+$")
 _COMMON_CAPS = frozenset(
     """i monday tuesday wednesday thursday friday saturday sunday january february march april may june
     july august september october november december yes no ok mr mrs ms dr st am pm passage passages document documents source sources article json""".split()  # noqa: SIM905 (a word list reads better as prose)
+) | frozenset(
+    # titles and suffixes of names: "Chris Eubank Sr." is "Chris Eubank" to a reader of the source
+    "sr jr det sgt gov sen rep gen prof capt lt col insp supt rev hon mx".split()  # noqa: SIM905
 )
 
 
@@ -57,4 +60,9 @@ def present(entity: str, normalised_text: str) -> bool:
         return True
     if len(e) > 5 and e[:-2] in normalised_text:  # "Americans" / "American", "Chinese" / "China" no
         return True
-    return ("-" in e and e.replace("-", " ") in normalised_text) or e.replace("-", "") in normalised_text
+    if "-" in e and (e.replace("-", " ") in normalised_text or e.replace("-", "") in normalised_text):
+        return True
+    # a hyphenated name is present when each of its capitalised parts is ("Texas-Mexico border"
+    # against "the border between Texas and Mexico", "American-style" against "American (New)")
+    names = [p for p in entity.split("-") if p[:1].isupper() and len(p) > 1]
+    return "-" in entity and bool(names) and all(present(p, normalised_text) for p in names)

@@ -1,7 +1,10 @@
-"""Lexical cues for the offline judge: tokens, a light stemmer, content words, negation scope.
+"""Lexical cues for the offline judge: tokens, stems, content words, negation scope.
 
 Pure functions of a string, deterministic and cached where hot, so a claim and its evidence are
 reduced to stems the same way and compare as sets ("refunded" and "reimbursement" both give "refund").
+A stem is the word's English lemma (``simplemma``, MIT, its dictionary shipped in the wheel: "bought"
+is "buy", "children" "child", "ran" "run") with a light suffix stripper on top, so derived forms meet
+too ("approval", "approved" and "approves" all give "approv"), then the synonym list.
 """
 
 from __future__ import annotations
@@ -9,6 +12,8 @@ from __future__ import annotations
 import itertools
 import re
 from functools import lru_cache
+
+import simplemma
 
 from auditor.judges._vocabulary import NEGATION, STOPWORDS, SYNONYMS
 
@@ -61,15 +66,17 @@ def _strip(w: str) -> str:
 
 # The plural / third person of a listed word reaches the same canonical stem: the list is also
 # keyed by the stripped form of each entry + "s" ("offers" strips to "off", "prices" to "pric").
+_CANONICAL = frozenset(SYNONYMS.values())
 _STEM_SYNONYMS: dict[str, str] = {
-    **{_strip(k + "s"): v for k, v in SYNONYMS.items() if len(k) > 3},
+    # ... but never over a canonical stem: "buyers" strips to "buy", which is the verb's own stem
+    **{p: v for k, v in SYNONYMS.items() if len(k) > 3 and (p := _strip(k + "s")) not in _CANONICAL},
     **SYNONYMS,
 }
 
 
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    """A deterministic suffix-stripping stem (lemma-lite), mapped through the synonym list."""
+    """A deterministic stem: the lemma, suffix-stripped, mapped through the synonym list."""
     w = word.casefold().replace("\u2019", "'")
     if w.endswith("'s"):
         w = w[:-2]
@@ -78,7 +85,10 @@ def stem(word: str) -> str:
         return SYNONYMS[w]
     if not w.isalpha():
         return w
-    w = _strip(w)
+    lemma = simplemma.lemmatize(w, lang="en").casefold()
+    if lemma in SYNONYMS:
+        return SYNONYMS[lemma]
+    w = _strip(lemma if lemma.isalpha() else w)
     return _STEM_SYNONYMS.get(w, w)
 
 
@@ -131,24 +141,42 @@ def _is_cue(word: str) -> bool:
 
 NEGATION_SCOPE = 5  # a cue negates the next content words within this many tokens ...
 NEGATION_WORDS = 2  # ... at most this many of them ("does not have WiFi", "no valet, garage or lot")
-_SCOPE_END = frozenset({"and", "but", "while", "whereas", "although", "though", "because", "which", "who"})
+_SCOPE_END = frozenset(
+    {"and", "but", "while", "whereas", "although", "though", "because", "which", "who", "than", "instead"}
+    | {"rather", "yet", "so", "unless", "if", "when", "where", "whose", "whom"}
+)
+# a negation's clause also ends at punctuation: "not inside the club, as initially reported"
+_SCOPE_TOKEN = re.compile(_WORD.pattern + "|[,;:()\u2013\u2014]")
+
+
+def _clause_break(token: str, following: list[str]) -> bool:
+    """Punctuation that ends a clause: always ";", ":", brackets, dashes; a comma unless a list goes
+    on after it ("no valet, garage or lot" negates "garage" too; "not inside the club, as
+    reported" stops at the comma)."""
+    if token[0].isalnum():
+        return False
+    if token != ",":
+        return True
+    return not following or following[0].casefold() in STOPWORDS or following[0] in ",;:"
 
 
 def negated_stems(text: str) -> frozenset[str]:
-    """Stems of the content words within the scope of a negation cue (a clause boundary ends it)."""
+    """Stems of the content words within the scope of a negation cue (a clause boundary ends it:
+    a conjunction, a relative word, or punctuation)."""
     if not _ANY_CUE.search(text):
         return frozenset()
-    tokens = _WORD.findall(_ESCAPE.sub(" ", text).replace("_", " "))
+    tokens = _SCOPE_TOKEN.findall(_ESCAPE.sub(" ", text).replace("_", " "))
     out: set[str] = set()
     for i, tok in enumerate(tokens):
         if not _is_cue(tok) or _is_ordinal_no(tok, tokens[i + 1 : i + 2]):
             continue
         taken = 0
-        for t in tokens[i + 1 : i + 1 + NEGATION_SCOPE]:
+        scope = tokens[i + 1 : i + 2 + NEGATION_SCOPE]
+        for k, t in enumerate(scope[:NEGATION_SCOPE]):
             lowered = t.casefold()
-            if lowered in _SCOPE_END or taken == NEGATION_WORDS:
+            if lowered in _SCOPE_END or taken == NEGATION_WORDS or _clause_break(t, scope[k + 1 : k + 2]):
                 break
-            if lowered not in STOPWORDS and not t[0].isdigit():
+            if lowered not in STOPWORDS and t[0].isalpha():
                 out.add(stem(t))
                 taken += 1
     return frozenset(out)

@@ -179,6 +179,14 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ),
     ("slash", re.compile(r"(?<![\w/])(\d{1,2})/(\d{1,2})/(\d{4}|\d{2})(?![\w/])")),
     (
+        "mdy_range",  # "April 18-26", "April 18 and 19", "April 18 to 26, 2025": two dates
+        re.compile(
+            rf"(?<![\w])({_MONTH_RE})\s+(\d{{1,2}})(?:st|nd|rd|th)?\s*(?:-|\u2013|to|through|until|and|&)\s*"
+            rf"(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(\d{{4}}))?(?![\w:%]|\.\d)",
+            re.I,
+        ),
+    ),
+    (
         "mdy",
         re.compile(rf"(?<![\w])({_MONTH_RE})\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(\d{{4}}))?(?![\w])", re.I),
     ),
@@ -223,6 +231,13 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
 ]
 
 
+# Durations written with an article ("an hour", "half an hour", "a fortnight"): read in evidence only,
+# where they state the "60 minutes" or "1 hour" of a claim; a claim's "a year ago" is no figure to find.
+_ARTICLE_DURATION = re.compile(
+    r"\b(half\s+an?|an?)\s+(second|minute|hour|day|week|fortnight|month|year|decade)\b", re.I
+)
+
+
 def _month(text: str) -> int:
     key = text.casefold().rstrip(".")
     return MONTHS.get(key) or _MONTH_ABBR[key[:4] if key.startswith("sept") else key[:3]]
@@ -250,14 +265,16 @@ def _unit_quantity(value: float, word: str, text: str) -> Quantity | None:
     return Quantity("measure", value, value, unit, text)
 
 
-def extract(text: str, money_hint: bool = False) -> list[Quantity]:
+def extract(text: str, money_hint: bool = False, evidence: bool = False) -> list[Quantity]:
     """All quantities in ``text``, each span counted once (dates before times before amounts).
 
     ``money_hint`` reads a bare number as an amount (a JSON value under an ``amount`` key).
+    ``evidence`` also reads durations written with an article ("an hour" is 1 hour).
     """
     taken: list[tuple[int, int]] = []  # spans already read, sorted and disjoint
     out: list[Quantity] = []
-    for kind, pattern in _PATTERNS:
+    patterns = [*_PATTERNS, ("article", _ARTICLE_DURATION)] if evidence else _PATTERNS
+    for kind, pattern in patterns:
         # One pattern's matches come in order and never overlap, so a single walk along the
         # sorted spans decides each one: the whole extraction is linear in the text.
         fresh: list[tuple[int, int]] = []
@@ -268,6 +285,13 @@ def extract(text: str, money_hint: bool = False) -> list[Quantity]:
                 k += 1
             if k < len(taken) and taken[k][0] < end:
                 continue
+            if kind == "mdy_range":
+                dates = _range(m)
+                if not dates:
+                    continue
+                out.extend(dates)
+                fresh.append((start, end))
+                continue
             q = _build(kind, m, money_hint)
             if q is None:
                 continue
@@ -276,6 +300,20 @@ def extract(text: str, money_hint: bool = False) -> list[Quantity]:
         if fresh:
             taken = list(heapq.merge(taken, fresh))
     return out
+
+
+def _range(m: re.Match[str]) -> list[Quantity]:
+    """Both dates of "April 18-26" / "April 18 and 19" (the second day takes the first's month)."""
+    month_text, first, second, year = m.groups()
+    d1, d2 = int(first), int(second)
+    if not (1 <= d1 <= 31 and 1 <= d2 <= 31) or (month_text.casefold() == "may" and not year):
+        return []
+    month, y = _month(month_text), int(year) if year else None
+    raw = m.group()
+    return [
+        Quantity("date", 0, 0, text=raw, year=y, month=month, day=d1),
+        Quantity("date", 0, 0, text=raw, year=y, month=month, day=d2),
+    ]
 
 
 def _build(kind: str, m: re.Match[str], money_hint: bool) -> Quantity | None:
@@ -328,6 +366,9 @@ def _build(kind: str, m: re.Match[str], money_hint: bool) -> Quantity | None:
             if unit_q is not None:
                 return unit_q
         return Quantity("money" if money_hint else "number", value, value, "", m.group(1))
+    if kind == "article":
+        value = 0.5 if g[0].casefold().startswith("half") else 1.0
+        return _unit_quantity(value, g[1], raw)
     # number words: only when a unit or noun follows ("two weeks", "three reports")
     phrase = re.sub(r"^a\s+", "", g[0].casefold())
     parts = re.split(r"[\s-]", phrase)
@@ -371,6 +412,14 @@ def comparable(claim: Quantity, ev: Quantity) -> bool:
     if claim.kind == "measure":
         return claim.unit == ev.unit
     return claim.kind in ("money", "percent", "clock")  # another currency is another amount
+
+
+_FAMILIES = frozenset(family for family, _ in _UNITS.values())
+
+
+def is_unit(q: Quantity) -> bool:
+    """Whether a measure is in a unit family (time, length...) rather than a count of some noun."""
+    return q.unit in _FAMILIES
 
 
 def describe(q: Quantity) -> str:

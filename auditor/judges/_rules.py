@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from auditor.judges import _entities as ent
 from auditor.judges import _numbers as num
 from auditor.judges._cues import ClaimCues
+from auditor.judges._lexical import content_stems, stem, words
 from auditor.judges._verdicts import Citation
 from auditor.judges._windows import Item, Window
 
@@ -132,7 +133,9 @@ def polarity_conflict(cues: ClaimCues, items: Sequence[Item]) -> tuple[Item, Win
         if item.is_json:
             if len(cues.stems & item.stems) / len(cues.stems) < NEGATION_COVERAGE:
                 continue
-            scored = [(len(cues.stems & w.seg.stems), w) for w in item.singles if w.seg.boolean]
+            scored = [
+                (len(cues.stems & w.seg.stems), w) for w in item.singles if w.seg.boolean and _about(cues, w)
+            ]
             top = max((n for n, _ in scored), default=0)
             chosen = [w for n, w in scored if n == top and n > 0]
             if chosen and all(w.seg.negative != bool(cues.negated_stems & w.seg.stems) for w in chosen):
@@ -145,6 +148,36 @@ def polarity_conflict(cues: ClaimCues, items: Sequence[Item]) -> tuple[Item, Win
             if cov >= NEGATION_COVERAGE and _negation_flip(cues, item, w) and (best is None or cov > best[0]):
                 best = (cov, item, w)
     return (best[1], best[2]) if best else None
+
+
+_VALUES = frozenset({"true", "fals", "false", "yes", "no", "null", "none"})
+
+
+def _about(cues: ClaimCues, window: Window) -> bool:
+    """Whether a JSON boolean pair is about what the claim says: the last word of its key and at
+    least half of the key's words are the claim's (``"garage": false`` is not about "located at
+    6560 Pardall Rd" because its key path shares "business" with it, nor ``"RestaurantsDelivery":
+    false`` about "a restaurant located in Goleta")."""
+    keys = [w for w in words(window.seg.text) if stem(w) not in _VALUES and not w[0].isdigit()]
+    own = content_stems(" ".join(keys))
+    # the key's last word is its specific part: "Delivery" of "RestaurantsDelivery"
+    return bool(keys) and stem(keys[-1]) in cues.stems and 2 * len(own & cues.stems) >= len(own)
+
+
+def support_stands(cues: ClaimCues, item: Item, window: Window) -> bool:
+    """Whether a supporting window stands against the polarity rule in its own item.
+
+    In prose, a sentence elsewhere in the item that flips a shared word ("were arrested" beside
+    "were not involved in the stabbing") does not undo a window stating the claim with its own
+    polarity, unless it covers the claim better. A JSON boolean pair is the record's direct
+    statement and always wins.
+    """
+    conflict = polarity_conflict(cues, [item])
+    if conflict is None:
+        return True
+    if item.is_json:
+        return False
+    return not _negation_flip(cues, item, window) and coverage(cues, conflict[1]) <= coverage(cues, window)
 
 
 def rival_figures(

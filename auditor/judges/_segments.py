@@ -41,12 +41,45 @@ _SENTENCE_END = re.compile(
 )
 
 
+# Titles and abbreviations a capitalised name follows without ending the sentence.
+_ABBREVIATIONS = frozenset(
+    """dr mr mrs ms prof st sr jr sen rep gov gen col lt capt det sgt rev hon mt ft no nos fig figs vol
+    pp approx cf vs v dept est al ex op ed eds pt ch sec art insp supt cmdr adm maj pres""".split()  # noqa: SIM905
+)
+_LAST_WORD = re.compile(r"([A-Za-z]+)\.[\"')\]]*$")
+
+
+_OPENERS = frozenset(
+    """the this that these those it its he she they we i you there here his her their our my a an in on
+    at for if so but and as however also after before when while then thus""".split()  # noqa: SIM905
+)
+_NEXT_WORD = re.compile(r"[\"'(\[]?([A-Za-z]+)")
+
+
+def _after_abbreviation(text: str, end: int, start: int, following: int) -> bool:
+    """Whether the period before ``end`` closes a title or an initial rather than a sentence
+    (an initial before a typical sentence opener, "Plan B. Then", still ends one)."""
+    m = _LAST_WORD.search(text, max(start, end - 12), end)
+    if m is None:
+        return False
+    word = m.group(1)
+    before = text[m.start() - 1] if m.start() > 0 else " "
+    if before.isalpha() or before == ".":
+        return False  # "U.S." and the like end sentences as often as not
+    if word.casefold() in _ABBREVIATIONS:
+        return True
+    nxt = _NEXT_WORD.match(text, following)
+    return len(word) == 1 and word.isupper() and not (nxt and nxt.group(1).casefold() in _OPENERS)
+
+
 def sentence_spans(text: str, base: int = 0, end: int | None = None) -> list[tuple[int, int]]:
     """Sentence spans (start, end) of ``text[base:end]``, stripped of surrounding whitespace."""
     stop = len(text) if end is None else end
     spans: list[tuple[int, int]] = []
     pos = base
     for match in _SENTENCE_END.finditer(text, base, stop):
+        if _after_abbreviation(text, match.start(), pos, match.end()):
+            continue  # "Det. Kelly Ort", "F. Scott Fitzgerald", "Dr. Smith": one sentence
         spans.append((pos, match.start()))
         pos = match.end()
     spans.append((pos, stop))

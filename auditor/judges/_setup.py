@@ -28,7 +28,7 @@ from auditor.judges._decompose import LLMDecomposer
 from auditor.judges._fused import FusedAuditor
 from auditor.judges._llm import LLMJudge
 from auditor.judges._offline import OfflineJudge
-from auditor.llm import LLMClient
+from auditor.llm import LLMClient, price_table
 from auditor.settings import app_dir, setting
 
 Decomposer = Literal["rules", "llm", "fused"]
@@ -74,7 +74,8 @@ class JudgeSetup:
             return None
         usage: dict[str, Any] = {"llm": asdict(self.client.usage)}
         if self.cascade is not None:
-            usage["cascade"] = asdict(self.cascade.stats)
+            stats = self.cascade.stats
+            usage["cascade"] = {**asdict(stats), "calls_saved_per_answer": stats.calls_saved_per_answer}
         if self.cache is not None:
             usage["cache"] = {"hits": self.cache.hits, "misses": self.cache.misses}
         if self.decomposition_cache is not None:
@@ -130,7 +131,13 @@ def build_judge(
             "No key found: set OPENAI_API_KEY, pass --base-url for a local server, or use --judge offline."
         )
     # Local OpenAI-compatible servers (vLLM, Ollama) accept any key; the client insists on one.
-    client = LLMClient(model, base_url=base_url, api_key=key or "unused", concurrency=concurrency)
+    client = LLMClient(
+        model,
+        base_url=base_url,
+        api_key=key or "unused",
+        concurrency=concurrency,
+        prices=price_table(setting("llm_prices")),
+    )
     setup = JudgeSetup(
         extractor=RuleExtractor() if decomposer == "rules" else LLMDecomposer(client),
         judge=LLMJudge(client),

@@ -60,7 +60,7 @@ def _quantities(parts: Sequence[Segment]) -> tuple[tuple[num.Quantity, int], ...
     out: list[tuple[num.Quantity, int]] = []
     for i, part in enumerate(parts):
         hint = bool(part.stems & MONEY_KEYS) and part.extra != part.text
-        out.extend((q, i) for q in num.extract(part.text, money_hint=hint))
+        out.extend((q, i) for q in num.extract(part.text, money_hint=hint, evidence=True))
     return tuple(out)
 
 

@@ -40,7 +40,7 @@ class Segment(_Model):
     answers: int
     judged_claims: int
     groundedness_rate: Rate  # supported / judged claims in the segment
-    answers_with_unsupported_claim: Rate  # over answers with a judged claim in the segment; intervals set
+    answers_with_unsupported_claim: Rate  # over the segment's decided answers (not undecided); intervals set
     answer_pass_rate: Rate  # grounded answers in the segment; intervals set
     # None only in summaries written before these figures existed:
     answer_rate: Rate | None = None  # non-refusal answers / answers in the segment (refusals too); intervals
@@ -48,6 +48,8 @@ class Segment(_Model):
     empty_answers: int = 0  # non-refusal answers with nothing to judge (blank, or every sentence screened)
     claims_with_conflict: Rate | None = None  # judged claims whose admitted sources disagree / judged claims
     answers_with_conflict: Rate | None = None  # over ``answers``; intervals set
+    # answers with no decided unsupported claim but an unjudged one: out of the unsupported rate
+    undecided_answers: int = 0
 
 
 class RefusalFigures(_Model):
@@ -94,6 +96,9 @@ class CorrectedRate(_Model):
     undefined_draws: int = 0
     calibration_id: str | None = None
     calibration: str | None = None  # how to name it: id, judge, date, labelled answers
+    # Does the calibration's labelled data cover the run's question types (None: unchecked)?
+    domain_fits: bool | None = None
+    domain_note: str | None = None
 
 
 class CannotCorrect(_Model):
@@ -104,6 +109,8 @@ class CannotCorrect(_Model):
     reason: str
     calibration_id: str | None = None
     calibration: str | None = None
+    domain_fits: bool | None = None
+    domain_note: str | None = None
 
 
 class Summary(_Model):
@@ -119,9 +126,13 @@ class Summary(_Model):
     absent: int
     unjudged: int
     common_knowledge: int
+    unjudged_by_reason: dict[str, int] = Field(default_factory=dict)  # e.g. offline_undecided, timeout
+    # "The judge could not decide N answers": no claim decided unsupported, at least one unjudged.
+    # Neither grounded nor counted as having an unsupported claim; out of that rate's denominator.
+    undecided_answers: int = 0
     groundedness_rate: Rate  # supported / judged claims (headline 1)
     contradiction_rate: Rate  # contradicted / judged claims
-    answers_with_unsupported_claim: Rate  # (headline 2) over answers with a judged or unjudged claim
+    answers_with_unsupported_claim: Rate  # (headline 2) decided unsupported / decided answers (not undecided)
     answer_pass_rate: Rate  # grounded / non-refusal answers, under the policy thresholds
     by_source_class: list[Segment] = Field(default_factory=list)
     by_question_type: list[Segment] = Field(default_factory=list)

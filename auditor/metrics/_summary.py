@@ -6,7 +6,12 @@ in ``docs/metrics.md``; in short:
 - claim-level rates (groundedness, contradiction) are supported (contradicted) / judged claims and
   carry no interval, because claims within one answer are not independent trials;
 - answer-level rates carry a Wilson and a Clopper-Pearson 95% interval, computed by scipy;
-- a rate whose denominator is 0 has value None and no interval: nothing was measured.
+- a rate whose denominator is 0 has value None and no interval: nothing was measured;
+- "cannot tell" is out of the denominators and counted beside them: an ``unjudged`` claim leaves the
+  claim-level rates, and an answer with no decided unsupported claim but an unjudged one is
+  *undecided*: neither grounded nor counted as having an unsupported claim, out of that rate's
+  denominator, and counted (``undecided_answers``), so a judge that declines more cannot look better
+  silently. It still fails the pass rate (fail closed: it is not grounded).
 
 The per-answer rules (what is judged, when an answer is grounded) are :mod:`auditor.results._outcome`'s;
 segments re-apply the same rule to the claims of one segment.
@@ -93,8 +98,18 @@ class Tally:
 
     @property
     def has_unsupported(self) -> bool:
-        """At least one claim absent, contradicted or unjudged."""
-        return self.supported < self.counted
+        """At least one claim decided unsupported: absent or contradicted."""
+        return self.absent + self.contradicted > 0
+
+    @property
+    def undecided(self) -> bool:
+        """No claim decided unsupported, but one the judge could not decide: the answer is undecided."""
+        return not self.has_unsupported and self.unjudged > 0
+
+    @property
+    def decided(self) -> bool:
+        """The answer counts in "answers with an unsupported claim": it has a claim and is not undecided."""
+        return self.counted > 0 and not self.undecided
 
     def grounded(self, thresholds: Thresholds) -> bool:
         """:mod:`auditor.results._outcome`'s rule on these claims: a judged claim, the ratio,
@@ -118,6 +133,7 @@ def segments(tallies: Mapping[str, Sequence[Tally]], thresholds: Thresholds) -> 
     for name in sorted(tallies):
         population = tallies[name]
         members = [t for t in population if t.counted]
+        decided = [t for t in members if t.decided]
         judged = sum(t.judged for t in members)
         refusals = sum(t.refusal for t in population)
         out.append(
@@ -127,8 +143,9 @@ def segments(tallies: Mapping[str, Sequence[Tally]], thresholds: Thresholds) -> 
                 judged_claims=judged,
                 groundedness_rate=rate(sum(t.supported for t in members), judged),
                 answers_with_unsupported_claim=rate(
-                    sum(t.has_unsupported for t in members), len(members), intervals=True
+                    sum(t.has_unsupported for t in decided), len(decided), intervals=True
                 ),
+                undecided_answers=len(members) - len(decided),
                 answer_pass_rate=rate(
                     sum(t.grounded(thresholds) for t in members), len(members), intervals=True
                 ),
@@ -189,7 +206,8 @@ def summarise(
     by_type: dict[str, list[Tally]] = defaultdict(list)
     statuses: Counter[Status] = Counter()
     screened_by_reason: Counter[str] = Counter()
-    claims = refusals = empty = grounded = with_claims = unsupported = 0
+    unjudged_by_reason: Counter[str] = Counter()
+    claims = refusals = empty = grounded = decided = unsupported = undecided = 0
 
     for position, answer in enumerate(answers):
         answer_claims = answer.claims or []
@@ -209,12 +227,14 @@ def summarise(
                 if status == "screened":
                     continue
                 statuses[status] += 1
+                if status == "unjudged":
+                    unjudged_by_reason[claim.unjudged_reason or "unspecified"] += 1
                 whole.add(status, claim)
                 if status != "common_knowledge":
                     per_class[claim_source_class(claim, evidence)].add(status, claim)
-            if whole.counted:
-                with_claims += 1
-                unsupported += whole.has_unsupported
+            decided += whole.decided
+            unsupported += whole.has_unsupported
+            undecided += whole.undecided
             whole.empty = all(c.screened for c in answer_claims)
             empty += whole.empty
         # The answer rate of a source class is over the answers that had one of its items admitted
@@ -251,10 +271,12 @@ def summarise(
         contradicted=statuses["contradicted"],
         absent=statuses["absent"],
         unjudged=statuses["unjudged"],
+        unjudged_by_reason=dict(sorted(unjudged_by_reason.items())),
+        undecided_answers=undecided,
         common_knowledge=statuses["common_knowledge"],
         groundedness_rate=rate(statuses["supported"], judged),
         contradiction_rate=rate(statuses["contradicted"], judged),
-        answers_with_unsupported_claim=rate(unsupported, with_claims, intervals=True),
+        answers_with_unsupported_claim=rate(unsupported, decided, intervals=True),
         answer_pass_rate=rate(grounded, answered, intervals=True),
         by_source_class=segments(by_class, limits),
         by_question_type=segments(by_type, limits),

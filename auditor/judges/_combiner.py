@@ -1,0 +1,131 @@
+"""The learned combiner: a logistic regression over the offline judge's cues, and its thresholds.
+
+The coefficients and thresholds are data (``offline_judge.json`` beside this module, shipped in the
+package), written by ``scripts/train-offline-judge`` from the labelled training set; see
+``docs/offline-judge.md``. Scoring is a dot product in plain Python (about 30 features), so the
+judge imports neither numpy nor scipy; fitting (:func:`fit`) uses them and is deterministic: the
+same rows give the same coefficients (L-BFGS from zero on standardised features, no randomness).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from auditor.judges._features import FEATURES
+
+WEIGHTS_FILE = "offline_judge.json"
+# Rules on figures, names and polarity: their absent / contradicted is decisive whatever the score
+# (a fabricated figure is absent, a changed one contradicted; the score weighs word coverage).
+HARD_RULES = frozenset(
+    {"entity_missing", "number_missing", "number_contradicted", "polarity_contradicted", "aggregate_one"}
+)
+MIN_SCALE = 0.25
+
+
+@dataclass(frozen=True)
+class Combiner:
+    """Standardisation, coefficients and the decision thresholds of the support score.
+
+    ``supported``: a score at or above it, with a window the rules accept, is ``supported``.
+    ``unsupported``: a score at or below it is the rules' ``absent`` / ``contradicted``.
+    Between the two the claim is undecided. ``settle``: the cascade's certain ``supported``.
+    """
+
+    features: tuple[str, ...]
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    coef: tuple[float, ...]
+    intercept: float
+    supported: float
+    unsupported: float
+    settle: float
+    trained_on: str = ""
+
+    def score(self, x: Sequence[float]) -> float:
+        """The support score in [0, 1]: the modelled probability that a reader finds the claim supported."""
+        z = self.intercept + sum(
+            c * (v - m) / s for c, v, m, s in zip(self.coef, x, self.mean, self.scale, strict=True)
+        )
+        return 1.0 / (1.0 + math.exp(-max(min(z, 30.0), -30.0)))
+
+    def to_json(self) -> str:
+        data = asdict(self)
+        return json.dumps(data, indent=1, sort_keys=True) + "\n"
+
+
+def from_json(text: str) -> Combiner:
+    """Read a combiner written by :meth:`Combiner.to_json`; its features must be this version's."""
+    data: dict[str, Any] = json.loads(text)
+    combiner = Combiner(
+        features=tuple(data["features"]),
+        mean=tuple(float(v) for v in data["mean"]),
+        scale=tuple(float(v) for v in data["scale"]),
+        coef=tuple(float(v) for v in data["coef"]),
+        intercept=float(data["intercept"]),
+        supported=float(data["supported"]),
+        unsupported=float(data["unsupported"]),
+        settle=float(data["settle"]),
+        trained_on=str(data.get("trained_on", "")),
+    )
+    if combiner.features != FEATURES:
+        raise ValueError(
+            f"{WEIGHTS_FILE} was trained on other features: retrain with scripts/train-offline-judge"
+        )
+    return combiner
+
+
+def neutral() -> Combiner:
+    """A combiner scoring every claim 0.5 and deciding only by the rules (for training)."""
+    n = len(FEATURES)
+    return Combiner(FEATURES, (0.0,) * n, (1.0,) * n, (0.0,) * n, 0.0, 0.0, 1.0, 1.0, "neutral")
+
+
+@lru_cache(maxsize=1)
+def shipped() -> Combiner:
+    """The combiner shipped in the package (read once)."""
+    return from_json(resources.files("auditor.judges").joinpath(WEIGHTS_FILE).read_text("utf-8"))
+
+
+def fit(
+    rows: Sequence[Sequence[float]], labels: Sequence[int], l2: float = 1.0
+) -> tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...], float]:
+    """Fit an L2-regularised logistic regression; returns ``(mean, scale, coef, intercept)``.
+
+    Deterministic: standardised features, L-BFGS started from zero, no sampling. ``labels`` are 1
+    for supported. Coefficients are rounded to 6 decimals so the shipped file is stable.
+    """
+    import numpy as np
+    from scipy.optimize import minimize  # type: ignore[import-untyped]
+
+    x = np.asarray(rows, dtype=np.float64)
+    y = np.asarray(labels, dtype=np.float64)
+    mean = x.mean(axis=0)
+    scale = x.std(axis=0)
+    # a cue rare in the training rows must not get a huge standardised value elsewhere
+    scale = np.maximum(scale, MIN_SCALE)
+    z = np.hstack([(x - mean) / scale, np.ones((len(x), 1))])
+
+    def loss(w: Any) -> tuple[float, Any]:
+        t = z @ w
+        p = 1.0 / (1.0 + np.exp(-t))
+        nll = float(np.sum(np.logaddexp(0.0, t) - y * t))
+        reg = 0.5 * l2 * float(w[:-1] @ w[:-1])
+        grad = z.T @ (p - y)
+        grad[:-1] += l2 * w[:-1]
+        return nll + reg, grad
+
+    result = minimize(loss, np.zeros(z.shape[1]), jac=True, method="L-BFGS-B", options={"maxiter": 500})
+    w = result.x
+    r = 6
+    return (
+        tuple(round(float(v), r) for v in mean),
+        tuple(round(float(v), r) for v in scale),
+        tuple(round(float(v), r) for v in w[:-1]),
+        round(float(w[-1]), r),
+    )
