@@ -42,8 +42,10 @@ def export(server: Server, spans: list[ReadableSpan]) -> SpanExportResult:
 
 
 def answers_of(answers: list[Any]) -> list[dict[str, Any]]:
-    """Answers as JSON (the API's form), in id order."""
+    """Answers as JSON (the API's form), in id order; the API's ``run_id`` (a file audit has none yet) left out."""
     out = [dict(a) if isinstance(a, dict) else a.model_dump(mode="json") for a in answers]
+    for answer in out:
+        answer.pop("run_id", None)
     return sorted(out, key=lambda a: a["answer_id"])
 
 

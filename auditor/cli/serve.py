@@ -23,6 +23,16 @@ from auditor.cli.options import base_url_option, db_option, judge_option, policy
     help="Bearer token required on OTLP and API requests (default: AUDITOR_SERVE_TOKEN).",
 )
 @click.option("--insecure", is_flag=True, help="Allow a non-loopback --host without a token.")
+@click.option(
+    "--grpc", "grpc", is_flag=True, help="Also receive OTLP/gRPC (the Python SDK's default exporter)."
+)
+@click.option(
+    "--grpc-port",
+    type=click.IntRange(0, 65535),
+    default=4317,
+    show_default=True,
+    help="OTLP/gRPC port (with --grpc).",
+)
 @policy_option
 @judge_option
 @base_url_option
@@ -41,6 +51,8 @@ def serve_command(
     port: int,
     token: str | None,
     insecure: bool,
+    grpc: bool,
+    grpc_port: int,
     policy_name: str | None,
     judge_spec: str | None,
     base_url: str | None,
@@ -48,7 +60,7 @@ def serve_command(
     workers: int,
     quiet: float | None,
 ) -> None:
-    """Receive traces over OTLP/HTTP (POST /v1/traces), audit each once it is complete, serve /api/answers."""
+    """Receive traces over OTLP/HTTP (POST /v1/traces) and, with --grpc, OTLP/gRPC; audit each once it is complete, serve /api/answers."""
     try:
         from auditor.serve import serve, serve_config
     except ImportError as exc:  # the serve extra is not installed
@@ -69,5 +81,6 @@ def serve_command(
         base_url=base_url,
         workers=workers,
         quiet=quiet,
+        grpc_port=grpc_port if grpc else None,
     )
     serve(config, announce=lambda line: click.echo(line, err=True))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from auditor.serve._config import DEFAULT_HOST, DEFAULT_PORT, ServeConfig, serve_config
+from auditor.serve._config import DEFAULT_GRPC_PORT, DEFAULT_HOST, DEFAULT_PORT, ServeConfig, serve_config
 
 if TYPE_CHECKING:
     from auditor.serve._app import create_app
@@ -33,4 +33,12 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(name)
 
 
-__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "ServeConfig", "create_app", "serve", "serve_config"]
+__all__ = [
+    "DEFAULT_GRPC_PORT",
+    "DEFAULT_HOST",
+    "DEFAULT_PORT",
+    "ServeConfig",
+    "create_app",
+    "serve",
+    "serve_config",
+]

@@ -15,6 +15,8 @@ from auditor.settings import positive_number, run_lease, setting
 DEFAULT_HOST = "127.0.0.1"
 #: The OTLP/HTTP port (the OpenTelemetry SDKs' default for ``http/protobuf``).
 DEFAULT_PORT = 4318
+#: The OTLP/gRPC port (the OpenTelemetry SDKs' default for ``grpc``), served with ``--grpc``.
+DEFAULT_GRPC_PORT = 4317
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,8 @@ class ServeConfig:
     queue: int  # traces waiting for an audit before requests are refused with 503
     lease: float  # a worker's lease on the trace it audits
     poll: float  # how often an idle worker looks for a ready trace
+    rate: float = 100.0  # OTLP requests a second per client address before 429 / RESOURCE_EXHAUSTED
+    grpc_port: int | None = None  # OTLP/gRPC served on this port too, when set
 
 
 def _loopback(host: str) -> bool:
@@ -61,6 +65,8 @@ def serve_config(
     root_wait: float | None = None,
     max_body: int | None = None,
     queue: int | None = None,
+    rate: float | None = None,
+    grpc_port: int | None = None,
 ) -> ServeConfig:
     """The server's configuration: arguments over ``AUDITOR_*`` variables over defaults.
 
@@ -91,4 +97,6 @@ def serve_config(
         queue=int(positive_number("serve_queue", queue)),
         lease=run_lease(),
         poll=min(1.0, quiet_s / 4),
+        rate=positive_number("serve_rate", rate),
+        grpc_port=grpc_port,
     )

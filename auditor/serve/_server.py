@@ -11,7 +11,8 @@ from auditor.llm import run_sync
 from auditor.policy import load_policy
 from auditor.serve._app import create_app
 from auditor.serve._config import ServeConfig
-from auditor.serve._otlp import ADAPTERS
+from auditor.serve._otlp import ADAPTERS, PROTOBUF
+from auditor.serve._receiver import Receiver
 from auditor.serve._workers import AuditWorkers
 from auditor.store import Intake, Store
 from auditor.trace import SpanReceiver, installed_adapters
@@ -29,17 +30,21 @@ def receivers() -> dict[str, SpanReceiver]:
 
 
 def _check_port(config: ServeConfig) -> None:
-    """Fail with one line, before any work, when the address cannot be bound (uvicorn would log and exit 1)."""
-    try:
-        family = socket.AF_INET6 if ":" in config.host else socket.AF_INET
-        with socket.socket(family, socket.SOCK_STREAM) as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
-            probe.bind((config.host, config.port))
-    except OSError as err:
-        raise UsageError(
-            f"Cannot listen on {config.host}:{config.port} ({err.strerror or err}): pass another --port, "
-            "or stop the process using it."
-        ) from err
+    """Fail with one line, before any work, when an address cannot be bound (uvicorn would log and exit 1)."""
+    ports = [(config.port, "--port")]
+    if config.grpc_port is not None:
+        ports.append((config.grpc_port, "--grpc-port"))
+    for port, flag in ports:
+        try:
+            family = socket.AF_INET6 if ":" in config.host else socket.AF_INET
+            with socket.socket(family, socket.SOCK_STREAM) as probe:
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+                probe.bind((config.host, port))
+        except OSError as err:
+            raise UsageError(
+                f"Cannot listen on {config.host}:{port} ({err.strerror or err}): pass another {flag}, "
+                "or stop the process using it."
+            ) from err
 
 
 async def _check_judge(config: ServeConfig) -> None:
@@ -79,12 +84,28 @@ def serve(config: ServeConfig, announce: Callable[[str], None] | None = None) ->
                 "auditor serve needs a store on disk or a server: pass --db sqlite:///FILE or a PostgreSQL URL."
             )
         intake = Intake(store)
-        app = create_app(config, store, intake, readers)
+        receiver = Receiver(config, intake)
+        app = create_app(config, store, intake, readers, receiver)
+        grpc_server = None
+        if config.grpc_port is not None:
+            if PROTOBUF not in readers:
+                raise UsageError(
+                    "OTLP/gRPC needs the otlp-proto adapter: pip install auditor-otel (adapters/otel)."
+                )
+            try:
+                from auditor.serve._grpc import start_grpc
+            except ImportError as exc:  # grpcio is in the serve extra, but may be missing
+                raise UsageError(f"--grpc needs grpcio: pip install 'trace-auditor[serve]' ({exc})") from exc
+
+            grpc_server = start_grpc(receiver, readers[PROTOBUF], config.host, config.grpc_port)
         workers = AuditWorkers(config, intake, policy).start()
         if announce is not None:
             base = f"http://{config.host}:{config.port}"
-            announce(f"auditor serve: OTLP/HTTP on {base}/v1/traces, API on {base}/api/answers")
+            grpc_line = f", OTLP/gRPC on {config.host}:{config.grpc_port}" if grpc_server is not None else ""
+            announce(f"auditor serve: OTLP/HTTP on {base}/v1/traces{grpc_line}, API on {base}/api/answers")
         try:
             uvicorn.run(app, host=config.host, port=config.port, log_level="warning")
         finally:
+            if grpc_server is not None:
+                grpc_server.stop(2.0)
             workers.stop()

@@ -4,9 +4,11 @@ A worker claims a ready trace from the store (:meth:`auditor.store.Intake.claim`
 renews with :class:`auditor.store.RunLease` while it works), writes the trace's stored spans as one
 OTLP JSON Lines file and audits that file with :func:`auditor.run.audit_async`, exactly as
 ``auditor audit FILE --format otlp-json`` would: same pipeline, same store, one run per audit pass.
-A worker killed mid-audit leaves its trace claimed until the lease runs out; the next claim
-resumes it, and the audit resumes the interrupted run (same file, same inputs digest), so no
-answer is audited twice. An audit that fails because the judge's endpoint or the database is down
+The run's finishing transaction also marks the trace audited
+(:meth:`auditor.store.Intake.finish_hook`), so results and "done" commit together. A worker
+killed mid-audit leaves its trace claimed until the lease runs out; the next claim resumes it,
+and the audit resumes the interrupted run (same file, same inputs digest), so no answer is
+audited twice. An audit that fails because the judge's endpoint or the database is down
 is tried again once its lease runs out; any other failure is recorded on the audit pass.
 
 Threads, not tasks on the server's event loop: an audit is CPU-bound work (the offline judge) with
@@ -15,6 +17,7 @@ an event loop of its own, and must not hold up the requests being acknowledged.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import shutil
 import tempfile
@@ -75,10 +78,21 @@ class AuditWorkers:
 
     def _audit(self, claim: Claim, owner: str) -> None:
         path = self._dir / f"{claim.trace_id}.otlp.jsonl"
-        path.write_text("".join(record + "\n" for record in claim.records), encoding="utf-8")
+        content = "".join(record + "\n" for record in claim.records).encode("utf-8")
+        path.write_bytes(content)
         run_id: str | None = None
         error: str | None = None
+        # Set by the hook in the run's finishing transaction: the trace is marked audited there.
+        recorded: list[bool] = []
         try:
+            # A worker that died after its audit was committed but before the trace was marked done:
+            # that audit stands (the same spans, the same policy), it is recorded, not repeated.
+            run_id = self.intake.finished_run(hashlib.sha256(content).hexdigest(), self.policy.sha256)
+            if run_id is not None:
+                logger.info(
+                    "trace %s: recording the finished run %s of an earlier worker", claim.trace_id, run_id
+                )
+                return
             with RunLease(self.intake, claim.trace_id, owner, self.config.lease):
                 result, _ = run_sync(
                     lambda: audit_async(
@@ -88,6 +102,7 @@ class AuditWorkers:
                         base_url=self.config.base_url,
                         format=FILE_FORMAT,
                         db_url=self.config.db_url,
+                        finish_with=self.intake.finish_hook(claim, owner, recorded.append),
                     )
                 )
             run_id = result.run.id
@@ -104,6 +119,16 @@ class AuditWorkers:
             logger.exception("audit of trace %s failed", claim.trace_id)
         finally:
             path.unlink(missing_ok=True)
+            if recorded == [False]:
+                logger.warning(
+                    "trace %s was taken over by another worker before its audit was recorded", claim.trace_id
+                )
+            elif not recorded:
+                self._record(claim, owner, run_id, error)
+
+    def _record(self, claim: Claim, owner: str, run_id: str | None, error: str | None) -> None:
+        if run_id is None and error is None:
+            return  # postponed: the claim runs out and the trace is tried again
         try:
             if not self.intake.finish(claim, owner, run_id, error):
                 logger.warning(

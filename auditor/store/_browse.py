@@ -1,9 +1,10 @@
-"""Stored answers across runs, filtered and paged, for the server's JSON API.
+"""Stored answers across runs, filtered and paged, for the server's JSON API and web pages.
 
 Answers come back newest first (by when they were generated, then run and answer id) in the
-public contract's shape (:class:`~auditor.results.AnswerOut`). Paging is by keyset: ``next`` is
-an opaque cursor naming the last answer of the page, so answers saved meanwhile neither repeat
-nor shift a page.
+public contract's shape (:class:`~auditor.results.AnswerOut`). Every filter is a SQL condition
+(:mod:`._filters`), so a page costs one query however many answers the store holds. Paging is by
+keyset: ``next`` is an opaque cursor naming the last answer of the page, so answers saved
+meanwhile neither repeat nor shift a page.
 """
 
 from __future__ import annotations
@@ -11,43 +12,40 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
 
-from sqlalchemy import Select, and_, or_, select
+from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session, selectinload
 
 from auditor.errors import UsageError
-from auditor.results import AnswerOut
-from auditor.store._convert import answer_out
+from auditor.results import AnswerOut, RunInfo
+from auditor.store._convert import answer_out, run_info
+from auditor.store._filters import AnswerFilter, where
 from auditor.store._schema import AnswerRecord, ClaimRecord
 from auditor.store._store import Store
 from auditor.store._translate import store_errors
 
-#: ``grounded``: every claim supported; ``ungrounded``: not; ``contradicted``: a claim
-#: contradicted; ``refusal``: the answer declined.
-Verdict = Literal["grounded", "ungrounded", "contradicted", "refusal"]
-VERDICTS: tuple[Verdict, ...] = ("grounded", "ungrounded", "contradicted", "refusal")
+#: Answers read per query when every match is wanted (:func:`iter_answers`).
+BATCH = 500
 
 
 @dataclass(frozen=True)
-class AnswerFilter:
-    """Which stored answers to list (every field optional)."""
+class StoredAnswer:
+    """One stored answer and the run that audited it."""
 
-    trace_id: str | None = None
-    run_id: str | None = None
-    verdict: Verdict | None = None
-    since: datetime | None = None
-    until: datetime | None = None
+    run: RunInfo
+    answer: AnswerOut
 
 
 @dataclass(frozen=True)
 class AnswerPage:
-    """One page of answers and the cursor of the next (None on the last page)."""
+    """One page of answers, the run each was audited in, and the cursor of the next (None on the last page)."""
 
     answers: list[AnswerOut]
     next: str | None
+    run_ids: tuple[str, ...] = ()
 
 
 def _cursor(row: AnswerRecord) -> str:
@@ -65,26 +63,6 @@ def _after(cursor: str) -> tuple[datetime, str, str]:
         ) from exc
 
 
-def _where(query: Select[AnswerRecord], wanted: AnswerFilter) -> Select[AnswerRecord]:
-    if wanted.trace_id:
-        query = query.where(AnswerRecord.trace_id.startswith(wanted.trace_id, autoescape=True))
-    if wanted.run_id:
-        query = query.where(AnswerRecord.run_id.startswith(wanted.run_id, autoescape=True))
-    if wanted.since is not None:
-        query = query.where(AnswerRecord.generated_at >= wanted.since)
-    if wanted.until is not None:
-        query = query.where(AnswerRecord.generated_at < wanted.until)
-    if wanted.verdict == "grounded":
-        query = query.where(AnswerRecord.grounded.is_(True))
-    elif wanted.verdict == "ungrounded":
-        query = query.where(AnswerRecord.grounded.is_(False))
-    elif wanted.verdict == "contradicted":
-        query = query.where(AnswerRecord.contradicted > 0)
-    elif wanted.verdict == "refusal":
-        query = query.where(AnswerRecord.refusal.is_(True))
-    return query
-
-
 def list_answers(
     store: Store, wanted: AnswerFilter, *, limit: int = 50, after: str | None = None
 ) -> AnswerPage:
@@ -93,7 +71,7 @@ def list_answers(
     Raises:
         UsageError: ``after`` is not a cursor from an earlier page.
     """
-    query = _where(
+    query = where(
         select(AnswerRecord).options(
             selectinload(AnswerRecord.evidence),
             selectinload(AnswerRecord.claims).selectinload(ClaimRecord.verdict),
@@ -119,15 +97,36 @@ def list_answers(
     with store_errors(store.url), Session(store.engine) as session:
         rows = list(session.scalars(query))
         page = rows[:limit]
-        return AnswerPage([answer_out(r) for r in page], _cursor(page[-1]) if len(rows) > limit else None)
+        return AnswerPage(
+            [answer_out(r) for r in page],
+            _cursor(page[-1]) if len(rows) > limit else None,
+            tuple(r.run_id for r in page),
+        )
+
+
+def iter_answers(store: Store, wanted: AnswerFilter) -> Iterator[AnswerOut]:
+    """Every stored answer matching ``wanted``, newest first, read :data:`BATCH` at a time."""
+    after: str | None = None
+    while True:
+        page = list_answers(store, wanted, limit=BATCH, after=after)
+        yield from page.answers
+        if page.next is None:
+            return
+        after = page.next
 
 
 def get_answer(store: Store, answer_id: str, run_id: str | None = None) -> AnswerOut | None:
     """The latest stored audit of ``answer_id`` (in ``run_id`` when given), or None."""
+    found = find_answer(store, answer_id, run_id)
+    return found.answer if found is not None else None
+
+
+def find_answer(store: Store, answer_id: str, run_id: str | None = None) -> StoredAnswer | None:
+    """The latest stored audit of ``answer_id`` (in ``run_id`` when given) and its run, or None."""
     query = select(AnswerRecord).where(AnswerRecord.answer_id == answer_id)
     if run_id:
         query = query.where(AnswerRecord.run_id == run_id)
     query = query.order_by(AnswerRecord.saved_at.desc()).limit(1)
     with store_errors(store.url), Session(store.engine) as session:
         row = session.scalars(query).first()
-        return answer_out(row) if row is not None else None
+        return StoredAnswer(run_info(row.run), answer_out(row)) if row is not None else None

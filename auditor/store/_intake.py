@@ -12,11 +12,16 @@ Guarantees:
   the lease runs out, and the next claim takes it over, so a restart resumes pending traces.
 - A span arriving after an audit makes the trace pending again under a new generation; each audit
   pass is recorded (``trace_audits``) with the generation it saw and its run.
+- Finishing an audit is one transaction: :meth:`Intake.finish_hook` marks the trace audited in
+  the transaction that marks its run finished (:meth:`Store.finish_run`), so a worker killed at
+  any point leaves either both or neither. It is also idempotent on retry: a finished run on the
+  very same spans (:meth:`Intake.finished_run`, by the digest of the claim's file; e.g. one
+  finished by a server without the hook) is recorded by the next claimer, not audited again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
@@ -25,8 +30,10 @@ from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.sql.elements import ColumnElement
 
+from auditor.store._convert import inputs_digest
 from auditor.store._received import ReceivedSpanRecord, ReceivedTraceRecord, TraceAuditRecord
-from auditor.store._runs import now
+from auditor.store._runs import FinishHook, now
+from auditor.store._schema import RunRecord
 from auditor.store._store import Store
 from auditor.store._translate import store_errors
 from auditor.store._write import insert_missing
@@ -201,34 +208,73 @@ class Intake:
     def finish(self, claim: Claim, owner: str, run_id: str | None, error: str | None = None) -> bool:
         """Record ``claim``'s audit pass and release the trace; False if ``owner`` no longer held it."""
         with self._session() as session:
-            released = session.connection().execute(
-                update(ReceivedTraceRecord)
-                .where(ReceivedTraceRecord.trace_id == claim.trace_id, ReceivedTraceRecord.owner == owner)
-                .values(
-                    audited_generation=claim.generation,
-                    owner=None,
-                    heartbeat_at=None,
-                    run_id=run_id,
-                    error=error,
+            return self._finish(session, claim, owner, run_id, error)
+
+    def finish_hook(
+        self, claim: Claim, owner: str, recorded: Callable[[bool], None] | None = None
+    ) -> FinishHook:
+        """Work for :meth:`Store.finish_run`'s transaction: record ``claim``'s pass with that run.
+
+        ``recorded`` is told whether ``owner`` still held the trace (if not, the run still finishes:
+        its answers are complete; the trace's new owner records its own pass).
+        """
+
+        def hook(session: Session, run_id: str) -> None:
+            held = self._finish(session, claim, owner, run_id, None)
+            if recorded is not None:
+                recorded(held)
+
+        return hook
+
+    @staticmethod
+    def _finish(session: Session, claim: Claim, owner: str, run_id: str | None, error: str | None) -> bool:
+        released = session.connection().execute(
+            update(ReceivedTraceRecord)
+            .where(ReceivedTraceRecord.trace_id == claim.trace_id, ReceivedTraceRecord.owner == owner)
+            .values(
+                audited_generation=claim.generation,
+                owner=None,
+                heartbeat_at=None,
+                run_id=run_id,
+                error=error,
+            )
+        )
+        if released.rowcount != 1:
+            return False
+        insert_missing(
+            session,
+            TraceAuditRecord,
+            [
+                {
+                    "trace_id": claim.trace_id,
+                    "generation": claim.generation,
+                    "run_id": run_id,
+                    "spans": len(claim.records),
+                    "audited_at": now(),
+                    "error": error,
+                }
+            ],
+        )
+        return True
+
+    def finished_run(self, file_sha256: str, policy_sha256: str | None) -> str | None:
+        """The finished run, if any, that audited exactly one input with this digest under this policy.
+
+        A claim's file holds every stored span of the trace at its generation, so its digest names
+        that generation's audit: a finished run on it is an audit already done.
+        """
+        with self._session() as session:
+            found = session.scalar(
+                select(RunRecord.id)
+                .where(
+                    RunRecord.inputs_digest == inputs_digest([file_sha256]),
+                    RunRecord.policy_sha256 == policy_sha256,
+                    RunRecord.status == "finished",
                 )
+                .order_by(RunRecord.started_at.desc())
+                .limit(1)
             )
-            if released.rowcount != 1:
-                return False
-            insert_missing(
-                session,
-                TraceAuditRecord,
-                [
-                    {
-                        "trace_id": claim.trace_id,
-                        "generation": claim.generation,
-                        "run_id": run_id,
-                        "spans": len(claim.records),
-                        "audited_at": now(),
-                        "error": error,
-                    }
-                ],
-            )
-            return True
+            return None if found is None else str(found)
 
     def audits(self, trace_id: str | None = None) -> list[TraceAudit]:
         """The audit passes recorded, oldest first (of one trace when ``trace_id`` is given)."""

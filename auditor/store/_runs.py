@@ -8,7 +8,7 @@ holds the run, so two live processes never write the same run.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
@@ -26,6 +26,10 @@ from auditor.store._lease import abandoned, cutoff
 from auditor.store._queries import JudgeLike
 from auditor.store._schema import RUN_STATUSES, RunRecord
 from auditor.store._translate import store_errors
+
+#: More work for the transaction that finishes a run, given the session and the run id: what was
+#: waiting on the run is marked done in the same commit (``auditor serve``'s trace, for one).
+FinishHook = Callable[[Session, str], None]
 
 
 def now() -> datetime:
@@ -129,8 +133,9 @@ class RunLedger:
         status: str = "finished",
         *,
         owner: str | None = None,
+        also: FinishHook | None = None,
     ) -> None:
-        """Close a run with its summary figures and token usage.
+        """Close a run with its summary figures and token usage (and ``also``, in the same transaction).
 
         Args:
             status: ``finished``, ``interrupted`` or ``failed``.
@@ -142,6 +147,8 @@ class RunLedger:
         with self._session() as session:
             row = self._hold(session, run_id, owner)
             row.summary, row.usage, row.status, row.finished_at = summary, usage, status, now()
+            if also is not None:
+                also(session, run_id)
 
     def mark_interrupted(self, run_id: str, owner: str | None = None) -> None:
         """Mark a run interrupted (Ctrl-C, SIGTERM, a crash): its saved answers stay, it can be resumed.

@@ -31,6 +31,7 @@ class Server:
     url: str
     process: subprocess.Popen[bytes]
     headers: dict[str, str]
+    grpc_port: int | None = None  # with ``running_server(..., grpc=True)``
 
     def get(self, path: str, **params: Any) -> Any:
         response = httpx.get(self.url + path, params=params, headers=self.headers, timeout=10)
@@ -55,10 +56,20 @@ class Server:
 
 @contextmanager
 def running_server(
-    db_url: str, *args: str, env: dict[str, str] | None = None, token: str | None = None
+    db_url: str,
+    *args: str,
+    env: dict[str, str] | None = None,
+    token: str | None = None,
+    grpc: bool = False,
 ) -> Iterator[Server]:
-    """``auditor serve --db db_url ARGS`` on a free port, stopped (SIGTERM, then SIGKILL) afterwards."""
+    """``auditor serve --db db_url ARGS`` on a free port, stopped (SIGTERM, then SIGKILL) afterwards.
+
+    With ``grpc``, OTLP/gRPC is served too (``--grpc --grpc-port``, a second free port).
+    """
     port = free_port()
+    grpc_port = free_port() if grpc else None
+    if grpc_port is not None:
+        args = (*args, "--grpc", "--grpc-port", str(grpc_port))
     environment = {**os.environ, **(env or {})}
     if token is not None:
         environment["AUDITOR_SERVE_TOKEN"] = token
@@ -79,7 +90,7 @@ def running_server(
         stderr=subprocess.PIPE,
     )
     server = Server(
-        f"http://127.0.0.1:{port}", process, {"Authorization": f"Bearer {token}"} if token else {}
+        f"http://127.0.0.1:{port}", process, {"Authorization": f"Bearer {token}"} if token else {}, grpc_port
     )
     try:
         deadline = time.monotonic() + START_TIMEOUT

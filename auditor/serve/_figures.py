@@ -1,0 +1,81 @@
+"""Figures over stored answers: the headline summary of a filter, and the same figures per hour or day.
+
+Computed by :func:`auditor.metrics.summarise` on the answers themselves (as a run's summary is),
+so every figure here means what it means in a report: the groundedness rate over judged claims
+(with its denominator; no interval, since claims of one answer are not independent trials), and
+the share of answers with an unsupported claim and the answer pass rate over answers, each with
+its Wilson and Clopper-Pearson 95% intervals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from itertools import groupby
+from typing import Literal
+
+from auditor.metrics import Summary, summarise
+from auditor.policy import Thresholds
+from auditor.results import AnswerOut
+from auditor.store import AnswerFilter, Store, iter_answers, list_answers
+
+Bucket = Literal["hour", "day"]
+BUCKETS: tuple[Bucket, ...] = ("hour", "day")
+#: Without ``since``, a trend covers this many buckets up to the newest matching answer.
+DEFAULT_SPAN = {"hour": 48, "day": 30}
+#: A trend never has more buckets than this (a wider range is cut to its newest buckets).
+MAX_BUCKETS = 400
+
+
+@dataclass(frozen=True)
+class TrendPoint:
+    """The figures of the answers generated in ``[start, start + bucket)``."""
+
+    start: datetime
+    summary: Summary
+
+
+def summary_of(store: Store, wanted: AnswerFilter, thresholds: Thresholds | None = None) -> Summary:
+    """The headline figures of every stored answer matching ``wanted``."""
+    return summarise(list(iter_answers(store, wanted)), thresholds=thresholds)
+
+
+def floor(at: datetime, bucket: Bucket) -> datetime:
+    at = at.replace(minute=0, second=0, microsecond=0)
+    return at.replace(hour=0) if bucket == "day" else at
+
+
+def _step(bucket: Bucket) -> timedelta:
+    return timedelta(hours=1) if bucket == "hour" else timedelta(days=1)
+
+
+def window(store: Store, wanted: AnswerFilter, bucket: Bucket) -> AnswerFilter:
+    """``wanted`` with a ``since`` when it has none: :data:`DEFAULT_SPAN` buckets up to its newest answer."""
+    if wanted.since is not None:
+        return wanted
+    newest = list_answers(store, wanted, limit=1).answers
+    if not newest:
+        return wanted
+    since = floor(newest[0].generated_at, bucket) - _step(bucket) * (DEFAULT_SPAN[bucket] - 1)
+    return replace(wanted, since=since)
+
+
+def points(
+    answers: Iterable[AnswerOut], bucket: Bucket, thresholds: Thresholds | None = None
+) -> list[TrendPoint]:
+    """One point per bucket that has answers, newest first (``answers`` newest first too)."""
+    out: list[TrendPoint] = []
+    for start, group in groupby(answers, key=lambda a: floor(a.generated_at, bucket)):
+        out.append(TrendPoint(start, summarise(list(group), thresholds=thresholds)))
+        if len(out) == MAX_BUCKETS:
+            break
+    return out
+
+
+def trend(
+    store: Store, wanted: AnswerFilter, bucket: Bucket, thresholds: Thresholds | None = None
+) -> tuple[AnswerFilter, list[TrendPoint]]:
+    """The window actually used and the figures per ``bucket`` of the answers matching it."""
+    used = window(store, wanted, bucket)
+    return used, points(iter_answers(store, used), bucket, thresholds)

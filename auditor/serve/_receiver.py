@@ -1,0 +1,115 @@
+"""What the OTLP receivers share, whatever the transport: the token, the limits, the store.
+
+Both the OTLP/HTTP route and the OTLP/gRPC service call :meth:`Receiver.authorise`,
+:meth:`Receiver.admit` and :meth:`Receiver.store` in that order, so a request means the same on
+either: checked against the bearer token, the client's request rate and the audit queue, parsed by
+the OTel adapter, its spans committed to the store, and only then acknowledged. A refusal is a :class:`~auditor.serve._otlp.Refusal` that each transport turns into
+its own status (HTTP 401/429/503 with ``Retry-After``; gRPC UNAUTHENTICATED, RESOURCE_EXHAUSTED or
+UNAVAILABLE with ``RetryInfo``), as the OTLP retry contract asks.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from auditor.errors import AuditorError
+from auditor.serve._auth import BEARER_HINT, bearer_matches
+from auditor.serve._config import ServeConfig
+from auditor.serve._otlp import INVALID_ARGUMENT, RESOURCE_EXHAUSTED, UNAUTHENTICATED, UNAVAILABLE, Refusal
+from auditor.store import Intake
+from auditor.trace import ReceivedBatch, SpanReceiver
+
+#: Seconds a client is asked to wait before retrying when the audit queue is full or the store is down.
+RETRY_AFTER = 5
+#: Client addresses whose request rate is remembered; the least recently seen is forgotten first,
+#: so a flood of spoofed or many distinct addresses costs bounded memory.
+MAX_CLIENTS = 10_000
+
+
+@dataclass(frozen=True)
+class Throttled(Refusal):
+    """A refusal the client may retry after ``retry_after`` seconds (429/503, or RetryInfo on gRPC)."""
+
+    retry_after: float = RETRY_AFTER
+
+    @property
+    def retry_after_header(self) -> str:
+        """``Retry-After`` in whole seconds (at least 1: 0 would invite an immediate retry)."""
+        return str(max(1, math.ceil(self.retry_after)))
+
+
+class RateLimiter:
+    """A token bucket per client: ``rate`` requests a second, bursts of up to ``rate`` (one second's worth)."""
+
+    def __init__(self, rate: float, clients: int = MAX_CLIENTS) -> None:
+        self.rate, self.capacity = rate, max(1.0, rate)
+        self._clients = clients
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def wait(self, client: str, at: float | None = None) -> float:
+        """Take one request from ``client``'s bucket: 0.0, or the seconds until it may send again."""
+        at = time.monotonic() if at is None else at
+        with self._lock:
+            tokens, last = self._buckets.pop(client, (self.capacity, at))
+            tokens = min(self.capacity, tokens + (at - last) * self.rate)
+            if tokens >= 1.0:
+                tokens -= 1.0
+                wait = 0.0
+            else:
+                wait = (1.0 - tokens) / self.rate
+            self._buckets[client] = (tokens, at)
+            while len(self._buckets) > self._clients:
+                self._buckets.popitem(last=False)
+            return wait
+
+
+class Receiver:
+    """Checks a request and stores its spans; shared by the HTTP and gRPC transports."""
+
+    def __init__(self, config: ServeConfig, intake: Intake) -> None:
+        self.config, self.intake = config, intake
+        self.limiter = RateLimiter(config.rate)
+
+    def authorise(self, header: str | None) -> None:
+        """Raise a 401 refusal unless ``header`` is ``Bearer <token>`` (or no token is configured)."""
+        if not bearer_matches(self.config.token, header):
+            raise Refusal(401, UNAUTHENTICATED, BEARER_HINT)
+
+    def admit(self, client: str) -> None:
+        """Refuse a client over its request rate (429) or any request while the queue is full (503)."""
+        wait = self.limiter.wait(client)
+        if wait > 0:
+            raise Throttled(
+                429,
+                RESOURCE_EXHAUSTED,
+                f"more than {self.config.rate:g} requests a second from {client}: slow down "
+                "(AUDITOR_SERVE_RATE on the server)",
+                wait,
+            )
+        try:
+            waiting = self.intake.pending()
+        except AuditorError as err:
+            raise Throttled(503, UNAVAILABLE, str(err), RETRY_AFTER) from err
+        if waiting >= self.config.queue:
+            raise Throttled(
+                503,
+                UNAVAILABLE,
+                f"{self.config.queue} traces are waiting for an audit: retry later",
+                RETRY_AFTER,
+            )
+
+    def store(self, reader: SpanReceiver, body: bytes) -> ReceivedBatch:
+        """Parse ``body`` and commit its spans; the batch (for its rejected count) once they are stored."""
+        batch = reader.receive(body)
+        if batch.unreadable is not None:
+            raise Refusal(400, INVALID_ARGUMENT, batch.unreadable)
+        try:
+            self.intake.receive(batch.spans)
+        except AuditorError as err:  # the store is unavailable: nothing was acknowledged, retry
+            raise Throttled(503, UNAVAILABLE, str(err), RETRY_AFTER) from err
+        return batch

@@ -1,0 +1,137 @@
+"""Which stored answers to read: the filters of the server's API and pages, each one SQL condition.
+
+Portable SQL only (the same conditions on SQLite and PostgreSQL): prefixes and free text are
+``LIKE`` patterns with the user's text escaped, so ``%`` and ``_`` match themselves; per-item
+conditions (source class, policy outcome, service) are ``EXISTS`` subqueries, so an answer is
+listed once however many of its items match.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from sqlalchemy import Select, String, cast, exists, or_, select
+from sqlalchemy.orm import InstrumentedAttribute
+from sqlalchemy.sql.elements import ColumnElement
+
+from auditor.store._received import ReceivedSpanRecord
+from auditor.store._schema import AnswerRecord, EvidenceRecord, RunRecord, VerdictRecord
+
+#: ``grounded``: every claim supported; ``ungrounded``: not; ``contradicted``: a claim
+#: contradicted; ``refusal``: the answer declined.
+Verdict = Literal["grounded", "ungrounded", "contradicted", "refusal"]
+VERDICTS: tuple[Verdict, ...] = ("grounded", "ungrounded", "contradicted", "refusal")
+
+#: What the policy did to an answer's evidence: ``excluded``, at least one item excluded;
+#: ``all_admitted``, none; ``inadmissible_support``, a claim that only excluded items would support.
+PolicyOutcome = Literal["excluded", "all_admitted", "inadmissible_support"]
+POLICY_OUTCOMES: tuple[PolicyOutcome, ...] = ("excluded", "all_admitted", "inadmissible_support")
+
+
+@dataclass(frozen=True)
+class AnswerFilter:
+    """Which stored answers to list (every field optional; all given ones must hold).
+
+    ``trace_id`` and ``run_id`` match a prefix; ``q`` is a case-insensitive substring of the
+    question or the answer; ``policy`` is a policy name or a prefix of its SHA-256; ``service``
+    is the ``service.name`` resource attribute of a trace received by ``auditor serve``;
+    ``conversation_id`` is a session (exact).
+    """
+
+    trace_id: str | None = None
+    run_id: str | None = None
+    verdict: Verdict | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    q: str | None = None
+    policy: str | None = None
+    source_class: str | None = None
+    question_type: str | None = None
+    outcome: PolicyOutcome | None = None
+    service: str | None = None
+    conversation_id: str | None = None
+
+
+def _same_answer() -> list[ColumnElement[bool]]:
+    return [EvidenceRecord.run_id == AnswerRecord.run_id, EvidenceRecord.answer_id == AnswerRecord.answer_id]
+
+
+def _excluded_item() -> ColumnElement[bool]:
+    return exists().where(*_same_answer(), EvidenceRecord.admitted.is_(False))
+
+
+def _service(name: str) -> ColumnElement[bool]:
+    # A received span is stored as compact OTLP JSON (auditor_otel.receive), its resource beside it.
+    attribute = '"key":"service.name","value":{"stringValue":' + json.dumps(name, ensure_ascii=False) + "}"
+    return exists().where(
+        ReceivedSpanRecord.trace_id == AnswerRecord.trace_id,
+        ReceivedSpanRecord.record.contains(attribute, autoescape=True),
+    )
+
+
+def where(query: Select[AnswerRecord], wanted: AnswerFilter) -> Select[AnswerRecord]:
+    """``query`` (over :class:`AnswerRecord`) restricted to the answers ``wanted`` names."""
+    if wanted.trace_id:
+        query = query.where(AnswerRecord.trace_id.startswith(wanted.trace_id, autoescape=True))
+    if wanted.run_id:
+        query = query.where(AnswerRecord.run_id.startswith(wanted.run_id, autoescape=True))
+    if wanted.since is not None:
+        query = query.where(AnswerRecord.generated_at >= wanted.since)
+    if wanted.until is not None:
+        query = query.where(AnswerRecord.generated_at < wanted.until)
+    if wanted.verdict == "grounded":
+        query = query.where(AnswerRecord.grounded.is_(True))
+    elif wanted.verdict == "ungrounded":
+        query = query.where(AnswerRecord.grounded.is_(False))
+    elif wanted.verdict == "contradicted":
+        query = query.where(AnswerRecord.contradicted > 0)
+    elif wanted.verdict == "refusal":
+        query = query.where(AnswerRecord.refusal.is_(True))
+    if wanted.q:
+        query = query.where(
+            or_(
+                AnswerRecord.text.icontains(wanted.q, autoescape=True),
+                AnswerRecord.question.icontains(wanted.q, autoescape=True),
+            )
+        )
+    if wanted.policy:
+        query = query.where(
+            exists().where(
+                RunRecord.id == AnswerRecord.run_id,
+                or_(
+                    RunRecord.policy_name == wanted.policy,
+                    RunRecord.policy_sha256.startswith(wanted.policy.lower(), autoescape=True),
+                ),
+            )
+        )
+    if wanted.source_class:
+        query = query.where(
+            exists().where(*_same_answer(), EvidenceRecord.source_class == wanted.source_class)
+        )
+    if wanted.question_type:
+        query = query.where(AnswerRecord.question_type == wanted.question_type)
+    if wanted.outcome == "excluded":
+        query = query.where(_excluded_item())
+    elif wanted.outcome == "all_admitted":
+        query = query.where(~_excluded_item())
+    elif wanted.outcome == "inadmissible_support":
+        query = query.where(
+            exists().where(
+                VerdictRecord.run_id == AnswerRecord.run_id,
+                VerdictRecord.answer_id == AnswerRecord.answer_id,
+                cast(VerdictRecord.inadmissible_support, String) != "[]",
+            )
+        )
+    if wanted.service:
+        query = query.where(_service(wanted.service))
+    if wanted.conversation_id:
+        query = query.where(AnswerRecord.conversation_id == wanted.conversation_id)
+    return query
+
+
+def facets(column: InstrumentedAttribute[str | None]) -> Select[str | None]:
+    """The distinct values of ``column`` (for a page's filter choices)."""
+    return select(column).distinct().where(column.is_not(None)).order_by(column)

@@ -1,0 +1,275 @@
+"""``auditor serve``'s receiver: spans/s accepted over OTLP/HTTP at saturation, as a ratio to the
+file adapter's rate on the same spans, the acknowledge latency (p50/p99), and memory over a soak.
+
+Input: the ``single_retrieval`` OpenInference fixture (17 spans) copied under fresh trace ids,
+``TRACES_PER_REQUEST`` traces per ``ExportTraceServiceRequest`` (510 spans, about what the SDK's
+``BatchSpanProcessor`` sends at once, 512). The very same request bodies are written as one
+length-prefixed protobuf stream (the Collector file exporter's ``format: proto``) and read through
+the ``otlp-proto`` file adapter in this process: that is the reference rate (parsing only, no store).
+
+The server is a real ``auditor serve`` process on a fresh SQLite store, with the audit workers
+held back (a quiet window of an hour) so the figure is the receiver's: parse, commit, acknowledge.
+``CLIENTS`` threads each post bodies back to back over a kept-alive connection (saturation); each
+request's time from send to 200 is its acknowledge latency. The soak posts at saturation for
+``soak_seconds`` more, sampling the server's resident set (``VmRSS``) twice a second: a bounded
+server's memory levels off while the stored spans keep growing on disk.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
+
+from auditor.trace import Trace
+from auditor.trace._ingest import iter_file
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURE = ROOT / "tests" / "fixtures" / "single_retrieval" / "openinference.otlp.pb"
+TRACES_PER_REQUEST = 30
+CLIENTS = 4
+PROTO = {"Content-Type": "application/x-protobuf"}
+
+
+def requests(count: int, offset: int = 0) -> list[bytes]:
+    """``count`` request bodies, each ``TRACES_PER_REQUEST`` copies of the fixture under fresh trace ids."""
+    template = trace_service_pb2.ExportTraceServiceRequest.FromString(FIXTURE.read_bytes())
+    bodies = []
+    for r in range(count):
+        request = trace_service_pb2.ExportTraceServiceRequest()
+        for t in range(TRACES_PER_REQUEST):
+            trace_id = ((offset + r) * TRACES_PER_REQUEST + t + 1).to_bytes(16, "big")
+            for resource_spans in template.resource_spans:
+                copy = request.resource_spans.add()
+                copy.CopyFrom(resource_spans)
+                for scope_spans in copy.scope_spans:
+                    for span in scope_spans.spans:
+                        span.trace_id = trace_id
+        bodies.append(request.SerializeToString())
+    return bodies
+
+
+def spans_in(body: bytes) -> int:
+    request = trace_service_pb2.ExportTraceServiceRequest.FromString(body)
+    return sum(len(s.spans) for rs in request.resource_spans for s in rs.scope_spans)
+
+
+def file_rate(bodies: list[bytes], workdir: Path) -> dict[str, Any]:
+    """The same bodies as a length-prefixed proto stream, read through the file adapter."""
+    path = workdir / "same-spans.otlp.pb"
+    path.write_bytes(b"".join(struct.pack(">I", len(b)) + b for b in bodies))
+    for _ in iter_file(path, "otlp-proto"):  # warm-up: imports and first-use costs are not throughput
+        break
+    spans, started = 0, time.perf_counter()
+    for item in iter_file(path, "otlp-proto"):
+        if isinstance(item, Trace):
+            spans += len(item.spans)
+    seconds = time.perf_counter() - started
+    return {"spans": spans, "seconds": seconds, "spans_per_second": spans / seconds}
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+class _Server:
+    def __init__(self, db: str) -> None:
+        self.port = _free_port()
+        env = {
+            **os.environ,
+            "AUDITOR_SERVE_QUIET": "3600",
+            "AUDITOR_SERVE_ROOT_WAIT": "3600",
+            "AUDITOR_SERVE_QUEUE": "100000000",
+            "AUDITOR_SERVE_RATE": "100000",
+        }
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "from auditor.cli import main; main()",
+                "serve",
+                "--port",
+                str(self.port),
+                "--db",
+                db,
+            ],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        self.url = f"http://127.0.0.1:{self.port}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(self.url + "/healthz", timeout=1).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("auditor serve did not start")
+            time.sleep(0.1)
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(10)
+
+
+def _post_all(
+    url: str, bodies: list[bytes], clients: int, until: float | None = None
+) -> tuple[list[float], int]:
+    """Post ``bodies`` from ``clients`` threads (again and again until ``until``, if given).
+
+    Returns each request's acknowledge latency and the number of requests acknowledged.
+    """
+    latencies: list[float] = []
+    failures: list[str] = []
+    lock = threading.Lock()
+
+    def client(mine: list[bytes]) -> None:
+        with httpx.Client(timeout=60) as http:
+            while True:
+                for body in mine:
+                    started = time.perf_counter()
+                    answer = http.post(url + "/v1/traces", content=body, headers=PROTO)
+                    took = time.perf_counter() - started
+                    if answer.status_code != 200:
+                        failures.append(f"{answer.status_code} {answer.text[:200]}")
+                        return
+                    with lock:
+                        latencies.append(took)
+                    if until is not None and time.monotonic() > until:
+                        return
+                if until is None:
+                    return
+
+    threads = [threading.Thread(target=client, args=(bodies[i::clients],)) for i in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failures:
+        raise RuntimeError(f"the server refused a request: {failures[0]}")
+    return latencies, len(latencies)
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def run(
+    workdir: Path | None = None,
+    quick: bool = False,
+    count: int | None = None,
+    soak_seconds: float | None = None,
+) -> dict[str, Any]:
+    """The figures; ``quick`` for a smoke run (fewer requests, a short soak)."""
+    count = count or (8 if quick else 60)
+    soak_seconds = soak_seconds or (2.0 if quick else 30.0)
+    bodies = requests(count)
+    per_request = spans_in(bodies[0])
+    with tempfile.TemporaryDirectory(prefix="auditor-bench-serve-") as tmp:
+        work = workdir or Path(tmp)
+        reference = file_rate(bodies, work)
+        server = _Server(f"sqlite:///{Path(tmp) / 'serve.db'}")
+        try:
+            _post_all(server.url, requests(CLIENTS, offset=10_000), CLIENTS)  # warm-up, not counted
+            started = time.perf_counter()
+            latencies, acknowledged = _post_all(server.url, bodies, CLIENTS)
+            seconds = time.perf_counter() - started
+            rate = acknowledged * per_request / seconds
+            soak_bodies = requests(count, offset=20_000)
+            samples: list[float] = [_rss_mb(server.process.pid)]
+            done = threading.Event()
+
+            def sample() -> None:
+                while not done.wait(0.5):
+                    samples.append(_rss_mb(server.process.pid))
+
+            sampler = threading.Thread(target=sample)
+            sampler.start()
+            try:
+                soak_latencies, soaked = _post_all(
+                    server.url, soak_bodies, CLIENTS, until=time.monotonic() + soak_seconds
+                )
+            finally:
+                done.set()
+                sampler.join()
+            samples.append(_rss_mb(server.process.pid))
+        finally:
+            server.stop()
+    half = len(samples) // 2
+    return {
+        "spans_per_request": per_request,
+        "requests": acknowledged,
+        "clients": CLIENTS,
+        "spans": acknowledged * per_request,
+        "seconds": seconds,
+        "spans_per_second": rate,
+        "file_spans_per_second": reference["spans_per_second"],
+        "ratio_to_file": rate / reference["spans_per_second"],
+        "ack_p50_ms": statistics.median(latencies) * 1000,
+        "ack_p99_ms": _percentile(latencies, 0.99) * 1000,
+        "soak_seconds": soak_seconds,
+        "soak_spans": soaked * per_request,
+        "soak_ack_p99_ms": _percentile(soak_latencies, 0.99) * 1000,
+        "rss_start_mb": samples[0],
+        "rss_peak_mb": max(samples),
+        "rss_end_mb": samples[-1],
+        "rss_second_half_growth_mb": samples[-1] - min(samples[half:]) if samples[half:] else 0.0,
+    }
+
+
+def table(results: dict[str, Any]) -> tuple[str, list[str], list[list[Any]]]:
+    """Title, header and rows for the benchmark table."""
+    r = results
+    return (
+        f"auditor serve: OTLP/HTTP receiver at saturation ({r['clients']} clients, "
+        f"{r['spans_per_request']} spans a request, SQLite store)",
+        [
+            "spans/s accepted",
+            "file adapter spans/s",
+            "ratio to file",
+            "ack p50 ms",
+            "ack p99 ms",
+            f"soak {r['soak_seconds']:.0f} s: spans",
+            "RSS start / peak / end MB",
+            "RSS growth, 2nd half MB",
+        ],
+        [
+            [
+                f"{r['spans_per_second']:.0f}",
+                f"{r['file_spans_per_second']:.0f}",
+                f"{r['ratio_to_file']:.2f}x",
+                f"{r['ack_p50_ms']:.1f}",
+                f"{r['ack_p99_ms']:.1f}",
+                r["soak_spans"],
+                f"{r['rss_start_mb']:.0f} / {r['rss_peak_mb']:.0f} / {r['rss_end_mb']:.0f}",
+                f"{r['rss_second_half_growth_mb']:.1f}",
+            ]
+        ],
+    )
