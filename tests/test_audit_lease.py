@@ -132,7 +132,7 @@ def test_sigterm_marks_the_run_interrupted_at_once(tmp_path: Path) -> None:
         child = start_audit(tmp_path, server, db, "--concurrency", "1")
         wait_for(lambda: server.requests >= 3, child)
         child.terminate()  # what `kill PID`, systemd or a container stop sends
-        assert child.wait(timeout=30) == 1  # the Ctrl-C exit
+        assert child.wait(timeout=30) == 130  # the Ctrl-C exit (128 + SIGINT), with the resume command
         stopped, rows = only_run(db)
         assert stopped.status == "interrupted" and rows >= 2
         assert "Traceback" not in (tmp_path / "child.err").read_text(encoding="utf-8")

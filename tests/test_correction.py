@@ -91,7 +91,8 @@ def test_corrected_share_reads_the_summary_and_names_the_calibration() -> None:
     assert result.value == pytest.approx(2 / 7)
     assert result.calibration_id == "c0ffee" * 4
     line = describe(result)
-    assert "raw 30.0% (30/100)" in line and "corrected 28.6%" in line and "calibration c0ffeec0ffee" in line
+    assert "raw 30.0% (30/100)" in line and "corrected 28.6%" in line
+    assert "calibration l.jsonl (offline, " in line and "id c0ffeec0ffee)" in line  # named once, by its file
     assert isinstance(corrected_share(summary, calibration(tp=5, fn=5, fp=5, tn=5)), CannotCorrect)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import json
 import re
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -248,11 +249,22 @@ def html(result: AuditResult) -> str:
 # --- tests ----------------------------------------------------------------------------------------
 
 
+def page_data(html: str) -> dict[str, Any]:
+    """The page's one JSON block, parsed."""
+    block = html.split('<script type="application/json" id="report-data">', 1)[1].split("</script>", 1)[0]
+    data: dict[str, Any] = json.loads(block)
+    return data
+
+
 def test_hostile_trace_text_is_escaped_everywhere(html: str) -> None:
     assert HOSTILE_SCRIPT not in html
     assert "<img" not in html
-    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
-    assert "&#34;&gt;&lt;img src=x onerror=alert(2)&gt;" in html
+    # the answers travel in the JSON block, with <, > and & escaped; the page only ever sets text
+    assert "\\u003cscript\\u003ealert(1)\\u003c/script\\u003e" in html
+    assert '\\"\\u003e\\u003cimg src=x onerror=alert(2)\\u003e' in html
+    assert "innerHTML" not in html and "insertAdjacentHTML" not in html and "document.write" not in html
+    texts = [e["text"] for e in page_data(html)["evidence"]]
+    assert any(HOSTILE_SCRIPT in t and HOSTILE_IMG in t for t in texts)
     # exactly two script elements: the JSON data block and the page's own script
     assert len(re.findall(r"<script\b", html)) == 2
 
@@ -305,7 +317,8 @@ def test_headline_figures_and_denominators_appear(result: AuditResult, html: str
     assert g.value is not None and u.value is not None and u.wilson and u.clopper_pearson
     assert f"{g.value * 100:.1f}%" in html
     assert f"{g.numerator} supported / {g.denominator} judged claims" in html
-    assert f"{u.numerator} / {u.denominator} answers with claims" in html
+    assert f"{u.numerator} / {u.denominator} decided answers with claims" in html
+    assert f"The judge could not decide <strong>{s.undecided_answers}</strong> answer" in html
     assert f"{u.wilson.low * 100:.1f}\N{EN DASH}{u.wilson.high * 100:.1f}%" in html
     assert f"{u.clopper_pearson.low * 100:.1f}\N{EN DASH}{u.clopper_pearson.high * 100:.1f}%" in html
     assert f"{p.numerator} grounded / {p.denominator} answers" in html
@@ -330,12 +343,19 @@ def test_filters_carry_counts_and_answers_carry_tags(result: AuditResult, html: 
     grounded = sum(bool(a.grounded) for a in result.answers)
     assert re.search(rf'data-filter="refusal"[^>]*>Refusals <span class="count">{refusals}</span>', html)
     assert re.search(rf'data-filter="grounded"[^>]*>Grounded <span class="count">{grounded}</span>', html)
-    assert html.count('<article class="answer"') == len(result.answers)
+    answers = page_data(html)["answers"]
+    assert sorted(a["id"] for a in answers) == sorted(a.answer_id for a in result.answers)
+    hostile = next(a for a in answers if a["id"] == "ans_hostile")
+    assert hostile["tags"] == ["absent"] and hostile["status"] == "not grounded"
 
 
 def test_claim_resting_only_on_excluded_evidence_is_called_out(html: str) -> None:
-    assert "Rests only on excluded evidence:" in html
-    assert "the user&#39;s own message" in html
+    data = page_data(html)
+    hostile = next(a for a in data["answers"] if a["id"] == "ans_hostile")
+    claim = next(c for c in hostile["claims"] if c["v"] == "absent")
+    assert claim["only_excluded"] is True and claim["excluded"][0]["ev"] == 1
+    assert data["evidence"][hostile["ev"][1]["ref"]]["callout"] == "the user's own message"
+    assert "Rests only on excluded evidence:" in html  # the page's script writes the callout
 
 
 def test_summary_that_is_not_a_metrics_summary_is_refused(result: AuditResult) -> None:
@@ -357,3 +377,28 @@ def test_write_report_writes_one_file(result: AuditResult, tmp_path: Any) -> Non
     path = write_report(result, tmp_path / "audit.html", policy_rationale="because")
     page = path.read_text(encoding="utf-8")
     assert page.startswith("<!doctype html>") and "because" in page
+
+
+def test_shared_evidence_is_stored_once_and_answers_with_problems_come_first() -> None:
+    from tests.support.many_answers import generated_result
+
+    result = generated_result(40)
+    data = page_data(render_report(result))
+    prompts = [e for e in data["evidence"] if e["kind"] == "system_prompt"]
+    assert len(prompts) == 1 and prompts[0]["shared"] == 40 and prompts[0]["groups"] == 10
+    by_id = {a.answer_id: a for a in result.answers}
+    for shown in data["answers"]:
+        answer = by_id[shown["id"]]
+        assert [r["id"] for r in shown["ev"]] == [e.evidence_id for e in answer.evidence]
+        assert [data["evidence"][r["ref"]]["text"] for r in shown["ev"]] == [e.text for e in answer.evidence]
+    order = [by_id[a["id"]] for a in data["answers"]]
+    worst = [any(c.verdict == "contradicted" for c in a.claims or []) for a in order]
+    assert worst == sorted(worst, reverse=True) and worst[0]  # every contradicted answer first
+
+    def problem(a: AnswerOut) -> bool:
+        claims = a.claims or []
+        flagged = any(c.verdict != "supported" or c.misattributed or c.conflicts for c in claims if c.verdict)
+        return flagged or not (a.refusal or a.grounded)
+
+    problems = [problem(a) for a in order]
+    assert problems == sorted(problems, reverse=True) and not problems[-1]  # then grounded, refusals

@@ -11,6 +11,7 @@ from __future__ import annotations
 from auditor.calibration._agreement import Calibration, LevelReport, Pair, Unmapped
 from auditor.calibration._build import calibration_from
 from auditor.calibration._correction import corrected_share, describe
+from auditor.calibration._domain import domain_fit, run_question_types, same_judge
 from auditor.calibration._labelled import LabelledRecord, load_labelled
 
 __all__ = [
@@ -22,5 +23,8 @@ __all__ = [
     "calibration_from",
     "corrected_share",
     "describe",
+    "domain_fit",
     "load_labelled",
+    "run_question_types",
+    "same_judge",
 ]

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from pathlib import PurePath
 from typing import Literal
 
 import numpy as np
@@ -117,12 +118,42 @@ class Calibration(_Model):
     answer: LevelReport
     by_segment: dict[str, LevelReport] = Field(default_factory=dict)  # "<dataset>/<task_type>"
     notes: list[str] = Field(default_factory=list)
+    # What it was measured on (``auditor calibrate --name``; the records' datasets and task types).
+    # Older calibrations have none recorded: :attr:`domain` reads them from ``by_segment``.
+    name: str | None = None
+    datasets: list[str] = Field(default_factory=list)
+    task_types: list[str] = Field(default_factory=list)
+
+    @property
+    def judge_name(self) -> str:
+        """The judge as ``--judge`` spells it (``offline``, ``openai:MODEL``)."""
+        return self.judge.kind + (f":{self.judge.model}" if self.judge.model else "")
+
+    @property
+    def display_name(self) -> str:
+        """The name given at ``auditor calibrate --name``, else the labelled file's name."""
+        return self.name or PurePath(self.labelled_path).name or self.id[:12]
 
     @property
     def label(self) -> str:
-        """How a report names this calibration: id, judge and date."""
-        judge = self.judge.kind + (f":{self.judge.model}" if self.judge.model else "")
-        return f"calibration {self.id[:12]} ({judge}, {self.created_at:%Y-%m-%d}, {self.answer.items} labelled answers)"
+        """How the report and the console name this calibration: name, judge, date, size and id."""
+        return (
+            f"{self.display_name} ({self.judge_name}, {self.created_at:%Y-%m-%d}, "
+            f"{self.answer.items} labelled answers, id {self.id[:12]})"
+        )
+
+    @property
+    def domain(self) -> tuple[list[str], list[str]]:
+        """The datasets and task types of its labelled records (``-`` and empty names left out)."""
+        if self.datasets or self.task_types:
+            return self.datasets, self.task_types
+        datasets, task_types = set(), set()
+        for key in self.by_segment:  # "<dataset>/<task_type>/<level>"
+            parts = key.rsplit("/", 2)
+            if len(parts) == 3:
+                datasets.add(parts[0])
+                task_types.add(parts[1])
+        return sorted(datasets - {"-", ""}), sorted(task_types - {"-", ""})
 
 
 def is_unsupported(verdict: str) -> bool:

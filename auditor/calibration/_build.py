@@ -26,6 +26,7 @@ def calibration_from(
     labelled_sha256: str,
     decomposer: str = "rules",
     segments: bool = True,
+    name: str | None = None,
 ) -> Calibration:
     """The calibration of the judge that produced ``result`` against ``records`` (pure).
 
@@ -35,6 +36,7 @@ def calibration_from(
         labelled_path, labelled_sha256: the labelled file, as recorded.
         decomposer: the decomposer used (``rules`` or ``llm``), as recorded.
         segments: also report per ``<dataset>/<task_type>``.
+        name: how reports name it (default: the labelled file's name).
     """
     answers = {a.trace_id: a for a in result.answers}
     claim_items, claim_unmapped, answer_items, answer_unmapped = compare(records, answers)
@@ -43,10 +45,10 @@ def calibration_from(
         groups: dict[str, list[LabelledRecord]] = defaultdict(list)
         for record in records:
             groups[record.segment].append(record)
-        for name in sorted(groups):
-            c_items, c_un, a_items, _ = compare(groups[name], answers)
-            by_segment[f"{name}/claim"] = level_report("claim", c_items, c_un, resamples=500)
-            by_segment[f"{name}/answer"] = level_report("answer", a_items, resamples=500)
+        for segment in sorted(groups):
+            c_items, c_un, a_items, _ = compare(groups[segment], answers)
+            by_segment[f"{segment}/claim"] = level_report("claim", c_items, c_un, resamples=500)
+            by_segment[f"{segment}/answer"] = level_report("answer", a_items, resamples=500)
     judge = result.run.judge or JudgeRef(kind="offline")
     notes = []
     if judge.approximate:
@@ -70,6 +72,9 @@ def calibration_from(
         answer=level_report("answer", answer_items, answer_unmapped),
         by_segment=by_segment,
         notes=notes,
+        name=name,
+        datasets=sorted({r.dataset for r in records} - {"-", ""}),
+        task_types=sorted({r.task_type for r in records} - {"-", ""}),
     )
 
 

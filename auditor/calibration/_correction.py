@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from auditor.calibration._agreement import Calibration
+from auditor.calibration._domain import domain_fit
 from auditor.metrics import CannotCorrect, CorrectedRate, Summary, rate
 
 DRAWS = 10_000
@@ -159,7 +160,15 @@ def corrected_share(
         true_neg=matrix.cell("supported", "supported"),
         false_pos=matrix.cell("supported", "unsupported"),
     )
-    return result.model_copy(update={"calibration_id": calibration.id, "calibration": calibration.label})
+    fits, note = domain_fit(calibration, summary)
+    return result.model_copy(
+        update={
+            "calibration_id": calibration.id,
+            "calibration": calibration.label,
+            "domain_fits": fits,
+            "domain_note": note,
+        }
+    )
 
 
 def describe(corrected: CorrectedRate | CannotCorrect) -> str:
@@ -169,10 +178,10 @@ def describe(corrected: CorrectedRate | CannotCorrect) -> str:
     text = f"answers with an unsupported claim: raw {shown} ({raw.numerator}/{raw.denominator})"
     if raw.wilson is not None:
         text += f" [95% CI {raw.wilson.low:.1%}-{raw.wilson.high:.1%}]"
+    used = f"calibration {corrected.calibration}" if corrected.calibration else "calibration not named"
     if isinstance(corrected, CannotCorrect):
-        return f"{text}; corrected: cannot correct ({corrected.reason}; {corrected.calibration or 'no calibration'})"
+        return f"{text}; corrected: cannot correct ({corrected.reason}; {used})"
     return (
         f"{text}; corrected {corrected.value:.1%} [95% {corrected.low:.1%}-{corrected.high:.1%}] "
-        f"(Rogan-Gladen, Se {corrected.sensitivity.value:.2f}, Sp {corrected.specificity.value:.2f}; "
-        f"{corrected.calibration or 'calibration not named'})"
+        f"(Rogan-Gladen, Se {corrected.sensitivity.value:.2f}, Sp {corrected.specificity.value:.2f}; {used})"
     )

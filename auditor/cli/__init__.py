@@ -19,9 +19,10 @@ import click
 
 from auditor import __version__
 from auditor.cli.audit import audit_command
-from auditor.cli.calibrate import calibrate_command
+from auditor.cli.calibrate import calibrate_command, calibrations_command
 from auditor.cli.db import db_group
 from auditor.cli.evidence import adapters_command, evidence_command
+from auditor.cli.export import export_command, show_command
 from auditor.cli.gate import gate_command
 from auditor.cli.policy import policy_group
 from auditor.cli.runs import report_command, runs_command
@@ -82,9 +83,12 @@ cli.add_command(policy_group)
 cli.add_command(audit_command)
 cli.add_command(gate_command)
 cli.add_command(calibrate_command)
+cli.add_command(calibrations_command)
 cli.add_command(db_group)
 cli.add_command(runs_command)
 cli.add_command(report_command)
+cli.add_command(show_command)
+cli.add_command(export_command)
 cli.add_command(serve_command)
 
 

@@ -11,6 +11,7 @@ import click
 from auditor.cli.options import (
     base_url_option,
     cache_option,
+    calibration_option,
     cascade_option,
     concurrency_option,
     db_option,
@@ -31,23 +32,49 @@ if TYPE_CHECKING:
 #: ``auditor audit`` exits with this when it ran but some claims could not be judged.
 EXIT_UNJUDGED = 3
 
+#: How much per-answer detail ``print_audit`` shows.
+Detail = Literal["problems", "all", "none"]
+
 _COLOURS = {"supported": "green", "contradicted": "red", "absent": "yellow", "unjudged": "magenta"}
 _SUPPORTS = {True: "supports it", False: "does not support it", None: "undecided"}
 
 
-def print_audit(result: AuditResult, console: Console) -> None:
+def has_problem(answer: AnswerOut) -> bool:
+    """An answer worth reading: not grounded (refusals aside), or a claim that is contradicted,
+    unjudged, misattributed, in conflict, resting only on excluded evidence, or with a citation
+    marker that does not support it (or resolves to nothing)."""
+    if not answer.refusal and answer.grounded is not True:
+        return True
+    return any(
+        c.verdict in ("contradicted", "unjudged")
+        or c.misattributed
+        or c.conflicts
+        or c.inadmissible_support
+        or any(m.supports is not True for m in c.citation_markers)
+        for c in answer.claims or []
+    )
+
+
+def print_audit(
+    result: AuditResult, console: Console, detail: Detail = "problems", *, summary: bool = True
+) -> None:
+    """The answers (``detail``: ``problems`` only those :func:`has_problem` picks, ``all``, or
+    ``none``) and then the summary (unless ``summary`` is False)."""
     from auditor.calibration import describe
     from auditor.cli.evidence import answer_rule
     from auditor.cli.output import shown
     from auditor.metrics import Summary
 
     judge = result.run.judge
-    if judge is not None and judge.approximate:
+    if judge is not None and judge.approximate and detail != "none":
         console.print(
             "[bold yellow]Judge: offline (approximate: surface cues, not a model; "
             "calibrate before quoting figures).[/]"
         )
-    for answer in result.answers:
+    shown_answers = [
+        a for a in result.answers if detail == "all" or (detail == "problems" and has_problem(a))
+    ]
+    for answer in shown_answers:
         answer_rule(answer, console)
         if answer.refusal:
             console.print("  [cyan]refusal[/] (no claims to judge)")
@@ -95,6 +122,13 @@ def print_audit(result: AuditResult, console: Console) -> None:
                 + (f", flagged conflicts {flagged}" if (flagged := _flagged(answer)) else "")
                 + f": {'grounded' if answer.grounded else 'NOT grounded'}"
             )
+    hidden = len(result.answers) - len(shown_answers)
+    if detail == "problems" and hidden:
+        console.print(
+            f"[dim]{hidden} answer(s) without problems not shown (--verbose shows every answer).[/]"
+        )
+    if not summary:
+        return
     s = result.summary
     rate = s["groundedness_rate"]
     share = s["answers_with_unsupported_claim"]
@@ -112,6 +146,11 @@ def print_audit(result: AuditResult, console: Console) -> None:
     console.print(
         f"answers with an unsupported claim: {_ratio(share)}; refusals: {s['refusals']} of {s['answers']}"
     )
+    if s.get("undecided_answers"):
+        console.print(
+            f"[magenta]the judge could not decide {s['undecided_answers']} answer(s)[/] (no claim decided "
+            "unsupported, one or more unjudged): out of both rates, and none of them is grounded"
+        )
     conflicts = s.get("conflicts")
     if conflicts and conflicts["claims_with_conflict"]["numerator"]:
         console.print(
@@ -125,9 +164,21 @@ def print_audit(result: AuditResult, console: Console) -> None:
             f"support {_ratio(citations['support'])} markers whose cited item supports the claim; "
             f"misattributed {_ratio(citations['misattribution'])} claims with a marker"
         )
+    refusal = s.get("refusal")
+    if refusal and refusal["labelled_answers"]:
+        console.print(
+            f"refusal accuracy: {_ratio(refusal['refusal_accuracy'])} unanswerable questions refused; "
+            f"over-refusal: {_ratio(refusal['over_refusal'])} answerable questions refused "
+            f"({refusal['labelled_answers']} labelled answers)"
+        )
     corrected = Summary.model_validate(s).corrected_unsupported
     if corrected is not None:
         console.print(shown(describe(corrected)))
+        if corrected.domain_note:
+            if corrected.domain_fits is False:
+                console.print(f"[yellow]warning: {shown(corrected.domain_note)}.[/]")
+            else:
+                console.print(f"[dim]{shown(corrected.domain_note)}.[/]")
 
 
 def print_unjudged(result: AuditResult, console: Console) -> None:
@@ -157,6 +208,14 @@ def print_unjudged(result: AuditResult, console: Console) -> None:
         console.print(
             f"[magenta]{count} claim(s) unjudged: {shown(reason)}{shown(detail)}[/]", soft_wrap=True
         )
+    cascade = (result.run.usage or {}).get("cascade")
+    if isinstance(cascade, dict) and cascade.get("answers"):
+        console.print(
+            f"cascade: {cascade['settled_offline']} of {cascade['claims']} claim(s) settled without a call; "
+            f"{cascade.get('answers_without_call', 0)} of {cascade['answers']} answer(s) needed no LLM call "
+            f"({cascade.get('calls_saved_per_answer') or 0:.2f} calls saved per answer)",
+            soft_wrap=True,
+        )
     llm = (result.run.usage or {}).get("llm")
     if not llm or not llm.get("calls"):
         return
@@ -164,6 +223,18 @@ def print_unjudged(result: AuditResult, console: Console) -> None:
     console.print(
         f"LLM: {calls - failed} of {calls} call(s) succeeded "
         f"({llm['attempts']} HTTP attempts, {llm['retries']} retries)",
+        soft_wrap=True,
+    )
+    cost = llm.get("cost_usd")
+    hits = sum(c.get("hits", 0) for k, c in (result.run.usage or {}).items() if k.endswith("cache"))
+    console.print(
+        f"LLM tokens: {llm.get('prompt_tokens', 0):,} prompt ({llm.get('cached_prompt_tokens', 0):,} cached), "
+        f"{llm.get('completion_tokens', 0):,} completion; {hits} cache hit(s); estimated cost "
+        + (
+            f"${cost:.4f}"
+            if isinstance(cost, int | float)
+            else "unknown (model not priced: set AUDITOR_LLM_PRICES)"
+        ),
         soft_wrap=True,
     )
     if failed == calls:
@@ -239,7 +310,12 @@ def _ratio(figure: dict[str, float | int | None]) -> str:
     show_default=True,
     help="Continue an interrupted run on the same inputs, policy and judge.",
 )
+@calibration_option
+@click.option("-q", "--quiet", is_flag=True, help="No progress and no per-answer detail: the summary only.")
+@click.option("-v", "--verbose", is_flag=True, help="Every answer's claims, not only those with problems.")
+@click.pass_context
 def audit_command(
+    ctx: click.Context,
     traces: tuple[Path, ...],
     format_: str | None,
     policy_name: str | None,
@@ -256,57 +332,80 @@ def audit_command(
     db_url: str | None,
     store: bool,
     resume: bool,
+    calibration: str | None,
+    quiet: bool,
+    verbose: bool,
 ) -> None:
     """Split every answer in TRACES into claims and judge each against admitted evidence.
 
+    TRACES are files, directories (searched recursively) or quoted glob patterns ('runs/**/*.jsonl').
+
+    By default only answers with problems are shown in full (--verbose: all, --quiet: none).
     Exit status: 0 when the audit ran (whatever the verdicts), 2 for usage or input errors,
-    3 when it ran but some claims could not be judged (they are `unjudged`, never supported).
+    3 when it ran but some claims could not be judged (they are `unjudged`, never supported),
+    130 when interrupted (Ctrl-C or SIGTERM; the message says how to resume).
     """
     from rich.console import Console
 
     from auditor.cli.evidence import print_problems
+    from auditor.cli.interrupt import EXIT_INTERRUPTED, command_line, print_interrupted
     from auditor.cli.output import check_outputs, shown
-    from auditor.cli.progress import progress_reporter
+    from auditor.cli.progress import Tracker, progress_reporter
     from auditor.metrics import load_labels
     from auditor.policy import load_policy
     from auditor.report import write_report
     from auditor.run import audit
     from auditor.text import json_printable
 
+    if quiet and verbose:
+        raise click.UsageError("--quiet and --verbose contradict each other; choose one.")
     check_outputs(json=json_path, report=report_path)
     policy = load_policy(setting("policy", policy_name))
     labels = load_labels(labels_path) if labels_path else None
     err = Console(stderr=True)
-    with progress_reporter(err) as on_progress:
-        result = audit(
-            list(traces),
-            policy=policy,
-            judge=setting("judge", judge_spec) or "offline",
-            base_url=setting("base_url", base_url),
-            cascade=cascade,
-            cache=cache,
-            decomposer=decomposer,
-            format=format_,
-            trace_id=trace_id,
-            concurrency=concurrency,
-            labels=labels,
-            db_url=db_url,
-            store=store,
-            resume=resume,
-            on_progress=on_progress,
-        )
+    tracker = Tracker()
+    try:  # the bar is closed before the message, so the message stays on screen
+        with progress_reporter(err, enabled=not quiet, tracker=tracker) as on_progress:
+            result = audit(
+                list(traces),
+                policy=policy,
+                judge=setting("judge", judge_spec) or "offline",
+                base_url=setting("base_url", base_url),
+                cascade=cascade,
+                cache=cache,
+                decomposer=decomposer,
+                format=format_,
+                trace_id=trace_id,
+                concurrency=concurrency,
+                labels=labels,
+                db_url=db_url,
+                store=store,
+                resume=resume,
+                on_progress=on_progress,
+                calibration=calibration,
+            )
+    except KeyboardInterrupt:
+        print_interrupted(tracker, command_line(ctx), err, stored=store)
+        sys.exit(EXIT_INTERRUPTED)
     if json_path is not None and str(json_path) == "-":
         click.echo(json_printable(result.to_json()), nl=False)
     else:
-        print_audit(result, Console())
+        print_audit(result, Console(), "none" if quiet else "all" if verbose else "problems")
         if json_path is not None:
             json_path.write_text(result.to_json(), encoding="utf-8")
-            err.print(f"Wrote {shown(str(json_path))}")
+            if not quiet:
+                err.print(f"Wrote {shown(str(json_path))}")
     if report_path is not None:
         write_report(result, report_path, policy_rationale=policy.rationale)
-        err.print(f"Wrote {shown(str(report_path))}")
-    if store:
-        err.print(f"Run {result.run.id} stored (auditor report --run {result.run.id[:12]} -o report.html)")
+        if not quiet:
+            err.print(f"Wrote {shown(str(report_path))}")
+    if store and not quiet:
+        run_id = result.run.id
+        err.print(
+            f"Run {run_id} stored (auditor show {run_id[:12]}; auditor export {run_id[:12]} -o claims.jsonl)",
+            highlight=False,
+            soft_wrap=True,
+        )
     print_unjudged(result, err)
     if labels_path is not None:
         warn_unmatched_labels(result, labels_path, err)

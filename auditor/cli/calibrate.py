@@ -68,6 +68,12 @@ def print_calibration(calibration: Calibration, console: Console) -> None:
         f"[bold]{shown(calibration.label)}[/]: judge {shown(judge.kind)} model={shown(str(judge.model))} "
         f"prompt={shown(str(judge.prompt_version))}; policy {shown(policy)}; {calibration.records} records"
     )
+    datasets, task_types = calibration.domain
+    console.print(
+        f"measured on datasets {shown(', '.join(datasets) or 'not recorded')}; "
+        f"task types {shown(', '.join(task_types) or 'not recorded')}",
+        soft_wrap=True,
+    )
     for note in calibration.notes:
         console.print(f"[yellow]{shown(note)}[/]")
     _level(calibration.claim, console)
@@ -94,6 +100,11 @@ def print_calibration(calibration: Calibration, console: Console) -> None:
     "--store/--no-store", default=True, show_default=True, help="Save the calibration in the store."
 )
 @click.option(
+    "--name",
+    default=None,
+    help="How reports and the console name this calibration. Default: the labelled file's name.",
+)
+@click.option(
     "--json",
     "json_path",
     type=click.Path(path_type=Path),
@@ -111,6 +122,7 @@ def calibrate_command(
     concurrency: int,
     db_url: str | None,
     store: bool,
+    name: str | None,
     json_path: Path | None,
 ) -> None:
     """Measure a judge against the human labels in LABELLED and store the calibration.
@@ -136,6 +148,7 @@ def calibrate_command(
         concurrency=concurrency,
         db_url=db_url,
         store=store,
+        name=name,
     )
     if json_path is not None and str(json_path) == "-":
         click.echo(calibration.model_dump_json(indent=2))
@@ -146,4 +159,43 @@ def calibrate_command(
         json_path.write_text(calibration.model_dump_json(indent=2), encoding="utf-8")
         Console(stderr=True).print(f"Wrote {shown(str(json_path))}")
     if store:
-        Console(stderr=True).print(f"Stored calibration {calibration.id}")
+        Console(stderr=True).print(
+            f"Stored calibration {calibration.id} ({shown(calibration.display_name)}); "
+            f"choose it with: auditor audit ... --calibration {calibration.id[:12]}",
+            highlight=False,
+            soft_wrap=True,
+        )
+
+
+@click.command("calibrations")
+@db_option
+@click.option("--json", "as_json", is_flag=True, help="Print the calibrations as a JSON array (every field).")
+def calibrations_command(db_url: str | None, as_json: bool) -> None:
+    """List stored calibrations, newest first: the ids `--calibration ID` takes."""
+    from rich.console import Console
+
+    from auditor.cli.output import shown
+    from auditor.store import list_calibrations
+
+    found = list_calibrations(db_url)
+    if as_json:
+        import json
+
+        from auditor.text import json_printable
+
+        document = [c.model_dump(mode="json") for c in found]
+        click.echo(json_printable(json.dumps(document, indent=2, ensure_ascii=False)))
+        return
+    if not found:
+        click.echo("No calibrations stored yet: run `auditor calibrate LABELLED`.")
+        return
+    console = Console(highlight=False)
+    for cal in found:
+        datasets, task_types = cal.domain
+        console.print(f"[bold]{shown(cal.id)}[/]  {shown(cal.display_name)}", soft_wrap=True)
+        console.print(
+            f"  {shown(cal.judge_name)} · {cal.created_at:%Y-%m-%d %H:%M} · {cal.answer.items} labelled answers"
+        )
+        console.print(
+            f"  datasets {shown(', '.join(datasets) or '-')} · task types {shown(', '.join(task_types) or '-')}"
+        )

@@ -54,7 +54,7 @@ def answer_rule(answer: AnswerOut, console: Console, *, span: bool = False) -> N
     console.print(f"[bold]A:[/] {shown(answer.text, multiline=True)}")
 
 
-def print_evidence(result: AuditResult, console: Console) -> None:
+def print_evidence(result: AuditResult, console: Console, *, footer: bool = True) -> None:
     from auditor.cli.output import shown
     from auditor.text import clip
 
@@ -76,9 +76,10 @@ def print_evidence(result: AuditResult, console: Console) -> None:
             if item.reason:
                 console.print(f"     {shown(item.reason)}")
             console.print(f"     [dim]{shown(clip(' '.join(item.text.split()), 160))}[/]")
-    console.print(
-        f"\n{len(result.answers)} answer(s) from {sum(i.traces for i in result.run.inputs)} trace(s)."
-    )
+    if footer:
+        console.print(
+            f"\n{len(result.answers)} answer(s) from {sum(i.traces for i in result.run.inputs)} trace(s)."
+        )
 
 
 @click.command("evidence")

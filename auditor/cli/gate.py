@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING
 
 import click
 
-from auditor.cli.options import base_url_option, db_option, format_option, judge_option, report_option
+from auditor.cli.options import (
+    base_url_option,
+    calibration_option,
+    db_option,
+    format_option,
+    judge_option,
+    report_option,
+)
 from auditor.errors import AuditorError
 from auditor.settings import setting
 
@@ -54,10 +61,13 @@ def print_decision(run: GateRun, console: Console) -> None:
     )
     console.print(
         f"  answers {s.answers}, refusals {s.refusals}, screened-out sentences {s.screened}, "
-        f"unjudged claims {s.unjudged}"
+        f"unjudged claims {s.unjudged}, answers the judge could not decide {s.undecided_answers}"
     )
-    if s.corrected_unsupported is not None:
-        console.print(f"  {shown(describe_correction(s.corrected_unsupported))}")
+    corrected = s.corrected_unsupported
+    if corrected is not None:
+        console.print(f"  {shown(describe_correction(corrected))}")
+        if corrected.domain_note and corrected.domain_fits is False:
+            console.print(f"  [yellow]warning: {shown(corrected.domain_note)}.[/]")
     failed = [c for c in decision.answers if c.status == "failed"]
     for case in failed[:20]:
         console.print(f"  [red]x[/] {shown(case.answer_id)}: {shown('; '.join(case.reasons))}")
@@ -71,8 +81,22 @@ def print_decision(run: GateRun, console: Console) -> None:
         console.print(f"  ... and {len(failed) - 20} more failed answers (see --junit / --report)")
 
 
+def decision_json(run: GateRun) -> str:
+    """``gate --json``: the decision with the run it was made on (policy, judge, stored id)."""
+    import json
+
+    document = {
+        "passed": run.decision.passed,
+        "run_id": run.run_id,
+        "policy": run.result.run.policy.model_dump(mode="json") if run.result.run.policy else None,
+        "judge": run.result.run.judge.model_dump(mode="json") if run.result.run.judge else None,
+        **run.decision.model_dump(mode="json", exclude={"passed"}),
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False)
+
+
 @click.command("gate")
-@click.argument("traces", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("traces", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option(
     "--policy",
     "policy_name",
@@ -99,6 +123,13 @@ def print_decision(run: GateRun, console: Console) -> None:
 @base_url_option
 @db_option
 @format_option
+@calibration_option
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the decision as JSON on stdout (passed, run, checks, answers, summary); same exit status.",
+)
 def gate_command(
     traces: tuple[Path, ...],
     policy_name: str | None,
@@ -109,10 +140,12 @@ def gate_command(
     base_url: str | None,
     db_url: str | None,
     format_: str | None,
+    calibration: str | None,
+    as_json: bool,
 ) -> None:
     """Audit a golden run in TRACES and apply the policy's release thresholds.
 
-    Fails on any contradicted claim whatever the ratio; an answer with an unjudged claim cannot pass.
+    Fails on any contradicted or unjudged claim whatever the ratio ("cannot tell" fails closed).
     Exit status: 0 passed, 1 failed, 2 could not run.
     """
     from rich.console import Console
@@ -122,9 +155,13 @@ def gate_command(
     from auditor.gate import run_gate
     from auditor.metrics import load_labels
     from auditor.policy import load_policy
+    from auditor.text import json_printable
 
     err = Console(stderr=True)
     try:
+        from auditor.trace import expand_inputs
+
+        traces = tuple(expand_inputs(traces))  # directories and glob patterns, sorted
         for path in traces:
             if not path.is_file():
                 raise AuditorError(f"{path}: no such file.")
@@ -139,8 +176,12 @@ def gate_command(
             labels=labels,
             db_url=db_url,
             format=format_,
+            calibration=calibration,
         )
-        print_decision(run, Console(highlight=False, soft_wrap=True))
+        if as_json:
+            click.echo(json_printable(decision_json(run)))
+        else:
+            print_decision(run, Console(highlight=False, soft_wrap=True))
         if junit_path is not None:
             from auditor.gate import write_junit
 

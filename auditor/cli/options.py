@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
-traces_argument = click.argument(
-    "traces", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
-)
+# Files, directories or glob patterns (quoted, ``**`` recursive): ``auditor.trace`` expands them and
+# names a missing file or a pattern matching nothing in one line.
+traces_argument = click.argument("traces", nargs=-1, required=True, type=click.Path(path_type=Path))
 
 format_option = click.option(
     "--format",
@@ -78,4 +78,12 @@ report_option = click.option(
     type=click.Path(path_type=Path),
     default=None,
     help="Write the self-contained HTML audit report to this file.",
+)
+
+calibration_option = click.option(
+    "--calibration",
+    metavar="ID|none",
+    default=None,
+    help="Correct the rates with this stored calibration (an id from `auditor calibrate`; a unique "
+    "prefix is enough), or none. Default: the newest calibration of the same judge, if any.",
 )

@@ -30,9 +30,7 @@ _format_option = click.option(
     help="Read the traces with this adapter instead of detecting it (see `auditor adapters`).",
 )
 _json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-_traces_argument = click.argument(
-    "traces", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
-)
+_traces_argument = click.argument("traces", nargs=-1, required=True, type=click.Path(path_type=Path))
 
 
 @click.group("policy")

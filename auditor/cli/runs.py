@@ -10,59 +10,95 @@ import click
 from auditor.cli.options import db_option
 
 if TYPE_CHECKING:
-    pass
+    from rich.console import Console
+
+    from auditor.store import RunRow
 
 
 def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value:.1%}"
 
 
+#: At this width or more ``auditor runs`` prints one table row per run; narrower, or in a pipe
+#: (80 columns), a block of two lines per run, so nothing is cut short.
+TABLE_WIDTH = 150
+
+
 @click.command("runs")
 @db_option
 @click.option("--limit", type=click.IntRange(1), default=20, show_default=True)
-def runs_command(db_url: str | None, limit: int) -> None:
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the runs as a JSON array (full ids, every field)."
+)
+def runs_command(db_url: str | None, limit: int, as_json: bool) -> None:
     """List past runs: time, inputs, policy hash, judge and the headline figures."""
     from rich.console import Console
-    from rich.table import Table
 
-    from auditor.cli.output import shown
     from auditor.report import list_runs
 
     rows = list_runs(db_url, limit)
+    if as_json:
+        import json
+
+        from auditor.text import json_printable
+
+        document = [row.model_dump(mode="json") for row in rows]
+        click.echo(json_printable(json.dumps(document, indent=2, ensure_ascii=False)))
+        return
     if not rows:
         click.echo("No runs stored yet: run `auditor audit`.")
         return
-    table = Table(
-        "run",
-        "started (UTC)",
-        "status",
-        "inputs",
-        "policy",
-        "judge",
-        "answers",
-        "groundedness",
-        "with unsupported claim",
-        expand=False,
-    )
+    console = Console(highlight=False)
+    if console.width >= TABLE_WIDTH:
+        _table(rows, console)
+    else:
+        _blocks(rows, console)
+
+
+def _cells(row: RunRow) -> dict[str, str]:
+    from auditor.cli.output import shown
+
+    judge = "-"
+    if row.judge is not None:
+        judge = row.judge.kind + (f":{row.judge.model}" if row.judge.model else "")
+    policy = f"{row.policy.name} {row.policy.sha256[:12]}" if row.policy else "-"
+    first = Path(row.inputs[0].path).name if row.inputs else "-"
+    inputs = first if len(row.inputs) <= 1 else f"{first} +{len(row.inputs) - 1}"
+    return {
+        "run": shown(row.id),
+        "started (UTC)": row.started_at.strftime("%Y-%m-%d %H:%M"),
+        "status": shown(row.status),
+        "inputs": shown(inputs),
+        "policy": shown(policy),
+        "judge": shown(judge),
+        "answers": str(row.answers_saved),
+        "groundedness": f"{_pct(row.groundedness_rate)} of {row.judged_claims or 0}",
+        "with unsupported claim": f"{_pct(row.answers_with_unsupported_claim)} of {row.answers_with_claims or 0}",
+    }
+
+
+def _table(rows: list[RunRow], console: Console) -> None:
+    from rich.table import Table
+
+    table = Table(expand=False)
+    for i, name in enumerate(_cells(rows[0])):
+        # Ids and statuses are never cut: they are what a user copies into the next command.
+        table.add_column(name, no_wrap=i < 3, overflow="fold")
     for row in rows:
-        judge = "-"
-        if row.judge is not None:
-            judge = row.judge.kind + (f":{row.judge.model}" if row.judge.model else "")
-        policy = f"{row.policy.name} {row.policy.sha256[:10]}" if row.policy else "-"
-        first = Path(row.inputs[0].path).name if row.inputs else "-"
-        inputs = first if len(row.inputs) <= 1 else f"{first} +{len(row.inputs) - 1}"
-        table.add_row(
-            row.id[:8],
-            row.started_at.strftime("%Y-%m-%d %H:%M"),
-            shown(row.status),
-            shown(inputs),
-            shown(policy),
-            shown(judge),
-            str(row.answers_saved),
-            f"{_pct(row.groundedness_rate)} of {row.judged_claims or 0}",
-            f"{_pct(row.answers_with_unsupported_claim)} of {row.answers_with_claims or 0}",
+        table.add_row(*_cells(row).values())
+    console.print(table)
+
+
+def _blocks(rows: list[RunRow], console: Console) -> None:
+    for row in rows:
+        c = _cells(row)
+        console.print(f"[bold]{c['run']}[/]  {c['status']}  {c['started (UTC)']}", soft_wrap=True)
+        unsupported = f"{_pct(row.answers_with_unsupported_claim)} of {row.answers_with_claims or 0}"
+        console.print(
+            f"  answers {c['answers']} · groundedness {c['groundedness']} claims · "
+            f"unsupported in {unsupported} answers"
         )
-    Console().print(table)
+        console.print(f"  {c['judge']} · policy {c['policy']} · {c['inputs']}")
 
 
 @click.command("report")

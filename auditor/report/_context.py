@@ -14,6 +14,7 @@ from auditor.errors import AuditorError
 from auditor.metrics import Summary
 from auditor.report._pieces import Piece, answer_pieces, marked_pieces
 from auditor.report._quotes import CitationView, ConflictView, Marks, conflict_view, quote_view
+from auditor.report._usage import UsageView, usage_view
 from auditor.results import AnswerOut, AuditResult, CitationMarkerOut, ClaimOut, EvidenceOut
 
 VERDICTS = ("supported", "contradicted", "absent", "unjudged")
@@ -24,6 +25,7 @@ FILTERS = (
     ("unjudged", "Has unjudged"),
     ("conflict", "Has conflicting sources"),
     ("misattributed", "Has misattributed"),
+    ("undecided", "Has undecided"),
     ("grounded", "Grounded"),
     ("refusal", "Refusals"),
 )
@@ -110,6 +112,7 @@ class EvidenceView:
     pieces: list[Piece]
     metadata: list[tuple[str, str]]
     cited_by: list[str]
+    callout: str = ""  # how a citation names it: "the user's own message", "document Warranty policy"
 
 
 @dataclass(frozen=True)
@@ -149,7 +152,8 @@ class ReportContext:
     answers: list[AnswerView]
     filters: list[FilterView]
     claim_bar: list[BarPart]
-    data: dict[str, Any] = field(default_factory=dict)
+    usage: UsageView | None = None  # LLM calls, tokens, caches, cost; None for an offline run
+    data: dict[str, Any] = field(default_factory=dict)  # the page's JSON (auditor.report._data.page_data)
 
 
 def build_context(result: AuditResult, *, policy_rationale: str | None = None) -> ReportContext:
@@ -163,17 +167,6 @@ def build_context(result: AuditResult, *, policy_rationale: str | None = None) -
         ) from err
     answers = [_answer_view(i, a) for i, a in enumerate(result.answers)]
     judge = result.run.judge
-    data: dict[str, Any] = {"claims": {}}
-    for answer in answers:
-        for claim in answer.claims:
-            data["claims"][claim.key] = {
-                "answer": answer.anchor,
-                "quotes": [c.key for c in (*claim.citations, *_sides(claim)) if c.found],
-                "evidence": sorted(
-                    {c.evidence_anchor for c in (*claim.citations, *_sides(claim)) if c.evidence_anchor}
-                ),
-                "excluded": [x.anchor for x in claim.excluded_support if x.anchor],
-            }
     counts = {key: sum(key in a.tags for a in answers) for key, _ in FILTERS}
     counts["all"] = len(answers)
     claim_counts = {v: getattr(summary, v) for v in VERDICTS} | {"screened": summary.screened}
@@ -186,7 +179,7 @@ def build_context(result: AuditResult, *, policy_rationale: str | None = None) -
         answers=answers,
         filters=[FilterView(key, label, counts[key]) for key, label in FILTERS],
         claim_bar=_bar(claim_counts),
-        data=data,
+        usage=usage_view(result.run.usage),
     )
 
 
@@ -228,6 +221,8 @@ def _answer_view(index: int, answer: AnswerOut) -> AnswerView:
         tags.append("misattributed")
     if any(c.conflict for c in claims):
         tags.append("conflict")
+    if any(c.unjudged_reason == "offline_undecided" for c in claims):
+        tags.append("undecided")
     if answer.refusal:
         status, tags = "refusal", ["refusal"]
     elif answer.grounded:
@@ -330,6 +325,7 @@ def _evidence_view(
         pieces=marked_pieces(item.text, spans),
         metadata=[(k, _short(v)) for k, v in sorted(item.metadata.items())],
         cited_by=cited_by,
+        callout=_label(item),
     )
 
 

@@ -6,9 +6,11 @@ One job: build the :class:`~auditor.report._context.ReportContext` of an
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from auditor.report._context import ReportContext, build_context
+from auditor.report._data import page_data
 from auditor.report._templates import template
 from auditor.results import AuditResult
 
@@ -26,7 +28,9 @@ def render_report(result: AuditResult, *, policy_rationale: str | None = None) -
     Raises:
         ReportError: the result's summary is not a metrics ``Summary``.
     """
-    return render_context(build_context(result, policy_rationale=policy_rationale))
+    context = build_context(result, policy_rationale=policy_rationale)
+    conversations = {f"a{i}": a.conversation_id for i, a in enumerate(result.answers)}
+    return render_context(replace(context, data=page_data(context.answers, conversations)))
 
 
 def write_report(result: AuditResult, path: str | Path, *, policy_rationale: str | None = None) -> Path:

@@ -23,6 +23,9 @@ def environment() -> Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
+    # the page's one JSON block: compact (it is most of a large report's bytes) and, as always,
+    # with <, >, & and ' escaped so trace text cannot close the script element
+    env.policies["json.dumps_kwargs"] = {"sort_keys": True, "separators": (",", ":")}
     env.filters["pct"] = pct
     env.filters["ci"] = ci
     return env

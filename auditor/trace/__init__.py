@@ -2,7 +2,8 @@
 
 An adapter (found through the ``auditor.adapters`` entry-point group, the built-in ``records``
 adapter registered the same way) parses one format into spans; :func:`read_traces` sniffs the
-format, streams the file and hands each trace on once it is whole, recording every malformed
+format, streams the file and hands each trace on once it is whole (:func:`expand_inputs` first turns
+directories and glob patterns into files, in a stable order), recording every malformed
 span or line as a :class:`Problem` instead of failing the file. Every trace passes through
 :func:`repair_trace` (valid text, bounded nesting) and :func:`assemble_trace` settles impossible
 times, so later stages can trust both. Nothing here knows about answers or evidence.
@@ -21,6 +22,7 @@ from auditor.trace._adapters import (
     installed_adapters,
 )
 from auditor.trace._assemble import assemble_trace
+from auditor.trace._discover import DATA_SUFFIXES, expand_inputs
 from auditor.trace._ingest import IngestResult, file_digest, read_traces
 from auditor.trace._json import loads_fast
 from auditor.trace._model import (
@@ -37,11 +39,12 @@ from auditor.trace._model import (
 )
 from auditor.trace._problems import Problem, Severity
 from auditor.trace._receive import ReceivedBatch, ReceivedSpan, SpanReceiver
-from auditor.trace._records import FORMAT, RecordsAdapter, record_trace_id
+from auditor.trace._records import FORMAT, RecordsAdapter, record_trace, record_trace_id
 from auditor.trace._repair import MAX_DEPTH, repair_trace
 from auditor.trace._text import quote_value, repair_text
 
 __all__ = [
+    "DATA_SUFFIXES",
     "ENTRY_POINT_GROUP",
     "FORMAT",
     "MAX_DEPTH",
@@ -68,12 +71,14 @@ __all__ = [
     "assemble_trace",
     "broken_adapters",
     "detect_adapter",
+    "expand_inputs",
     "file_digest",
     "get_adapter",
     "installed_adapters",
     "loads_fast",
     "quote_value",
     "read_traces",
+    "record_trace",
     "record_trace_id",
     "repair_text",
     "repair_trace",

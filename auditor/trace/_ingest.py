@@ -26,6 +26,7 @@ from typing import BinaryIO
 from auditor.errors import InputReadError, NothingReadError, UnrecognisedFormatError
 from auditor.text import clip
 from auditor.trace._adapters import SNIFF_BYTES, TraceAdapter, detect_adapter, get_adapter
+from auditor.trace._discover import expand_inputs
 from auditor.trace._input import check_regular, open_input
 from auditor.trace._model import Trace
 from auditor.trace._problems import Problem, Severity
@@ -171,26 +172,28 @@ def iter_file(path: Path, format: str | None = None) -> Iterator[Trace | Problem
         yield from _items(path, _plan(path, format))
 
 
-def read_traces(paths: Sequence[Path], format: str | None = None) -> IngestResult:
-    """Read every trace in ``paths``.
+def read_traces(paths: Sequence[Path | str], format: str | None = None) -> IngestResult:
+    """Read every trace in ``paths``: files, directories and glob patterns (``**`` recursive),
+    expanded in a stable order by :func:`expand_inputs`.
 
     A file that is empty, damaged or not recognised becomes a problem and the other files are
     still read.
 
     Raises:
-        UsageError: ``format`` names no installed adapter, or a path does not exist or is not a
-            regular file.
+        UsageError: ``format`` names no installed adapter, a path does not exist or is not a
+            regular file, a pattern matches nothing or a directory holds no data file.
         InputReadError: the operating system failed to read a file (the message names it).
         NothingReadError: no trace could be read from any input; the one-line message names the
             files and what was tried on each.
     """
     if format:
         get_adapter(format)  # fail early with the list of installed adapters
-    for path in paths:
+    files = expand_inputs(paths)
+    for path in files:
         check_regular(path)  # before reading anything: a bad path fails the run at once
     result = IngestResult()
     tried: list[tuple[Path, _Plan, list[Problem]]] = []
-    for path in paths:
+    for path in files:
         count = 0
         problems: list[Problem] = []
         with _reading(path):

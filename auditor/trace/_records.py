@@ -1,7 +1,8 @@
 """The ``records`` adapter: RAG evaluation records (question, sources, answer) as traces.
 
 Evaluation sets without traces hold one JSON object per line with a question, the passages the
-system was given and the answer it wrote. Two shapes are read:
+system was given and the answer it wrote (a JSON array, CSV / TSV or Parquet of the same records is
+handed to :mod:`auditor.trace._record_forms`). Two shapes are read:
 
 - the labelled dev-set shape: ``id``, ``question``, ``sources: [{id, text, metadata}]``,
   ``answer`` (label fields such as ``labels``, ``answer_label`` or ``verdict`` are ignored here;
@@ -215,13 +216,24 @@ class RecordsAdapter:
     """Reads RAG evaluation records, one JSON object per line (see the module docstring)."""
 
     name = FORMAT
-    description = "RAG evaluation records (JSONL): question, sources / retrieved_contexts, answer / response"
+    description = (
+        "RAG evaluation records (JSONL, a JSON array, CSV or Parquet): question / user_input, "
+        "sources / retrieved_contexts / contexts, answer / response"
+    )
 
     def sniff(self, first_bytes: bytes) -> bool:
-        return sniff_records(first_bytes)
+        from auditor.trace._record_forms import sniff_form  # imports this module
+
+        return sniff_records(first_bytes) or sniff_form(first_bytes)
 
     def parse(self, stream: BinaryIO, source: str) -> Iterator[Trace | Problem]:
         """Yield one trace per record, and a problem for every line skipped or repaired."""
+        from auditor.trace._record_forms import parse_form, peek_form
+
+        form, stream = peek_form(stream)
+        if form is not None:  # a JSON array, CSV or Parquet (auditor.trace._record_forms)
+            yield from parse_form(form, stream, source)
+            return
         seen: dict[str, int] = {}
         for number, raw in enumerate(stream, start=1):
             if number == 1:
