@@ -1,4 +1,4 @@
-"""``python -m benchmarks [--quick] [--out results.json] [--dev PATH]``: run every benchmark, print a table.
+"""``python -m benchmarks [--quick] [--out FILE] [--dev PATH] [--train PATH] [--only NAME]``: run and print.
 
 The results are also written as JSON (default ``benchmarks/results/<UTC timestamp>.json``) with the
 date and the machine (platform, CPU count, Python), so a later run can be compared with this one.
@@ -21,8 +21,32 @@ from typing import Any
 from auditor import __version__
 from benchmarks import e2e, ingest, judge, llm, quotes, startup
 
+# Sections that need a library of the test extra: a plain install runs without them, and says so.
+MISSING: dict[str, str] = {}
+try:
+    from benchmarks import accuracy  # stop-words
+except ImportError as err:
+    accuracy = None  # type: ignore[assignment]
+    MISSING["accuracy"] = str(err)
+try:
+    from benchmarks import serve  # httpx
+except ImportError as err:
+    serve = None  # type: ignore[assignment]
+    MISSING["serve"] = str(err)
+try:
+    from benchmarks import report
+except ImportError as err:
+    report = None  # type: ignore[assignment]
+    MISSING["report"] = str(err)
+
 ROOT = Path(__file__).resolve().parent
-SECTIONS = ["startup", "ingest", "judge", "llm", "quotes", "e2e"]
+#: Sections that read the labelled dev set (skipped, with a line saying so, when it is not there).
+NEEDS_DEV = {"judge", "accuracy", "quotes", "e2e"}
+#: Sections that read the source tree (``git archive``, ``tests/``): skipped from a plain install.
+NEEDS_CHECKOUT = {"report"}
+#: A source checkout (the benchmarks beside pyproject.toml), not a plain install.
+CHECKOUT = (ROOT.parent / "pyproject.toml").is_file()
+SECTIONS = ["startup", "ingest", "judge", "accuracy", "llm", "quotes", "e2e", "serve", "report"]
 
 
 def machine() -> dict[str, Any]:
@@ -77,12 +101,18 @@ def render(results: dict[str, Any]) -> str:
         parts.append(render_ingest(results["ingest"]))
     if "offline_judge" in results:
         parts.append(render_judge(results["offline_judge"]))
+    if "accuracy" in results:
+        parts.append(render_accuracy(results["accuracy"]))
     if "llm" in results:
         parts.append(render_llm(results["llm"]))
     if "quotes" in results:
         parts.append(render_quotes(results["quotes"]))
     if "offline_e2e" in results:
         parts.append(_table(*e2e.table(results["offline_e2e"])))
+    if "serve" in results:
+        parts.append(_table(*serve.table(results["serve"])))
+    if "report" in results:
+        parts.append(_table(*report.table(results["report"])))
     return "\n".join(parts)
 
 
@@ -161,49 +191,30 @@ def render_ingest(ing: dict[str, Any]) -> str:
 
 
 def render_judge(jd: dict[str, Any]) -> str:
-    parts = []
-    parts.append(
+    return (
         f"### Offline judge speed\n\n{jd['claims_judged']} claims on {jd['records']} dev records: "
         f"{jd['claims_per_second_cold']:.0f} claims/s with evidence preparation, "
         f"{jd['claims_per_second_warm']:.0f} claims/s with it cached.\n"
     )
-    rows = []
-    for name, s in jd["segments"].items():
-        a, c, rule, st = s["answer"], s["claim"], s["answer_policy_rule"], s["settle"]
-        rows.append(
-            [
-                name,
-                a["n"],
-                f"{a['tp']}/{a['fp']}/{a['fn']}/{a['tn']}",
-                f"{_f(a['precision'])} / {_f(a['recall'])} / {_f(a['f1'])}",
-                f"{_f(rule['precision'])} / {_f(rule['recall'])} / {_f(rule['f1'])}",
-                c["n"],
-                c["positives"],
-                f"{_f(c['sensitivity'])} / {_f(c['specificity'])}",
-                _f(c["balanced_accuracy"]),
-                f"{st['settled']}/{st['claims']} ({st['settled_unsupported']} wrong)",
-                s["lost_spans"],
-            ]
-        )
-    parts.append(
+
+
+def render_accuracy(ac: dict[str, Any]) -> str:
+    parts = [
         _table(
-            "Offline components on the dev set (development figures)",
-            [
-                "dataset/task",
-                "answers",
-                "TP/FP/FN/TN",
-                "answer P / R / F1 (any unsupported)",
-                "P / R / F1 (policy rule)",
-                "claims",
-                "unsupp.",
-                "claim Se / Sp",
-                "claim bal. acc.",
-                "settle(): settled (wrong)",
-                "spans lost",
-            ],
-            rows,
+            f"Offline judge on {name} (development figures; baseline t = {ac['baseline_threshold']:.2f}, chosen on dev)",
+            accuracy.HEADER,
+            accuracy.table_rows(split),
         )
-    )
+        for name, split in ac["splits"].items()
+    ]
+    for name, ls in (ac.get("cascade") or {}).items():
+        parts.append(
+            f"Cascade on {name} ({ls['answers']} answers, {ls['claims']} claims, fake server): "
+            f"{_f(ls['llm_alone']['calls_per_answer'])} calls/answer alone, "
+            f"{_f(ls['cascade']['calls_per_answer'])} through the cascade "
+            f"({_f(ls['calls_saved_per_answer'])} saved per answer); agreement with the LLM alone "
+            f"{_f(ls['agreement'])} ({ls['disagreements']} claims differ).\n"
+        )
     return "\n".join(parts)
 
 
@@ -218,6 +229,7 @@ def render_llm(lm: dict[str, Any]) -> str:
             _f(r["answers_per_second"], 1),
             _f(r["ratio_to_ideal"]),
             _f(r.get("ratio_to_bound", r["ratio_to_ideal"])),
+            _f(r.get("cpu_ms_per_answer"), 1),
             _f(r["calls_per_answer"]),
             _f(r["prompt_tokens_per_answer"], 0),
             _f(r["completion_tokens_per_answer"], 0),
@@ -238,6 +250,7 @@ def render_llm(lm: dict[str, Any]) -> str:
                 "answers/s",
                 "ratio to ideal",
                 "ratio to bound",
+                "auditor CPU ms/answer",
                 "calls/answer",
                 "prompt tok/answer",
                 "completion tok/answer",
@@ -318,6 +331,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="small inputs (smoke run, about a minute)")
     parser.add_argument("--out", type=Path, default=None, help="JSON results file")
     parser.add_argument("--dev", type=Path, default=judge.DEV, help="the labelled dev set (read in place)")
+    parser.add_argument(
+        "--train",
+        type=Path,
+        default=accuracy.TRAIN if accuracy is not None else judge.DEV.with_name("train.jsonl"),
+        help="the labelled train set (read in place)",
+    )
     parser.add_argument("--only", choices=SECTIONS, action="append", default=None)
     parser.add_argument(
         "--startup-before",
@@ -335,6 +354,16 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine(),
     }
     only = set(args.only or SECTIONS)
+    if not args.dev.is_file() and only & NEEDS_DEV:
+        # A plain install has no ../shared beside it: the sections that need no data still run.
+        print(f"{', '.join(sorted(only & NEEDS_DEV))} skipped: no dev set at {args.dev} (pass --dev PATH)")
+        only -= NEEDS_DEV
+    if not CHECKOUT and only & NEEDS_CHECKOUT:
+        print(f"{', '.join(sorted(only & NEEDS_CHECKOUT))} skipped: needs a source checkout")
+        only -= NEEDS_CHECKOUT
+    for name in sorted(only & set(MISSING)):
+        print(f"{name} skipped: {MISSING[name]} (install the test extra)")
+        only.discard(name)
     with tempfile.TemporaryDirectory(prefix="auditor-bench-") as tmp:
         work = Path(tmp)
         if "startup" in only:
@@ -347,6 +376,10 @@ def main(argv: list[str] | None = None) -> int:
             results["ingest"] = ingest.run(work, args.quick)
         if "judge" in only:
             results["offline_judge"] = asyncio.run(judge.run(args.dev))
+        if "accuracy" in only:
+            results["accuracy"] = asyncio.run(
+                accuracy.run(args.dev, args.train, llm_answers=12 if args.quick else 48)
+            )
         if "llm" in only:
             results["llm"] = asyncio.run(
                 llm.run(work, answers=16 if args.quick else 96, store_answers=16 if args.quick else 192)
@@ -355,6 +388,14 @@ def main(argv: list[str] | None = None) -> int:
             results["quotes"] = asyncio.run(quotes.run(args.dev, quick=args.quick))
         if "e2e" in only:
             results["offline_e2e"] = e2e.run(args.dev, repeats=1 if args.quick else 3)
+        if "serve" in only:
+            results["serve"] = serve.run(work, args.quick)
+        if "report" in only:  # before: this checkout's HEAD (git archive), when it is a checkout
+            results["report"] = report.run(
+                "HEAD" if (report.ROOT / ".git").exists() else None,
+                sizes=(100,) if args.quick else report.SIZES,
+                repeats=1 if args.quick else 3,
+            )
     results["total_seconds"] = time.perf_counter() - started
     m = results["machine"]
     print(
@@ -363,7 +404,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(render(results))
     print(f"total {results['total_seconds']:.0f} s")
-    out = args.out or ROOT / "results" / f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
+    # In a checkout, beside the earlier runs; from a plain install, in the current folder.
+    folder = ROOT / "results" if CHECKOUT else Path("benchmark-results")
+    out = args.out or folder / f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=1), encoding="utf-8")
     print(f"results written to {out}")

@@ -29,7 +29,11 @@ from auditor.trace import Trace
 from auditor.trace._ingest import iter_file
 
 ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = ROOT / "tests" / "fixtures"
+# A checkout's fixtures, or the copy a plain install ships as ``benchmarks/fixtures`` (pyproject.toml).
+FIXTURES = next(
+    (p for p in (ROOT / "tests" / "fixtures", Path(__file__).resolve().parent / "fixtures") if p.is_dir()),
+    ROOT / "tests" / "fixtures",
+)
 _HEX32 = re.compile(rb'"(traceId|trace_id)":\s*"([0-9a-f]{8})([0-9a-f]{24})"')
 _UUID = re.compile(rb"[0-9a-f]{8}(-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})")
 

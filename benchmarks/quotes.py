@@ -36,7 +36,7 @@ from auditor.judges import _carry
 from auditor.results import AuditResult, ClaimOut
 from auditor.run import audit_async
 from auditor.trace import FORMAT
-from tests.support.fake_openai import FakeOpenAI
+from benchmarks.fake import FakeOpenAI
 
 #: (name, fake server switches; None: the offline judge, no server)
 JUDGES: tuple[tuple[str, dict[str, bool] | None], ...] = (

@@ -86,7 +86,7 @@ class ServerProcess:
 
 
 def main() -> None:
-    from tests.support.fake_openai import FakeOpenAI
+    from benchmarks.fake import FakeOpenAI
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--latency", type=float, default=0.2)

@@ -6,6 +6,7 @@ a user would (`pip install .`), then runs the installed `auditor` from an unrela
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -25,11 +26,24 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     python = env_dir / "bin" / "python"
     source = tmp_path_factory.mktemp("src")
     # Install from a copy, so nothing can come from the checkout's own build or egg-info folders.
-    for part in ("auditor", "adapters", "policies", "reports_templates", "pyproject.toml", "README.md"):
+    parts = (
+        "auditor",
+        "adapters",
+        "policies",
+        "reports_templates",
+        "benchmarks",
+        "pyproject.toml",
+        "README.md",
+    )
+    for part in (*parts, "tests/support", "tests/fixtures"):  # tests/: shipped inside `benchmarks`
         src = ROOT / part
         if src.is_dir():
             shutil.copytree(
-                src, source / part, ignore=shutil.ignore_patterns("*.egg-info", "__pycache__", "build")
+                src,
+                source / part,
+                ignore=shutil.ignore_patterns(
+                    "*.egg-info", "__pycache__", "build", *(["results"] if part == "benchmarks" else [])
+                ),
             )
         else:
             shutil.copy(src, source / part)
@@ -69,3 +83,40 @@ def test_installed_command_runs_outside_the_source_tree(installed: Path, tmp_pat
     assert out.returncode == 0, out.stderr
     assert '"get_refund"' in out.stdout and '"strict"' in out.stdout
     assert sys.prefix not in str(installed)
+
+
+def test_benchmarks_run_from_a_plain_install(installed: Path, tmp_path: Path) -> None:
+    """``python -m benchmarks`` outside the source tree: the sections that need no checkout run, the
+    results JSON keeps its keys, and the fake server comes from the installed ``benchmarks.support``."""
+    from tests.test_benchmarks_smoke import write_dev
+
+    python = installed.parent / "python"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    found = subprocess.run(
+        [str(python), "-c", "from benchmarks.fake import FakeOpenAI; print(FakeOpenAI.__module__)"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert found.stdout.strip() == "benchmarks.support.fake_openai", found.stderr
+    dev = tmp_path / "dev.jsonl"
+    write_dev(dev)
+    out = tmp_path / "results.json"
+    sections = ["--only", "ingest", "--only", "e2e"]
+    done = subprocess.run(
+        [str(python), "-m", "benchmarks", "--quick", *sections, "--dev", str(dev), "--out", str(out)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    results = json.loads(out.read_text(encoding="utf-8"))
+    assert {"date", "auditor_version", "machine", "ingest", "offline_e2e", "total_seconds"} <= set(results)
+    assert {row["format"] for row in results["ingest"]["throughput"]} == {"otlp-json", "langchain"}
+    assert all(row["spans"] > 0 for row in results["ingest"]["throughput"])
+    assert results["offline_e2e"]["claims_judged"] > 0
+    assert "Ingest throughput" in done.stdout

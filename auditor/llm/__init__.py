@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from auditor.errors import LLMConnectionError, LLMError, LLMStatusError, LLMTimeoutError
 from auditor.llm._client import Completion, LLMClient, Usage, run_sync
+from auditor.llm._prices import price_table
 
 __all__ = [
     "Completion",
@@ -18,5 +19,6 @@ __all__ = [
     "LLMStatusError",
     "LLMTimeoutError",
     "Usage",
+    "price_table",
     "run_sync",
 ]

@@ -36,6 +36,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal, TypeVar
 
 import openai
+from openai.types.chat import ChatCompletion
 
 from auditor.errors import LLMConnectionError, LLMError, LLMStatusError, LLMTimeoutError
 from auditor.llm._check import check_endpoint, connection_reason, masked_url, server_said
@@ -296,11 +297,12 @@ class LLMClient:
         options: dict[str, Any] = {self.token_param: max_tokens}
         if self.temperature is not None:
             options["temperature"] = self.temperature
-        response = await self._openai.chat.completions.create(
-            model=self.model,
-            messages=messages,  # type: ignore[arg-type]
-            response_format=response_format,
-            **options,
+        # ``chat.completions.create`` walks the whole body (the JSON schema too) against its typed
+        # parameters, about 2 ms a call: the body here is plain JSON already, so it is posted as is.
+        response = await self._openai.post(
+            "/chat/completions",
+            cast_to=ChatCompletion,
+            body={"model": self.model, "messages": messages, "response_format": response_format, **options},
         )
         choice = response.choices[0]
         prompt_tokens = response.usage.prompt_tokens if response.usage else 0

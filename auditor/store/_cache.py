@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
 
 from pydantic import ValidationError
-from sqlalchemy import Select, select
+from sqlalchemy import Select, bindparam, select
 
 from auditor.claims import Decomposition
 from auditor.judges import (
@@ -62,9 +62,18 @@ class _SqlCache(Generic[T]):
         self.damaged = 0  # rows that no longer validate (treated as misses)
         self._queued: dict[str, T] = {}
         self._lock = threading.Lock()
+        self._prepared: Select[Any] | None = None
 
-    def _select(self, keys: list[str]) -> Select[Any]:
+    def _select(self, keys: Any) -> Select[Any]:
+        """The rows of ``keys`` (a list, or the expanding parameter of :meth:`_statement`)."""
         raise NotImplementedError
+
+    def _statement(self) -> Select[Any]:
+        # Built once per cache with an expanding parameter: a lookup per answer then costs no
+        # statement construction, and SQLAlchemy's compiled cache serves every chunk size.
+        if self._prepared is None:
+            self._prepared = self._select(bindparam("keys", expanding=True))
+        return self._prepared
 
     def _load(self, row: Any) -> T:
         """The value of a row this cache selected; raises ValueError, KeyError, TypeError or ValidationError."""
@@ -87,9 +96,10 @@ class _SqlCache(Generic[T]):
         rest = [k for k in wanted if k not in found]
         if not rest:
             return found
+        statement = self._statement()
         with store_errors(self.store.url), self.store.engine.connect() as conn:
             for start in range(0, len(rest), CHUNK):
-                for row in conn.execute(self._select(rest[start : start + CHUNK])):
+                for row in conn.execute(statement, {"keys": rest[start : start + CHUNK]}):
                     try:
                         found[row.key] = self._load(row)
                     except (ValueError, KeyError, TypeError, ValidationError):
@@ -139,7 +149,7 @@ class SqlVerdictCache(_SqlCache[ClaimVerdict]):
         super().__init__(store, writer)
         self.identity = identity
 
-    def _select(self, keys: list[str]) -> Select[Any]:
+    def _select(self, keys: Any) -> Select[Any]:
         return select(CachedVerdictRecord.key, CachedVerdictRecord.verdict).where(
             CachedVerdictRecord.key.in_(keys)
         )
@@ -161,7 +171,7 @@ class SqlVerdictCache(_SqlCache[ClaimVerdict]):
         }
 
 
-def _decompositions(kind: str, keys: list[str]) -> Select[Any]:
+def _decompositions(kind: str, keys: Any) -> Select[Any]:
     record = CachedDecompositionRecord
     return select(record.key, record.decomposition, record.verdicts, record.errors).where(
         record.key.in_(keys), record.kind == kind
@@ -177,7 +187,7 @@ class SqlDecompositionCache(_SqlCache[Decomposition]):
 
     model = CachedDecompositionRecord
 
-    def _select(self, keys: list[str]) -> Select[Any]:
+    def _select(self, keys: Any) -> Select[Any]:
         return _decompositions("decompose", keys)
 
     def _load(self, row: Any) -> Decomposition:
@@ -205,7 +215,7 @@ class SqlFusedCache(_SqlCache[FusedResult]):
 
     model = CachedDecompositionRecord
 
-    def _select(self, keys: list[str]) -> Select[Any]:
+    def _select(self, keys: Any) -> Select[Any]:
         return _decompositions("fused", keys)
 
     def _load(self, row: Any) -> FusedResult:

@@ -16,6 +16,7 @@ Guarantees:
 from __future__ import annotations
 
 import contextlib
+import functools
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -137,7 +138,9 @@ def _sqlite_pragmas(dbapi_connection: Any, busy_seconds: float, *, wal: bool) ->
         cursor.close()
 
 
+@functools.cache
 def _script() -> ScriptDirectory:
+    # The package's migrations do not change while it runs; reading them costs every store opened.
     return ScriptDirectory.from_config(alembic_config("sqlite://"))
 
 

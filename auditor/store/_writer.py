@@ -2,7 +2,8 @@
 
 An audit hands each finished answer to :meth:`StoreWriter.save_answer` and awaits it; the thread
 takes what is queued (up to :data:`BATCH` jobs: answers, and the cache entries the judges wrote
-meanwhile), writes it in **one transaction** and commits, then resolves the awaits. So LLM
+meanwhile; after the first job it waits up to :data:`LINGER` seconds for more), writes it in **one
+transaction** and commits, then resolves the awaits. So LLM
 requests keep flowing while answers are saved, a run costs one commit per batch instead of several
 per answer, and writes to SQLite never contend with each other (one writer).
 
@@ -26,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import queue
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -41,6 +43,8 @@ from auditor.store._store import Store
 
 #: Jobs written in one transaction at most.
 BATCH = 64
+#: Seconds a batch waits for more jobs after its first.
+LINGER = 0.05
 #: Answers handed over and not yet committed, at most.
 PENDING = 256
 
@@ -134,9 +138,12 @@ class StoreWriter:
                 return
             batch = [item]
             stop = False
+            # Wait a little for more: a transaction costs about as much as several answers' rows,
+            # and an answer's wait for its commit does not hold up the run's next LLM requests.
+            deadline = time.monotonic() + LINGER
             while len(batch) < BATCH:
                 try:
-                    more = self._queue.get_nowait()
+                    more = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
                 except queue.Empty:
                     break
                 if more is None:

@@ -10,11 +10,13 @@ An entry point names an object (or a zero-argument factory returning one) that s
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from typing import BinaryIO, Protocol, runtime_checkable
 
 from auditor.errors import UnknownAdapterError, UnrecognisedFormatError
@@ -63,6 +65,18 @@ class InstalledAdapter:
     adapter: TraceAdapter
 
 
+def _registered() -> tuple[EntryPoint, ...]:
+    return _registered_on(tuple(sys.path))
+
+
+@functools.lru_cache(maxsize=4)
+def _registered_on(path: tuple[str, ...]) -> tuple[EntryPoint, ...]:
+    # Scanning every installed distribution's metadata costs tens of milliseconds, and an audit
+    # looks adapters up once per input file: the scan is kept per import path (a new path, a new scan).
+    del path
+    return tuple(entry_points(group=ENTRY_POINT_GROUP))
+
+
 def installed_adapters() -> list[InstalledAdapter]:
     """Every adapter registered in the ``auditor.adapters`` group that loads, in name order.
 
@@ -70,7 +84,7 @@ def installed_adapters() -> list[InstalledAdapter]:
     not stop the others; :func:`broken_adapters` lists them.
     """
     found: list[InstalledAdapter] = []
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
+    for ep in _registered():
         try:
             loaded = ep.load()
             adapter = loaded() if isinstance(loaded, type) else loaded
@@ -85,7 +99,7 @@ def installed_adapters() -> list[InstalledAdapter]:
 def broken_adapters() -> dict[str, str]:
     """Registered adapters that fail to load, with the error, for ``auditor adapters``."""
     broken: dict[str, str] = {}
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
+    for ep in _registered():
         try:
             ep.load()
         except Exception as err:
