@@ -17,15 +17,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from auditor.calibration import Calibration, calibration_from, corrected_share, load_labelled
+from auditor.calibration import Calibration, calibration_from, corrected_share, load_labelled, same_judge
+from auditor.errors import UsageError
 from auditor.judges import Decomposer, build_judge
 from auditor.llm import run_sync
 from auditor.metrics import Labels, PolicyComparison, summarise, verdict_diff
 from auditor.pipeline import AnswerAudit, audit_all, audit_out, find_answers, run_info
 from auditor.policy import Policy, diff, load_policy
-from auditor.results import AnswerOut, AuditResult, RunInfo, judge_ref
+from auditor.results import AnswerOut, AuditResult, JudgeRef, RunInfo, judge_ref
 from auditor.settings import run_lease
 from auditor.store import (
+    FinishHook,
     RunLease,
     SqlDecompositionCache,
     SqlFusedCache,
@@ -50,6 +52,8 @@ class Progress:
     llm_calls: int  # logical requests made so far, failed ones included
     claims_unjudged: int = 0
     llm_failed: int = 0  # requests that ended in an error after their retries
+    llm_tokens: int = 0  # prompt + completion tokens so far
+    run_id: str | None = None  # the stored run the answers are saved in (None: not stored)
 
 
 def finish_result(
@@ -78,8 +82,14 @@ async def audit_async(
     store: bool = True,
     resume: bool = True,
     on_progress: Callable[[Progress], None] | None = None,
+    calibration: str | None = None,
+    finish_with: FinishHook | None = None,
 ) -> tuple[AuditResult, list[AnswerAudit]]:
-    """Audit every answer in ``paths``; see :func:`audit`. Returns the result and the audits made now."""
+    """Audit every answer in ``paths``; see :func:`audit`. Returns the result and the audits made now.
+
+    ``finish_with`` runs in the transaction that marks the stored run finished (``auditor serve``
+    marks its trace audited there, so the two commit together).
+    """
     policy = policy or load_policy()
     started = datetime.now(UTC)
     ingested, answers = find_answers(paths, format, policy, trace_id)
@@ -104,6 +114,7 @@ async def audit_async(
         info = run_info(ingested, started, policy).model_copy(
             update={"judge": judge_ref(setup.judge.identity)}
         )
+        chosen = choose_calibration(db, calibration, info.judge)  # a bad id fails before any work
         traced = [trace_digest(t) for t in ingested.traces] if db is not None else []
         run_id, done = _open_run(db, info, policy, resume, ingested.traces, traced, owner, lease)
         if db is not None:
@@ -133,6 +144,8 @@ async def audit_async(
                         usage.calls if usage else 0,
                         counts["unjudged"],
                         usage.failed if usage else 0,
+                        usage.total_tokens if usage else 0,
+                        run_id if db is not None else None,
                     )
                 )
 
@@ -160,8 +173,15 @@ async def audit_async(
             setup.usage(),
         )
         if db is not None:
-            result = with_correction(result, db)
-            db.finish_run(run_id, result.summary, result.run.usage, status=setup.outcome(), owner=owner)
+            result = with_correction(result, chosen)
+            db.finish_run(
+                run_id,
+                result.summary,
+                result.run.usage,
+                status=setup.outcome(),
+                owner=owner,
+                also=finish_with,
+            )
         return result, audits
     finally:
         if writer is not None:
@@ -172,14 +192,42 @@ async def audit_async(
             db.close()
 
 
-def with_correction(result: AuditResult, db: Store) -> AuditResult:
-    """Add the calibration-corrected share of unsupported answers when the judge has a calibration.
+def choose_calibration(db: Store | None, choice: str | None, judge: JudgeRef | None) -> Calibration | None:
+    """The calibration a run's rates are corrected with.
 
-    The raw figure stays; the corrected one sits beside it and names the calibration used.
+    ``choice`` None: the newest calibration of the run's judge, if any; ``"none"``: no correction;
+    anything else: the stored calibration with that id (a unique prefix is enough), which must be
+    of the run's judge (another judge's error rates do not describe this one).
+
+    Raises:
+        UsageError: no store to read from, no or several calibrations match, or another judge's.
     """
-    if result.run.judge is None:
-        return result
-    calibration = db.latest_calibration(result.run.judge)
+    if choice is not None and choice.strip().lower() == "none":
+        return None
+    if choice is None:
+        return db.latest_calibration(judge) if db is not None and judge is not None else None
+    if db is None:
+        raise UsageError(
+            f"--calibration {choice}: calibrations are read from the store; drop --no-store "
+            "(or use --calibration none)."
+        )
+    found = db.find_calibration(choice)
+    if judge is not None and not same_judge(found.judge, judge):
+        raise UsageError(
+            f"--calibration {choice}: {found.label} measured judge {found.judge_name}, not this "
+            f"run's {judge.kind}{':' + judge.model if judge.model else ''} "
+            f"(prompt {judge.prompt_version or '-'}); choose a calibration of the same judge, "
+            "or --calibration none."
+        )
+    return found
+
+
+def with_correction(result: AuditResult, calibration: Calibration | None) -> AuditResult:
+    """Add the share of unsupported answers corrected with ``calibration`` (None: unchanged).
+
+    The raw figure stays; the corrected one sits beside it, names the calibration used and says
+    whether the calibration's labelled data covers the run's question types.
+    """
     if calibration is None:
         return result
     corrected = corrected_share(result.summary, calibration)
@@ -229,6 +277,7 @@ def audit(
     store: bool = True,
     resume: bool = True,
     on_progress: Callable[[Progress], None] | None = None,
+    calibration: str | None = None,
 ) -> AuditResult:
     """Audit every answer in ``paths``, store the run, and return the public JSON result.
 
@@ -251,6 +300,8 @@ def audit(
             answers it finished; also a run left ``running`` by a killed process once its lease
             (``AUDITOR_RUN_LEASE`` seconds, default 30) has run out.
         on_progress: called after each answer with a :class:`Progress`.
+        calibration: the calibration that corrects the rates: None, the newest of the judge's
+            (if any); ``"none"``, no correction; or a stored calibration's id (a unique prefix).
 
     Raises:
         UsageError: ``trace_id`` selects no answer, or another input error (before any work).
@@ -275,6 +326,7 @@ def audit(
             store=store,
             resume=resume,
             on_progress=on_progress,
+            calibration=calibration,
         )
     )
     return result
@@ -325,6 +377,7 @@ async def calibrate_async(
     concurrency: int = 8,
     db_url: str | None = None,
     store: bool = True,
+    name: str | None = None,
 ) -> Calibration:
     """See :func:`calibrate`."""
     records = load_labelled(path)
@@ -345,7 +398,12 @@ async def calibrate_async(
             store=False,
         )
         calibration = calibration_from(
-            records, result, labelled_path=str(path), labelled_sha256=file_digest(path), decomposer=decomposer
+            records,
+            result,
+            labelled_path=str(path),
+            labelled_sha256=file_digest(path),
+            decomposer=decomposer,
+            name=name,
         )
         if opened is not None:
             opened.save_calibration(calibration)
@@ -367,6 +425,7 @@ def calibrate(
     concurrency: int = 8,
     db_url: str | None = None,
     store: bool = True,
+    name: str | None = None,
 ) -> Calibration:
     """Measure a judge against a labelled file and store the calibration under the judge's identity.
 
@@ -377,6 +436,7 @@ def calibrate(
         base_url, cascade, cache, decomposer, concurrency: as for :func:`auditor.run.audit`.
         db_url: the store to save into (default: the app directory's SQLite file or ``AUDITOR_DB_URL``).
         store: save the calibration (``False``: only compute it).
+        name: how reports and the console name it (default: the labelled file's name).
 
     Raises:
         UsageError: the labelled file cannot be read or has a bad line (file and line named).
@@ -393,5 +453,6 @@ def calibrate(
             concurrency=concurrency,
             db_url=db_url,
             store=store,
+            name=name,
         )
     )

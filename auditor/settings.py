@@ -18,6 +18,8 @@ serve_quiet        ``AUDITOR_SERVE_QUIET`` ``5`` seconds without a new span befo
 serve_root_wait    ``AUDITOR_SERVE_ROOT_WAIT`` ``300`` seconds without a new span before a trace with no ended root is audited
 serve_max_body     ``AUDITOR_SERVE_MAX_BODY`` ``16777216`` bytes: the largest OTLP request body, before and after gzip
 serve_queue        ``AUDITOR_SERVE_QUEUE`` ``1000`` traces waiting for an audit before OTLP requests get 503
+serve_rate         ``AUDITOR_SERVE_RATE`` ``100`` OTLP requests per second per client address before 429 / RESOURCE_EXHAUSTED
+llm_prices         ``AUDITOR_LLM_PRICES`` the built-in table; ``MODEL=PROMPT/COMPLETION,...`` USD per million tokens on top
 =================  ===================  ==============================================================
 
 Every command reads its ``--policy``, ``--judge``, ``--base-url`` and ``--db`` through
@@ -48,6 +50,8 @@ SETTINGS: dict[str, tuple[str, str | None]] = {
     "serve_root_wait": ("AUDITOR_SERVE_ROOT_WAIT", "300"),
     "serve_max_body": ("AUDITOR_SERVE_MAX_BODY", "16777216"),
     "serve_queue": ("AUDITOR_SERVE_QUEUE", "1000"),
+    "serve_rate": ("AUDITOR_SERVE_RATE", "100"),
+    "llm_prices": ("AUDITOR_LLM_PRICES", None),
 }
 
 

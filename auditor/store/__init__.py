@@ -7,22 +7,47 @@ is managed by the Alembic migrations in :mod:`auditor.store.migrations`. See ``d
 from __future__ import annotations
 
 from auditor.errors import LeaseLostError, StoreError
-from auditor.store._browse import VERDICTS, AnswerFilter, AnswerPage, Verdict, get_answer, list_answers
+from auditor.store._browse import (
+    AnswerPage,
+    StoredAnswer,
+    find_answer,
+    get_answer,
+    iter_answers,
+    list_answers,
+)
 from auditor.store._cache import SqlDecompositionCache, SqlFusedCache, SqlVerdictCache
+from auditor.store._export import export_run, list_calibrations, read_run, resolve_run
+from auditor.store._filters import POLICY_OUTCOMES, VERDICTS, AnswerFilter, PolicyOutcome, Verdict
 from auditor.store._intake import Claim, Intake, TraceAudit
 from auditor.store._lease import RunLease, new_owner
 from auditor.store._listing import RunRow
+from auditor.store._overview import (
+    Conversation,
+    Facets,
+    ReceivedTrace,
+    TraceState,
+    answer_facets,
+    received_traces,
+    recent_conversations,
+)
+from auditor.store._runs import FinishHook
 from auditor.store._store import DB_URL_VARIABLE, Store, revision, trace_digest, upgrade
 from auditor.store._writer import StoreWriter
 
 __all__ = [
     "DB_URL_VARIABLE",
+    "POLICY_OUTCOMES",
     "VERDICTS",
     "AnswerFilter",
     "AnswerPage",
     "Claim",
+    "Conversation",
+    "Facets",
+    "FinishHook",
     "Intake",
     "LeaseLostError",
+    "PolicyOutcome",
+    "ReceivedTrace",
     "RunLease",
     "RunRow",
     "SqlDecompositionCache",
@@ -31,11 +56,22 @@ __all__ = [
     "Store",
     "StoreError",
     "StoreWriter",
+    "StoredAnswer",
     "TraceAudit",
+    "TraceState",
     "Verdict",
+    "answer_facets",
+    "export_run",
+    "find_answer",
     "get_answer",
+    "iter_answers",
     "list_answers",
+    "list_calibrations",
     "new_owner",
+    "read_run",
+    "received_traces",
+    "recent_conversations",
+    "resolve_run",
     "revision",
     "trace_digest",
     "upgrade",

@@ -158,6 +158,13 @@ def interrupt_run(run_id: str, owner: str, now: datetime) -> Update:
     )
 
 
+def calibration_bodies() -> Select[dict[str, Any]]:
+    """The stored body of every calibration, newest first."""
+    return select(CalibrationRecord.body).order_by(
+        CalibrationRecord.created_at.desc(), CalibrationRecord.id.desc()
+    )
+
+
 def latest_calibration_body(judge: JudgeLike) -> Select[dict[str, Any]]:
     """The stored body of the newest calibration of this judge (same kind, model, prompt version)."""
     return (

@@ -158,13 +158,13 @@ class AnswerRecord(Base):
     answer_id: Mapped[str] = mapped_column(SafeText, primary_key=True)
     position: Mapped[int] = mapped_column(Integer)
     trace_key: Mapped[str] = mapped_column(ForeignKey("traces.key"), index=True)
-    trace_id: Mapped[str] = mapped_column(SafeText)
+    trace_id: Mapped[str] = mapped_column(SafeText, index=True)  # migration 0008: the server's filters
     span_id: Mapped[str] = mapped_column(SafeText)
     conversation_id: Mapped[str | None] = mapped_column(SafeText)
     question: Mapped[str | None] = mapped_column(SafeText)
     question_type: Mapped[str | None] = mapped_column(SafeText)
     text: Mapped[str] = mapped_column(SafeText)
-    generated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    generated_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)  # 0008: newest first, time ranges
     has_claims: Mapped[bool] = mapped_column(Boolean)  # False: claims were not extracted (``evidence`` runs)
     refusal: Mapped[bool | None] = mapped_column(Boolean)
     groundedness: Mapped[float | None] = mapped_column(Float)

@@ -33,7 +33,7 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from auditor.calibration import Calibration
-from auditor.errors import StoreError
+from auditor.errors import StoreError, UsageError
 from auditor.results import AnswerOut, AuditResult
 from auditor.settings import SETTINGS, app_dir, setting
 from auditor.store import _convert as convert
@@ -308,6 +308,26 @@ class Store(RunLedger):
         with self._session() as session:
             body = session.scalar(queries.latest_calibration_body(judge))
         return None if body is None else Calibration.model_validate(body)
+
+    def calibrations(self) -> list[Calibration]:
+        """Every stored calibration, newest first."""
+        with self._session() as session:
+            bodies = session.scalars(queries.calibration_bodies()).all()
+        return [Calibration.model_validate(body) for body in bodies]
+
+    def find_calibration(self, id_prefix: str) -> Calibration:
+        """The stored calibration whose id starts with ``id_prefix`` (``--calibration ID``).
+
+        Raises:
+            UsageError: none or several match (the message lists what is stored).
+        """
+        stored = self.calibrations()
+        found = [c for c in stored if c.id.startswith(id_prefix.strip())] if id_prefix.strip() else []
+        if len(found) == 1:
+            return found[0]
+        listed = "; ".join(c.label for c in stored[:5]) or "none stored (run `auditor calibrate`)"
+        what = "no calibration" if not found else f"{len(found)} calibrations"
+        raise UsageError(f"--calibration {id_prefix}: {what} with an id starting so. Stored: {listed}.")
 
 
 def upgrade(url: str | None = None) -> str:
