@@ -390,9 +390,9 @@ def main(argv: list[str] | None = None) -> int:
             results["offline_e2e"] = e2e.run(args.dev, repeats=1 if args.quick else 3)
         if "serve" in only:
             results["serve"] = serve.run(work, args.quick)
-        if "report" in only:  # before: this checkout's HEAD (git archive), when it is a checkout
+        if "report" in only:  # before: report.BEFORE_REV (git archive), when this is a full checkout
             results["report"] = report.run(
-                "HEAD" if (report.ROOT / ".git").exists() else None,
+                report.BEFORE_REV if report.has_revision(report.BEFORE_REV) else None,
                 sizes=(100,) if args.quick else report.SIZES,
                 repeats=1 if args.quick else 3,
             )

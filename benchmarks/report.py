@@ -2,7 +2,8 @@
 
 The same generated run (``tests/support/many_answers.py``: conversations sharing a system prompt
 and earlier turns, every verdict, conflicts, misattributed markers) is rendered by this checkout
-and, with ``before``, by another source tree (``git archive HEAD`` unpacked, or any checkout),
+and, with ``before``, by another source tree (``git archive`` of a revision unpacked, by default
+:data:`BEFORE_REV`, the last commit whose report drew every answer as markup; or any checkout),
 each in a fresh interpreter with that tree first on ``PYTHONPATH``. Each page is then opened in
 headless Chromium (Debian's, through Playwright, as the browser tests do): *first render* is the
 page's own clock (``performance.now()``, from navigation start) once the load event has fired and
@@ -46,15 +47,30 @@ print(seconds)
 _FIRST_ANSWER = "document.querySelector('article.answer') !== null"
 
 
-def archive_head(into: Path) -> Path:
-    """``git archive HEAD`` of this checkout unpacked in ``into``, templates where the wheel puts them."""
-    tar = into / "head.tar"
-    subprocess.run(["git", "-C", str(ROOT), "archive", "-o", str(tar), "HEAD"], check=True)
-    tree = into / "head"
+#: The "before" of the report figures: the last commit before the report embedded its answers as
+#: data (a fixed revision, so the comparison means the same after later commits).
+BEFORE_REV = "5a3ce49"
+
+
+def archive(into: Path, rev: str) -> Path:
+    """``git archive REV`` of this checkout unpacked in ``into``, templates where the wheel puts them."""
+    tar = into / "before.tar"
+    subprocess.run(["git", "-C", str(ROOT), "archive", "-o", str(tar), rev], check=True)
+    tree = into / "before"
     with tarfile.open(tar) as archive:
         archive.extractall(tree, filter="data")
     _place_templates(tree)
     return tree
+
+
+def has_revision(rev: str) -> bool:
+    """Whether this is a git checkout that holds ``rev`` (not a plain install, not a shallow clone without it)."""
+    if not (ROOT / ".git").exists():
+        return False
+    found = subprocess.run(
+        ["git", "-C", str(ROOT), "cat-file", "-e", f"{rev}^{{commit}}"], capture_output=True, check=False
+    )
+    return found.returncode == 0
 
 
 def _place_templates(tree: Path) -> None:
@@ -119,15 +135,16 @@ def first_render(pages: list[Path], repeats: int) -> list[dict[str, float]]:
 
 
 def run(
-    before: Path | str | None = "HEAD", sizes: tuple[int, ...] = SIZES, repeats: int = 3
+    before: Path | str | None = BEFORE_REV, sizes: tuple[int, ...] = SIZES, repeats: int = 3
 ) -> dict[str, Any]:
-    """Measure this checkout and, unless ``before`` is None, another tree ("HEAD": ``git archive``)."""
+    """Measure this checkout and, unless ``before`` is None, another tree: a directory, or a git
+    revision of this checkout (``git archive``)."""
     results: dict[str, Any] = {"sizes": list(sizes), "repeats": repeats, "codes": {}}
     with tempfile.TemporaryDirectory(prefix="auditor-report-bench-") as tmp:
         work = Path(tmp)
         trees: dict[str, Path | None] = {"after": None}
-        if before == "HEAD":
-            trees = {"before": archive_head(work), **trees}
+        if isinstance(before, str):
+            trees = {"before": archive(work, before), **trees}
         elif before is not None:
             copy = work / "before"
             shutil.copytree(Path(before), copy, ignore=shutil.ignore_patterns(".git", ".venv"))
