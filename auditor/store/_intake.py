@@ -41,6 +41,8 @@ from auditor.trace import ReceivedSpan
 
 #: Traces looked at per claim attempt (the first that can still be claimed is taken).
 CLAIM_CANDIDATES = 8
+#: Leases after a held trace's last heartbeat before another worker may take it over.
+TAKEOVER_AFTER = 1.5
 
 
 @dataclass(frozen=True)
@@ -157,7 +159,10 @@ class Intake:
         """Hold the next ready trace for ``owner`` (see the module's rule), or None if none is ready."""
         at = now()
         quiet_cutoff, root_cutoff = at - timedelta(seconds=quiet), at - timedelta(seconds=root_wait)
-        lease_cutoff = at - timedelta(seconds=lease)
+        # A held trace is taken over only TAKEOVER_AFTER leases after its last heartbeat, so the
+        # dead owner's run lease (as long, renewed on the same schedule) has lapsed and the next
+        # audit resumes that run instead of starting a second one beside it.
+        lease_cutoff = at - timedelta(seconds=lease * TAKEOVER_AFTER)
         ready = and_(
             ReceivedTraceRecord.generation > ReceivedTraceRecord.audited_generation,
             or_(
