@@ -75,22 +75,11 @@ def run_lease(given: float | None = None) -> float:
     The audit renews it every third of that; a running run not renewed for that long is abandoned
     (its process was killed) and the next audit on the same inputs resumes it.
     """
-    variable, default = SETTINGS["run_lease"]
-    raw = given if given is not None else os.environ.get(variable) or default
-    try:
-        seconds = float(raw or "")
-    except ValueError:
-        seconds = math.nan
-    if not math.isfinite(seconds) or seconds <= 0:
-        raise UsageError(
-            f"{variable}={raw!r} is not a number of seconds: set it to a positive number such as 30 "
-            "(the default), or unset it."
-        )
-    return seconds
+    return positive_number("run_lease", given, unit="seconds")
 
 
-def positive_number(name: str, given: float | None = None) -> float:
-    """A setting that is a positive number (``given`` > its environment variable > its default).
+def positive_number(name: str, given: float | None = None, *, unit: str = "") -> float:
+    """A setting that is a positive number of ``unit`` (``given`` > its environment variable > its default).
 
     Raises:
         UsageError: the value is not a positive finite number (the variable named).
@@ -103,7 +92,7 @@ def positive_number(name: str, given: float | None = None) -> float:
         value = math.nan
     if not math.isfinite(value) or value <= 0:
         raise UsageError(
-            f"{variable}={raw!r} is not a positive number: set it to one such as {default} (the default), "
-            "or unset it."
+            f"{variable}={raw!r} is not a positive number{' of ' + unit if unit else ''}: set it to one "
+            f"such as {default} (the default), or unset it."
         )
     return value

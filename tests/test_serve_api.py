@@ -7,7 +7,6 @@ answers it covers, and bad parameters are one line (400/422), never a traceback.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,8 +14,6 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
 
 from auditor.metrics import summarise
 from auditor.results import AnswerOut
@@ -24,7 +21,7 @@ from auditor.serve import create_app, serve_config
 from auditor.serve._server import receivers
 from auditor.store import AnswerFilter, Intake, Store, list_answers, recent_conversations
 from tests.support.serve_data import Stored, store_audits
-from tests.test_store import pg_url  # noqa: F401  (the session's PostgreSQL server)
+from tests.test_store import pg_schema, pg_url  # noqa: F401  (the session's PostgreSQL server)
 
 Client = tuple[TestClient, Stored]
 
@@ -35,18 +32,8 @@ def backend(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path_factory.mktemp('api') / 'serve.db'}"
         return
-    base = request.getfixturevalue("pg_url")
-    schema = f"auditor_test_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(base)
-    with admin.begin() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    url = make_url(base).update_query_dict({"options": f"-csearch_path={schema}"})
-    try:
-        yield url.render_as_string(hide_password=False)
-    finally:
-        with admin.begin() as conn:
-            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
+    with pg_schema(request.getfixturevalue("pg_url")) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -94,20 +95,27 @@ def pg_url() -> str:
     return url
 
 
-@pytest.fixture
-def fresh_pg_url(pg_url: str) -> Iterator[str]:
-    """A URL whose connections see only a new, empty schema of their own."""
+@contextmanager
+def pg_schema(base_url: str) -> Iterator[str]:
+    """A URL whose connections see only a new, empty schema of their own, dropped afterwards."""
     schema = f"auditor_test_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(pg_url)
+    admin = create_engine(base_url)
     with admin.begin() as conn:
         conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    url = make_url(pg_url).update_query_dict({"options": f"-csearch_path={schema}"})
+    url = make_url(base_url).update_query_dict({"options": f"-csearch_path={schema}"})
     try:
         yield url.render_as_string(hide_password=False)
     finally:
         with admin.begin() as conn:
             conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
         admin.dispose()
+
+
+@pytest.fixture
+def fresh_pg_url(pg_url: str) -> Iterator[str]:
+    """A URL whose connections see only a new, empty schema of their own."""
+    with pg_schema(pg_url) as url:
+        yield url
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
