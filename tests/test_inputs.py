@@ -240,6 +240,21 @@ def test_a_bad_csv_row_names_file_line_and_column_and_the_rest_is_audited(tmp_pa
     ]
 
 
+def test_a_csv_header_that_is_not_valid_csv_is_a_problem_and_the_good_file_is_read(tmp_path: Path) -> None:
+    # A stray carriage return inside the header (a fault-corpus mutant) made the csv module raise.
+    broken = tmp_path / "broken.csv"
+    broken.write_bytes(b'user_input,retrieved_co\rntexts,response\n"Q?","[\'a\']","An answer."\n')
+    good = _write_csv(
+        tmp_path / "good.csv",
+        ["user_input", "retrieved_contexts", "response"],
+        [[r["user_input"], repr(r["retrieved_contexts"]), r["response"]] for r in RAGAS],
+    )
+    result = read_traces([broken, good], "records")
+    assert _evidence(result.traces) == EXPECTED
+    assert result.problems and all(p.file == str(broken) for p in result.problems)
+    assert result.problems[0].line == 1
+
+
 def test_literal_eval_is_used_never_eval(tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     cell = f"[__import__('pathlib').Path({str(marker)!r}).touch()]"

@@ -133,10 +133,18 @@ def array_rows(stream: BinaryIO) -> Iterator[Row]:
 def sniff_delimiter(header: str) -> str | None:
     """The delimiter that splits ``header`` into record columns (an answer and a contexts column)."""
     for delimiter in DELIMITERS:
-        names = {n.strip() for n in next(csv.reader([header], delimiter=delimiter), [])}
+        try:
+            names = set(_header_cells(header, delimiter))
+        except csv.Error:
+            continue
         if names & set(ANSWER_KEYS) and names & set(SOURCE_KEYS):
             return delimiter
     return None
+
+
+def _header_cells(line: str, delimiter: str) -> list[str]:
+    """The column names of a header ``line``; raises ``csv.Error`` when it is not valid CSV."""
+    return [n.strip() for n in next(csv.reader([line], delimiter=delimiter), [])]
 
 
 def csv_rows(stream: BinaryIO) -> Iterator[Row]:
@@ -146,7 +154,11 @@ def csv_rows(stream: BinaryIO) -> Iterator[Row]:
     reader_text = _text(stream)
     header_line = reader_text.readline()
     delimiter = sniff_delimiter(header_line) or ","
-    header = [n.strip() for n in next(csv.reader([header_line], delimiter=delimiter), [])]
+    try:
+        header = _header_cells(header_line, delimiter)
+    except csv.Error as err:
+        yield Row(0, 1, error=f"the header row is not valid CSV ({err}); file skipped")
+        return
     reader = csv.reader(reader_text, delimiter=delimiter)
     row, line = 0, 2  # the header is line 1
     while True:

@@ -11,7 +11,9 @@ Run ``python -m tests.support.faults`` to list the cases and their counts per fa
 
 from __future__ import annotations
 
+import csv
 import gzip
+import io
 import json
 import random
 from collections import Counter
@@ -82,14 +84,41 @@ def _records() -> bytes:
     return "".join(json.dumps(r) + "\n" for r in rows).encode()
 
 
+def _records_array() -> bytes:
+    """The records in RAGAS's export shape, as one JSON array."""
+    rows = [json.loads(line) for line in _records().decode().splitlines()]
+    ragas = [
+        {
+            "user_input": r["question"],
+            "retrieved_contexts": [s["text"] for s in r["sources"]],
+            "response": r["answer"],
+        }
+        for r in rows
+    ]
+    return json.dumps(ragas, indent=1).encode()
+
+
+def _records_csv() -> bytes:
+    """The records in the Hugging Face ``datasets`` shape, as CSV with a list-valued contexts column."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["question", "contexts", "answer"])
+    for line in _records().decode().splitlines():
+        r = json.loads(line)
+        writer.writerow([r["question"], json.dumps([s["text"] for s in r["sources"]]), r["answer"]])
+    return out.getvalue().encode()
+
+
 BASES: dict[str, Callable[[], bytes]] = {
     "otlp.jsonl": _two_trace_otlp,
     "runtree.jsonl": _two_trace_runtree,
     "records.jsonl": _records,
+    "records.json": _records_array,
+    "records.csv": _records_csv,
     "otlp.pb": lambda: (FIXTURES / "single_retrieval" / "openinference.otlp.pb").read_bytes(),
 }
 #: Formats forced for bases that are not sniffed unambiguously (the records adapter is opt-in).
-FORMAT_OF = {"records.jsonl": "records"}
+FORMAT_OF = {"records.jsonl": "records", "records.json": "records", "records.csv": "records"}
 
 
 # -- JSON value mutations -------------------------------------------------------------------------
