@@ -1,30 +1,26 @@
-"""``audit()``, ``calibrate()`` and ``compare_policies()``: the runs around the pipeline (sync edges).
+"""``audit()``: one run of the pipeline over trace files, stored as it goes (the sync edge too).
 
 It adds to the pipeline what a run needs around it: the store (each answer is saved as it
 finishes, so an interrupted run keeps its work and can be resumed; the run's lease, renewed while
 it runs, lets the next audit resume a run whose process was killed), the verdict cache in the
 store, the metrics summary, token usage, and progress reports for a caller to display.
-``calibrate()`` audits a labelled file the same way (with no run of its own) and stores the
-judge's calibration (:mod:`auditor.calibration`), which later audits use to correct their rates.
-``compare_policies()`` audits the same answers under two policies (``auditor policy diff``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from auditor.calibration import Calibration, calibration_from, corrected_share, load_labelled, same_judge
-from auditor.errors import UsageError
 from auditor.judges import Decomposer, build_judge
 from auditor.llm import run_sync
-from auditor.metrics import Labels, PolicyComparison, summarise, verdict_diff
+from auditor.metrics import Labels, summarise
 from auditor.pipeline import AnswerAudit, audit_all, audit_out, find_answers, run_info
-from auditor.policy import Policy, diff, load_policy
-from auditor.results import AnswerOut, AuditResult, JudgeRef, RunInfo, judge_ref
+from auditor.policy import Policy, load_policy
+from auditor.results import AnswerOut, AuditResult, RunInfo, judge_ref
+from auditor.run._correction import choose_calibration, with_correction
+from auditor.run._progress import Progress
 from auditor.settings import run_lease
 from auditor.store import (
     FinishHook,
@@ -37,23 +33,7 @@ from auditor.store import (
     new_owner,
     trace_digest,
 )
-from auditor.trace import FORMAT, Trace, file_digest
-
-
-@dataclass(frozen=True)
-class Progress:
-    """How far an audit has got, reported after each answer."""
-
-    traces: int
-    answers_total: int
-    answers_done: int
-    answers_resumed: int
-    claims_judged: int  # claims with a verdict (supported, contradicted, absent)
-    llm_calls: int  # logical requests made so far, failed ones included
-    claims_unjudged: int = 0
-    llm_failed: int = 0  # requests that ended in an error after their retries
-    llm_tokens: int = 0  # prompt + completion tokens so far
-    run_id: str | None = None  # the stored run the answers are saved in (None: not stored)
+from auditor.trace import Trace
 
 
 def finish_result(
@@ -192,50 +172,6 @@ async def audit_async(
             db.close()
 
 
-def choose_calibration(db: Store | None, choice: str | None, judge: JudgeRef | None) -> Calibration | None:
-    """The calibration a run's rates are corrected with.
-
-    ``choice`` None: the newest calibration of the run's judge, if any; ``"none"``: no correction;
-    anything else: the stored calibration with that id (a unique prefix is enough), which must be
-    of the run's judge (another judge's error rates do not describe this one).
-
-    Raises:
-        UsageError: no store to read from, no or several calibrations match, or another judge's.
-    """
-    if choice is not None and choice.strip().lower() == "none":
-        return None
-    if choice is None:
-        return db.latest_calibration(judge) if db is not None and judge is not None else None
-    if db is None:
-        raise UsageError(
-            f"--calibration {choice}: calibrations are read from the store; drop --no-store "
-            "(or use --calibration none)."
-        )
-    found = db.find_calibration(choice)
-    if judge is not None and not same_judge(found.judge, judge):
-        raise UsageError(
-            f"--calibration {choice}: {found.label} measured judge {found.judge_name}, not this "
-            f"run's {judge.kind}{':' + judge.model if judge.model else ''} "
-            f"(prompt {judge.prompt_version or '-'}); choose a calibration of the same judge, "
-            "or --calibration none."
-        )
-    return found
-
-
-def with_correction(result: AuditResult, calibration: Calibration | None) -> AuditResult:
-    """Add the share of unsupported answers corrected with ``calibration`` (None: unchanged).
-
-    The raw figure stays; the corrected one sits beside it, names the calibration used and says
-    whether the calibration's labelled data covers the run's question types.
-    """
-    if calibration is None:
-        return result
-    corrected = corrected_share(result.summary, calibration)
-    return result.model_copy(
-        update={"summary": {**result.summary, "corrected_unsupported": corrected.model_dump(mode="json")}}
-    )
-
-
 def _open_run(
     db: Store | None,
     info: RunInfo,
@@ -330,129 +266,3 @@ def audit(
         )
     )
     return result
-
-
-def compare_policies(
-    paths: Sequence[Path],
-    policy_a: Policy,
-    policy_b: Policy,
-    *,
-    judge: str = "offline",
-    base_url: str | None = None,
-    format: str | None = None,
-    concurrency: int = 8,
-) -> PolicyComparison:
-    """Audit the answers in ``paths`` (found with ``policy_a``) under both policies with one judge,
-    and compare. Both audits judge the same claims; nothing is stored. Raises as :func:`audit`."""
-    ingested, answers = find_answers(paths, format, policy_a)
-    setup = build_judge(judge, base_url=base_url, concurrency=concurrency)
-
-    async def both() -> list[list[AnswerOut]]:
-        await setup.check()
-        try:
-            return [
-                [audit_out(x) for x in await audit_all(answers, p, setup.extractor, setup.judge, concurrency)]
-                for p in (policy_a, policy_b)
-            ]
-        finally:
-            await setup.aclose()
-
-    a, b = run_sync(both)
-    evidence = diff(policy_a, policy_b, answers)
-    judged = verdict_diff(
-        a, b, evidence, judge_ref(setup.judge.identity), policy_a.thresholds, policy_b.thresholds
-    )
-    return PolicyComparison(evidence=evidence, verdicts=judged, problems=len(ingested.problems))
-
-
-async def calibrate_async(
-    path: Path,
-    *,
-    judge: str = "offline",
-    policy: Policy | None = None,
-    base_url: str | None = None,
-    cascade: bool = True,
-    cache: bool = True,
-    decomposer: Decomposer = "rules",
-    concurrency: int = 8,
-    db_url: str | None = None,
-    store: bool = True,
-    name: str | None = None,
-) -> Calibration:
-    """See :func:`calibrate`."""
-    records = load_labelled(path)
-    policy = policy or load_policy()
-    opened = Store(db_url) if store else None  # a bad store fails now, not after the whole audit
-    try:
-        # The calibration is stored below; the audit behind it is not a run of its own.
-        result, _ = await audit_async(
-            [path],
-            policy=policy,
-            judge=judge,
-            base_url=base_url,
-            cascade=cascade,
-            cache=cache,
-            decomposer=decomposer,
-            format=FORMAT,
-            concurrency=concurrency,
-            store=False,
-        )
-        calibration = calibration_from(
-            records,
-            result,
-            labelled_path=str(path),
-            labelled_sha256=file_digest(path),
-            decomposer=decomposer,
-            name=name,
-        )
-        if opened is not None:
-            opened.save_calibration(calibration)
-    finally:
-        if opened is not None:
-            opened.close()
-    return calibration
-
-
-def calibrate(
-    path: Path,
-    *,
-    judge: str = "offline",
-    policy: Policy | None = None,
-    base_url: str | None = None,
-    cascade: bool = True,
-    cache: bool = True,
-    decomposer: Decomposer = "rules",
-    concurrency: int = 8,
-    db_url: str | None = None,
-    store: bool = True,
-    name: str | None = None,
-) -> Calibration:
-    """Measure a judge against a labelled file and store the calibration under the judge's identity.
-
-    Args:
-        path: a labelled JSONL file (the dev-set shape; see ``docs/calibration.md``).
-        judge: ``offline`` or ``openai:MODEL``, as for ``audit``.
-        policy: the policy to audit under (the shipped default when None).
-        base_url, cascade, cache, decomposer, concurrency: as for :func:`auditor.run.audit`.
-        db_url: the store to save into (default: the app directory's SQLite file or ``AUDITOR_DB_URL``).
-        store: save the calibration (``False``: only compute it).
-        name: how reports and the console name it (default: the labelled file's name).
-
-    Raises:
-        UsageError: the labelled file cannot be read or has a bad line (file and line named).
-    """
-    return run_sync(
-        lambda: calibrate_async(
-            path,
-            judge=judge,
-            policy=policy,
-            base_url=base_url,
-            cascade=cascade,
-            cache=cache,
-            decomposer=decomposer,
-            concurrency=concurrency,
-            db_url=db_url,
-            store=store,
-            name=name,
-        )
-    )
