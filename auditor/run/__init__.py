@@ -6,15 +6,17 @@ the judge's calibration (:mod:`auditor.calibration`), which later audits use to 
 rates; ``compare_policies()`` audits the same answers under two policies (``auditor policy diff``).
 """
 
-from auditor.run._audit import audit, audit_async, finish_result
+from auditor.run._audit import AuditOptions, audit, audit_answers_async, audit_async, finish_result
 from auditor.run._calibrate import calibrate, calibrate_async
 from auditor.run._compare import compare_policies
 from auditor.run._correction import choose_calibration, with_correction
 from auditor.run._progress import Progress
 
 __all__ = [
+    "AuditOptions",
     "Progress",
     "audit",
+    "audit_answers_async",
     "audit_async",
     "calibrate",
     "calibrate_async",

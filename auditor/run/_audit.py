@@ -9,10 +9,12 @@ store, the metrics summary, token usage, and progress reports for a caller to di
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from auditor.evidence import Answer
 from auditor.judges import Decomposer, build_judge
 from auditor.llm import run_sync
 from auditor.metrics import Labels, summarise
@@ -33,7 +35,7 @@ from auditor.store import (
     new_owner,
     trace_digest,
 )
-from auditor.trace import Trace
+from auditor.trace import IngestResult, Trace
 
 
 def finish_result(
@@ -43,6 +45,23 @@ def finish_result(
     summary = summarise(result.answers, labels, thresholds=policy.thresholds)
     run = result.run.model_copy(update={"usage": usage})
     return result.model_copy(update={"summary": summary.model_dump(mode="json"), "run": run})
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    """How a run audits and stores its answers (the keywords of :func:`audit` past the inputs)."""
+
+    judge: str = "offline"
+    base_url: str | None = None
+    cascade: bool = True
+    cache: bool = True
+    decomposer: Decomposer = "rules"
+    concurrency: int = 8
+    labels: Labels | None = None
+    db_url: str | None = None
+    store: bool = True
+    resume: bool = True
+    calibration: str | None = None
 
 
 async def audit_async(
@@ -73,6 +92,42 @@ async def audit_async(
     policy = policy or load_policy()
     started = datetime.now(UTC)
     ingested, answers = find_answers(paths, format, policy, trace_id)
+    options = AuditOptions(
+        judge=judge,
+        base_url=base_url,
+        cascade=cascade,
+        cache=cache,
+        decomposer=decomposer,
+        concurrency=concurrency,
+        labels=labels,
+        db_url=db_url,
+        store=store,
+        resume=resume,
+        calibration=calibration,
+    )
+    return await audit_answers_async(
+        ingested, answers, policy, options, started=started, on_progress=on_progress, finish_with=finish_with
+    )
+
+
+async def audit_answers_async(
+    ingested: IngestResult,
+    answers: Sequence[Answer],
+    policy: Policy,
+    options: AuditOptions,
+    *,
+    started: datetime,
+    on_progress: Callable[[Progress], None] | None = None,
+    finish_with: FinishHook | None = None,
+) -> tuple[AuditResult, list[AnswerAudit]]:
+    """Audit ``answers`` (reconstructed from ``ingested``) as one stored run; see :func:`audit_async`.
+
+    The inputs may come from files or from elsewhere (the store's kept traces, for a re-audit).
+    """
+    judge, base_url, cascade, cache = options.judge, options.base_url, options.cascade, options.cache
+    decomposer, concurrency, labels = options.decomposer, options.concurrency, options.labels
+    store, resume, calibration = options.store, options.resume, options.calibration
+    db_url = options.db_url
     owner, lease = new_owner(), run_lease()
     db = Store(db_url) if store else None
     keeper: RunLease | None = None
