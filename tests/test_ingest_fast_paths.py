@@ -13,11 +13,22 @@ from typing import Any
 
 import pytest
 from auditor_langchain import ids
+from auditor_otel import ids as otel_ids
 from auditor_otel.anyvalue import decode_json_attributes
 from auditor_otel.conventions.common import indexed
 from auditor_otel.spans import RawSpan, build_span
 
-from auditor.trace import Message, SourceRef, Span, SpanKind, Trace, loads_fast, repair_trace
+from auditor.trace import (
+    Message,
+    SourceRef,
+    Span,
+    SpanKind,
+    Trace,
+    dumps_fast,
+    loads_fast,
+    loads_fast_writable,
+    repair_trace,
+)
 from auditor.trace._ingest import iter_file
 from tests.conftest import ROOT
 
@@ -265,3 +276,109 @@ def test_the_langchain_caches_stay_bounded() -> None:
         ids.parse_time(f"2026-01-01T00:00:{n % 60:02d}.{n:06d}")
     assert len(ids._IDS) <= ids._KEPT
     assert len(ids._TIMES) <= ids._KEPT
+
+
+WRITTEN: list[Any] = [
+    {"a": {}, "b": [], "c": [{}], "d": "", "e": [[]], "f": {"g": {"h": [None, True, False]}}},
+    [1, -0.0, 2.5, 0.1, 1e15, 123456789.125, 10**40, -(10**40)],
+    'caf\u00e9 \u2028 \U0001f600 \x7f \x00 \n \t " \\ /',
+    {"key, with: separators": "value, with: separators", "1e5": "0.00001"},
+    [],
+    {},
+]
+
+
+@pytest.mark.parametrize("value", WRITTEN)
+def test_the_fast_writer_gives_what_json_dumps_gives(value: Any) -> None:
+    assert dumps_fast(value) == json.dumps(value, ensure_ascii=False)
+
+
+def test_the_fast_writer_refuses_what_it_cannot_write_as_json_dumps_would() -> None:
+    for value in ("\ud800", {"\udc00": 1}, [object()]):
+        with pytest.raises(ValueError):
+            dumps_fast(value)
+
+
+def test_floats_the_fast_writer_spells_otherwise_are_found_as_they_are_read() -> None:
+    rng = random.Random(14)
+    for _ in range(3000):
+        number = rng.random() * 10 ** rng.randint(-30, 30) * rng.choice([1, -1])
+        text = json.dumps({"x": [number, "1e5"]}).encode()
+        value, writable = loads_fast_writable(text)
+        assert value == json.loads(text)
+        if writable:
+            assert dumps_fast(value) == json.dumps(value, ensure_ascii=False)
+        else:
+            assert "e" in repr(number)  # 1e-05, 1e+16: exponent form, which msgspec spells otherwise
+    assert loads_fast_writable(b'{"a": 1.5, "b": "1e16", "c": 10000000000000000}') == (
+        {"a": 1.5, "b": "1e16", "c": 10**16},
+        True,
+    )
+    assert loads_fast_writable(b"[1e16]")[1] is False
+    with pytest.raises(ValueError):
+        loads_fast_writable(b"[1e400]")  # beyond the float range: json.loads decides
+
+
+def test_the_fast_writer_gives_up_on_deep_nesting_before_json_dumps_would() -> None:
+    written = 0
+    for depth in range(900, 1100):
+        value: Any = "x"
+        for _ in range(depth):
+            value = [value]
+        try:
+            text = dumps_fast(value)
+        except ValueError:
+            continue
+        written += 1
+        assert text == json.dumps(value, ensure_ascii=False)
+    assert written  # the band is crossed
+
+
+def test_otlp_ids_read_from_the_cache_are_the_ones_read_afresh() -> None:
+    samples = ["A" * 32, "0" * 32, "ab" * 16, " " + "cd" * 16, "ef" * 8, "0" * 16, "zz" * 8, "q83vEjRWeJA="]
+    for _ in range(2):  # the second time from the cache
+        for value in samples:
+            for size in (8, 16):
+                assert otel_ids.from_text(value, size) == _fresh_otel_id(value, size), (value, size)
+
+
+def _fresh_otel_id(value: str, size: int) -> tuple[str | None, bool]:
+    otel_ids._KNOWN.clear()
+    return otel_ids.from_text(value, size)
+
+
+def test_a_run_read_fast_is_rendered_as_a_run_read_by_json_loads(tmp_path: Path) -> None:
+    # The same runs read by the fast reader (written by the fast writer, or by json.dumps when a
+    # float is spelled otherwise) and by json.loads (a NaN on the line sends it there): every
+    # span's text is json.dumps's.
+    def run(n: int, numbers: list[Any]) -> dict[str, Any]:
+        return {
+            "id": f"{n:08d}-2222-3333-4444-555555555555",
+            "name": "chain",
+            "run_type": "chain",
+            "start_time": "2026-11-29T13:44:35.961528+00:00",
+            "end_time": "2026-11-29T13:44:36.961528+00:00",
+            "inputs": {"question": "caf\u00e9?", "numbers": numbers, "nested": {"a": [{}]}},
+            "outputs": {"answer": "ok", "scores": [0.25]},
+        }
+
+    runs = [run(1, [2.5, 10**30, -0.0]), run(2, [1e-05, 1e16])]
+    lines = [json.dumps(r) for r in runs]
+    assert [loads_fast_writable(line.encode())[1] for line in lines] == [True, False]
+    path = tmp_path / "runs.jsonl"
+    slow = [
+        json.dumps({**r, "id": f"{n + 3:08d}{r['id'][8:]}", "extra": {"t": float("nan")}})
+        for n, r in enumerate(runs)
+    ]
+    path.write_text("\n".join([*lines, *slow]) + "\n")
+    texts = [
+        (s.input_text, s.output_text)
+        for t in iter_file(path, "langchain")
+        if isinstance(t, Trace)
+        for s in t.spans
+    ]
+    expected = [
+        (json.dumps(r["inputs"], ensure_ascii=False), json.dumps(r["outputs"], ensure_ascii=False))
+        for r in runs
+    ]
+    assert sorted(texts) == sorted(expected * 2)

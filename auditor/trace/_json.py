@@ -10,31 +10,66 @@ recursion limit, ``json.loads`` a few levels sooner since it runs a few calls de
 :func:`loads_fast` raises whenever the fast reader refuses a text, and makes it give up
 :data:`_MARGIN` levels sooner than ``json.loads`` would; the caller then takes its usual
 ``json.loads`` path, and what is read, repaired or recorded as a problem is word for word the same.
+
+The other way, :func:`dumps_fast` writes such a value back as ``json.dumps`` would (the LangChain
+adapter renders a chain's inputs and outputs as text, about as much text as the file holds). Its
+writer spells every value alike but some floats (``1e16`` for ``1e+16``, ``0.00001`` for
+``1e-05``), so the reader notes, as it reads each float, whether the writer would spell it
+otherwise: :func:`loads_fast_writable` says whether the value may be written by :func:`dumps_fast`.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
-_decode: Callable[[bytes], Any] | None = None
-
-
-def _decoder() -> Callable[[bytes], Any]:
-    # Imported on first use: ``auditor --help`` and ``auditor adapters`` never read JSON.
-    global _decode
-    if _decode is None:
-        import msgspec
-
-        _decode = msgspec.json.Decoder().decode
-    return _decode
-
+_INFINITE = (float("inf"), float("-inf"))
 
 #: Levels of nesting added around the text before the fast read: it then gives up that many
 #: levels sooner than at the same place ``json.loads`` would, which counts nesting against the same
 #: recursion limit but from a few calls deeper (``loads``, ``decode``, ``raw_decode``).
 _MARGIN = 16
 _OPEN, _CLOSE = b"[" * _MARGIN, b"]" * _MARGIN
+
+
+class _Reader(threading.local):
+    """The fast reader of one thread, and what its float hook found in the text being read."""
+
+    def __init__(self) -> None:
+        # Imported on first use: ``auditor --help`` and ``auditor adapters`` never read JSON.
+        import msgspec
+
+        self.plain: Callable[[bytes], Any] = msgspec.json.Decoder().decode
+        # With a hook per float (a call each: dear for a line of many floats, so only where asked).
+        self.decode: Callable[[bytes], Any] = msgspec.json.Decoder(float_hook=self._float).decode
+        self.spell: Callable[[Any], bytes] = msgspec.json.Encoder().encode
+        self.odd = False
+        # _MARGIN levels of lists around one slot, for dumps_fast (built once per thread).
+        self.slot: list[Any] = [None]
+        self.wrapped: list[Any] = self.slot
+        for _ in range(_MARGIN - 1):
+            self.wrapped = [self.wrapped]
+
+    def _float(self, text: str) -> float:
+        # What the reader does itself (correctly rounded, as ``float`` is; beyond the float range
+        # refused), and a note of a float the fast writer spells unlike ``json.dumps``.
+        value = float(text)
+        if value in _INFINITE:
+            raise ValueError("number beyond the float range")
+        if not self.odd and self.spell(value) != repr(value).encode():
+            self.odd = True
+        return value
+
+
+_READER: _Reader | None = None
+
+
+def _reader() -> _Reader:
+    global _READER
+    if _READER is None:
+        _READER = _Reader()
+    return _READER
 
 
 def loads_fast(data: bytes) -> Any:
@@ -45,13 +80,66 @@ def loads_fast(data: bytes) -> Any:
             ``json.loads`` would read it); read it with ``json.loads``, which gives the value or
             the error to report.
     """
+    return _unwrap(_read(_reader().plain, data))
+
+
+def _read(decode: Callable[[bytes], Any], data: bytes) -> Any:
     try:
-        value = _decoder()(b"".join((_OPEN, data, _CLOSE)))
+        return decode(b"".join((_OPEN, data, _CLOSE)))
     except Exception as exc:  # any refusal (bad JSON, NaN, deep nesting): json.loads decides
         raise ValueError(f"not read by the fast reader: {exc}") from None
+
+
+def _unwrap(value: Any) -> Any:
     # Each added level holds one item only if ``data`` is one JSON value ("1, 2" or "1], [2" is not).
     for _ in range(_MARGIN):
         if type(value) is not list or len(value) != 1:
             raise ValueError("not one JSON value")
         value = value[0]
     return value
+
+
+def loads_fast_writable(data: bytes) -> tuple[Any, bool]:
+    """:func:`loads_fast`'s value, and whether :func:`dumps_fast` writes it (and each part of it)
+    as ``json.dumps`` would: false when it holds a float the fast writer spells otherwise.
+
+    Raises:
+        ValueError: as :func:`loads_fast`.
+    """
+    reader = _reader()
+    reader.odd = False
+    return _unwrap(_read(reader.decode, data)), not reader.odd
+
+
+_format: Callable[..., bytes] | None = None
+
+
+def dumps_fast(value: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False)``, for a value :func:`loads_fast_writable` read and
+    said may be written so (or a part of one).
+
+    Such a value holds only JSON's types, no ``NaN`` or infinity (which the fast writer, ``msgspec``,
+    would write as ``null``) and no float the fast writer spells otherwise: the caller vouches for
+    that. The text is then the same character for character (the same separators, escapes and
+    integers), several times faster for a long value. Like :func:`loads_fast`, it gives up
+    :data:`_MARGIN` levels of nesting sooner than ``json.dumps`` would.
+
+    Raises:
+        ValueError: the fast writer could not write it (a lone surrogate, deep nesting, a type it
+            does not write); write it with ``json.dumps``, which gives the text or the error.
+    """
+    global _format
+    if _format is None:
+        import msgspec
+
+        _format = msgspec.json.format
+    reader = _reader()
+    reader.slot[0] = value
+    try:
+        data = reader.spell(reader.wrapped)
+    except Exception as exc:  # a lone surrogate, a type it does not write, deep nesting
+        raise ValueError(f"not written by the fast writer: {exc}") from None
+    finally:
+        reader.slot[0] = None
+    text: bytes = _format(data[_MARGIN:-_MARGIN], indent=0)
+    return text.decode()

@@ -41,7 +41,9 @@ def build_trace(
     spans: list[Span] = []
     for record in records:
         run_id = normalise_id(record.run.get("id")) or ""
-        ctx = RunContext(trace_id=trace_id, parent_id=parent_of(record), source=source, line=record.line)
+        ctx = RunContext(
+            trace_id=trace_id, parent_id=parent_of(record), source=source, line=record.line, fast=record.fast
+        )
         start = parse_time(record.run.get("start_time"))
         if start is None:
             raw = record.run.get("start_time")

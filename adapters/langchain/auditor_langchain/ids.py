@@ -50,6 +50,10 @@ def _normalise(value: Any) -> str:
 
 def parse_time(value: Any) -> datetime | None:
     """An ISO-8601 string (naive means UTC) or epoch seconds/milliseconds, as aware UTC."""
+    if type(value) is str:  # the common case, read once per text
+        known = _TIMES.get(value)
+        if known is not None:
+            return known
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):

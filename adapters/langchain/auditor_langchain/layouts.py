@@ -13,7 +13,7 @@ import re
 from collections.abc import Generator, Iterator
 from typing import Any
 
-from auditor.trace import Problem, Trace, loads_fast
+from auditor.trace import Problem, Trace, loads_fast_writable
 from auditor_langchain.buffers import CHUNK, Bytes, Text
 from auditor_langchain.collect import Collector
 from auditor_langchain.records import describe, flatten
@@ -57,9 +57,14 @@ def _is_complete_json(line: str) -> bool:
 
 
 def _feed(
-    values: list[tuple[Any, int | None]], source: str, problems: list[Problem], collector: Collector
+    values: list[tuple[Any, int | None]],
+    source: str,
+    problems: list[Problem],
+    collector: Collector,
+    *,
+    fast: bool = False,
 ) -> Iterator[Trace | Problem]:
-    records = flatten(values, source, problems)
+    records = flatten(values, source, problems, fast=fast)
     yield from problems
     problems.clear()
     yield from collector.add(records)
@@ -74,8 +79,9 @@ def _read_jsonl(
             continue
         problems: list[Problem] = []
         try:
-            value = loads_fast(raw)
+            value, fast = loads_fast_writable(raw)
         except ValueError:  # not surely read as json.loads would: read it so, with its messages
+            fast = False
             line = data.decode(raw, number, problems)
             if number == 1:
                 line = line.removeprefix("\ufeff")
@@ -91,7 +97,7 @@ def _read_jsonl(
                 )
                 yield from problems
                 continue
-        yield from _feed(_expand(value, number, source, problems), source, problems, collector)
+        yield from _feed(_expand(value, number, source, problems), source, problems, collector, fast=fast)
 
 
 def _read_document(

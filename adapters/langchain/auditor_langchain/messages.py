@@ -23,7 +23,7 @@ import json
 import re
 from typing import Any
 
-from auditor.trace import Document, Message, ToolCall
+from auditor.trace import Document, Message, ToolCall, dumps_fast
 
 _ROLE_BY_TYPE = {
     "system": "system",
@@ -70,8 +70,17 @@ def content_text(content: Any) -> str:
     return json_text(content)
 
 
-def json_text(value: Any) -> str:
-    """A compact JSON rendering of any value (non-JSON values through ``str``)."""
+def json_text(value: Any, *, fast: bool = False) -> str:
+    """A compact JSON rendering of any value (non-JSON values through ``str``).
+
+    ``fast``: the value was read by the fast JSON reader (JSON's types, finite numbers), so the fast
+    writer may render it (the same text; :func:`auditor.trace.dumps_fast`).
+    """
+    if fast:
+        try:
+            return dumps_fast(value)
+        except ValueError:
+            pass
     try:
         return _ENCODER.encode(value)
     except (TypeError, ValueError, RecursionError):
@@ -151,9 +160,15 @@ def tool_calls(fields: dict[str, Any]) -> tuple[ToolCall, ...]:
                 name, args = function.get("name"), function.get("arguments")
             else:
                 name, args = raw.get("name"), raw.get("args", raw.get("arguments"))
-            calls.append(
-                ToolCall(id=_opt_str(raw.get("id")), name=_opt_str(name) or "", arguments=_arguments(args))
+            arguments = _arguments(args)
+            # Each value has its field's type (built so) and is not validated again, unless the
+            # arguments (read from a prompt's text) have a key that is not a string.
+            build = (
+                ToolCall.trusted
+                if not isinstance(arguments, dict) or all(type(key) is str for key in arguments)
+                else ToolCall
             )
+            calls.append(build(id=_opt_str(raw.get("id")), name=_opt_str(name) or "", arguments=arguments))
     return tuple(calls)
 
 
@@ -170,7 +185,7 @@ def decode_message(value: Any) -> Message | None:
     role = _role(cls, fields)
     if cls is not None and cls.removesuffix("Chunk") == "ChatMessage" and isinstance(fields.get("role"), str):
         role = fields["role"]
-    return Message(
+    return Message.trusted(  # each value has its field's type (built so): not validated again
         role=role,
         content=content_text(fields.get("content")),
         name=_opt_str(fields.get("name")),
@@ -272,4 +287,6 @@ def decode_document(value: Any) -> Document | None:
     doc_id = fields.get("id")
     if doc_id is None and isinstance(metadata.get("id"), str | int):
         doc_id = metadata["id"]
-    return Document(id=_opt_str(doc_id), text=content_text(text), metadata=metadata, score=_score(metadata))
+    return Document.trusted(  # each value has its field's type (built so): not validated again
+        id=_opt_str(doc_id), text=content_text(text), metadata=metadata, score=_score(metadata)
+    )

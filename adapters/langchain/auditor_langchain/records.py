@@ -22,6 +22,9 @@ class Record:
     line: int | None
     parent_hint: str | None = None
     root_hint: str | None = None
+    #: Read by the fast JSON reader (``auditor.trace.loads_fast``): JSON's types only, no NaN or
+    #: infinity, so its values may be written back by ``auditor.trace.dumps_fast``.
+    fast: bool = False
 
 
 def describe(value: Any) -> str:
@@ -31,8 +34,13 @@ def describe(value: Any) -> str:
     return f"a JSON {type(value).__name__}"
 
 
-def flatten(values: list[tuple[Any, int | None]], source: str, problems: list[Problem]) -> list[Record]:
-    """Unnest ``child_runs`` and merge repeated records of one run; drop runs without an id."""
+def flatten(
+    values: list[tuple[Any, int | None]], source: str, problems: list[Problem], *, fast: bool = False
+) -> list[Record]:
+    """Unnest ``child_runs`` and merge repeated records of one run; drop runs without an id.
+
+    ``fast``: the values were read by the fast JSON reader (:attr:`Record.fast`).
+    """
     flat: list[Record] = []
     stack: list[tuple[Any, int | None, str | None, str | None]] = [
         (v, line, None, None) for v, line in reversed(values)
@@ -57,7 +65,7 @@ def flatten(values: list[tuple[Any, int | None]], source: str, problems: list[Pr
                 )
             )
         else:
-            flat.append(Record(run=run, line=line, parent_hint=parent, root_hint=root))
+            flat.append(Record(run=run, line=line, parent_hint=parent, root_hint=root, fast=fast))
         children = run.get("child_runs")
         if isinstance(children, list):
             here = run_id or parent
@@ -109,6 +117,7 @@ def merge_into(merged: dict[str, Record], record: Record, source: str, problems:
     earlier.run = {**earlier.run, **later}
     earlier.parent_hint = earlier.parent_hint or record.parent_hint
     earlier.root_hint = earlier.root_hint or record.root_hint
+    earlier.fast = earlier.fast and record.fast
 
 
 def dotted_ids(run: dict[str, Any]) -> list[str]:

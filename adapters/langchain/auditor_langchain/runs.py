@@ -53,6 +53,10 @@ _KIND = {
 TEXT_LIMIT = 4000
 
 _CONVERSATION_KEYS = ("session_id", "thread_id", "conversation_id")
+#: Run fields kept as string attributes, and the attribute each becomes.
+_STRING_ATTRIBUTES = tuple(
+    (key, f"langchain.{key}") for key in ("dotted_order", "session_name", "reference_example_id")
+)
 
 
 @dataclass
@@ -64,6 +68,8 @@ class RunContext:
     source: str
     line: int | None = None
     problems: list[Problem] = field(default_factory=list)
+    #: The run was read by the fast JSON reader (``Record.fast``): rendered by the fast writer.
+    fast: bool = False
 
     def warn(self, span_id: str | None, reason: str, severity: Severity = Severity.WARNING) -> None:
         self.problems.append(
@@ -82,13 +88,18 @@ def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _short(value: Any) -> str | None:
+def _short(value: Any, fast: bool) -> str | None:
     if value is None or value == {}:
         return None
-    text = value if isinstance(value, str) else json_text(value)
+    text = value if isinstance(value, str) else json_text(value, fast=fast)
     if len(text) > TEXT_LIMIT:
         return f"{text[:TEXT_LIMIT]}... [{len(text) - TEXT_LIMIT} more characters]"
     return text
+
+
+def _only(value: dict[str, Any], key: str) -> Any:
+    """``value[key]`` when it is the only key, else ``value`` itself."""
+    return value[key] if len(value) == 1 and key in value else value
 
 
 def _first_str(*values: Any) -> str | None:
@@ -167,7 +178,7 @@ def _llm_outputs(
                 )
                 continue
             if message is None:
-                message = Message(role="assistant", content=content_text(gen.get("text")))
+                message = Message.trusted(role="assistant", content=content_text(gen.get("text")))
             elif message.role != "assistant":
                 message = message.model_copy(update={"role": "assistant"})
             messages.append(message)
@@ -188,7 +199,7 @@ def _llm_outputs(
     return tuple(messages), response_meta
 
 
-def _tool(run: dict[str, Any], name: str) -> tuple[ToolInvocation, str | None]:
+def _tool(run: dict[str, Any], name: str, fast: bool) -> tuple[ToolInvocation, str | None]:
     """The invocation, and an error message when the tool returned an error ToolMessage."""
     inputs = run.get("inputs")
     outputs = _dict(run.get("outputs"))
@@ -196,13 +207,13 @@ def _tool(run: dict[str, Any], name: str) -> tuple[ToolInvocation, str | None]:
     arguments: dict[str, Any] | str | None
     if isinstance(inputs, dict) and set(inputs) == {"input"}:
         raw = inputs["input"]
-        arguments = raw if isinstance(raw, str | dict) else json_text(raw)
+        arguments = raw if isinstance(raw, str | dict) else json_text(raw, fast=fast)
     elif isinstance(inputs, dict):
         arguments = inputs or None
     elif inputs is None:
         arguments = None
     else:
-        arguments = json_text(inputs)
+        arguments = json_text(inputs, fast=fast)
     output = outputs.get("output", outputs if outputs else None)
     call_id = _first_str(extra.get("tool_call_id"))
     result: str | None = None
@@ -219,8 +230,9 @@ def _tool(run: dict[str, Any], name: str) -> tuple[ToolInvocation, str | None]:
     elif isinstance(output, str):
         result = output
     elif output is not None:
-        result = json_text(output)
-    return ToolInvocation(name=name, call_id=call_id, arguments=arguments, result=result), failure
+        result = json_text(output, fast=fast)
+    # Every value has its field's exact type (built so above), so nothing is validated again.
+    return ToolInvocation.trusted(name=name, call_id=call_id, arguments=arguments, result=result), failure
 
 
 def _events(raw: Any) -> tuple[tuple[SpanEvent, ...], int]:
@@ -235,7 +247,9 @@ def _events(raw: Any) -> tuple[tuple[SpanEvent, ...], int]:
             tokens += 1
             continue
         attrs = _dict(item.get("kwargs"))
-        events.append(SpanEvent(name=item["name"], time=parse_time(item.get("time")), attributes=attrs))
+        events.append(
+            SpanEvent.trusted(name=item["name"], time=parse_time(item.get("time")), attributes=attrs)
+        )
     return tuple(events), tokens
 
 
@@ -248,8 +262,10 @@ def run_to_span(run: dict[str, Any], span_id: str, start: datetime, ctx: RunCont
         start: its start time.
         ctx: its trace, parent and location; problems are appended to ``ctx.problems``.
     """
-    name = run.get("name") if isinstance(run.get("name"), str) and run.get("name") else None
-    run_type = run.get("run_type") if isinstance(run.get("run_type"), str) else None
+    name = run.get("name")
+    name = name if isinstance(name, str) and name else None
+    run_type = run.get("run_type")
+    run_type = run_type if isinstance(run_type, str) else None
     if run_type is None:
         ctx.warn(span_id, "run has no run_type; kind set to other")
     elif run_type not in _KIND:
@@ -257,40 +273,47 @@ def run_to_span(run: dict[str, Any], span_id: str, start: datetime, ctx: RunCont
     kind = _KIND.get(run_type or "", SpanKind.OTHER)
     name = name or run_type or "run"
 
-    end = parse_time(run.get("end_time"))
+    end_time = run.get("end_time")
+    end = parse_time(end_time)
     if end is None:
-        if run.get("end_time") is not None:
-            ctx.warn(span_id, f"unreadable end_time {quote_value(run.get('end_time'))}; end set to start")
+        if end_time is not None:
+            ctx.warn(span_id, f"unreadable end_time {quote_value(end_time)}; end set to start")
         else:
             ctx.warn(span_id, "run has no end_time (still running when exported); end set to start")
         end = start
 
-    for key in ("inputs", "outputs", "extra"):
-        if run.get(key) is not None and not isinstance(run.get(key), dict):
-            ctx.warn(span_id, f"run {key} is a {type(run[key]).__name__}, not an object")
-    inputs = _dict(run.get("inputs"))
-    outputs = _dict(run.get("outputs"))
-    extra = _dict(run.get("extra"))
+    raw_inputs, raw_outputs, raw_extra = run.get("inputs"), run.get("outputs"), run.get("extra")
+    for key, value in (("inputs", raw_inputs), ("outputs", raw_outputs), ("extra", raw_extra)):
+        if value is not None and not isinstance(value, dict):
+            ctx.warn(span_id, f"run {key} is a {type(value).__name__}, not an object")
+    inputs = _dict(raw_inputs)
+    outputs = _dict(raw_outputs)
+    extra = _dict(raw_extra)
     metadata = _dict(extra.get("metadata")) or _dict(run.get("metadata"))
     params = _dict(extra.get("invocation_params"))
 
     attributes: dict[str, Any] = {"langchain.run_type": run_type}
     if metadata:
         attributes["langchain.metadata"] = metadata
-    if isinstance(run.get("tags"), list) and run["tags"]:
-        attributes["langchain.tags"] = run["tags"]
-    for key in ("dotted_order", "session_name", "reference_example_id"):
-        if isinstance(run.get(key), str):
-            attributes[f"langchain.{key}"] = run[key]
+    tags = run.get("tags")
+    if isinstance(tags, list) and tags:
+        attributes["langchain.tags"] = tags
+    for key, attribute in _STRING_ATTRIBUTES:
+        value = run.get(key)
+        if isinstance(value, str):
+            attributes[attribute] = value
     events, tokens = _events(run.get("events"))
     if tokens:
         attributes["langchain.new_token_events"] = tokens
 
     error = run.get("error")
-    status = SpanStatus.OK if run.get("end_time") is not None else SpanStatus.UNSET
+    status = SpanStatus.OK if end_time is not None else SpanStatus.UNSET
     status_message: str | None = None
     if error:
-        status, status_message = SpanStatus.ERROR, error if isinstance(error, str) else json_text(error)
+        status, status_message = (
+            SpanStatus.ERROR,
+            error if isinstance(error, str) else json_text(error, fast=ctx.fast),
+        )
 
     fields: dict[str, Any] = {}
     if kind is SpanKind.LLM:
@@ -308,14 +331,14 @@ def run_to_span(run: dict[str, Any], span_id: str, start: datetime, ctx: RunCont
             outputs.get("model"),
         )
     elif kind is SpanKind.TOOL:
-        fields["tool"], failure = _tool(run, name)
+        fields["tool"], failure = _tool(run, name, ctx.fast)
         if failure is not None and status is not SpanStatus.ERROR:
             status, status_message = SpanStatus.ERROR, failure
         if not isinstance(run.get("outputs"), dict) and not error:
             ctx.warn(span_id, "tool run has no outputs; result left empty")
     elif kind is SpanKind.RETRIEVER:
         query = inputs.get("query", inputs.get("input"))
-        fields["query"] = query if isinstance(query, str) else _short(query)
+        fields["query"] = query if isinstance(query, str) else _short(query, ctx.fast)
         raw_docs = outputs.get("documents", outputs.get("output"))
         if isinstance(raw_docs, list):
             docs = [decode_document(d) for d in raw_docs]
@@ -326,9 +349,9 @@ def run_to_span(run: dict[str, Any], span_id: str, start: datetime, ctx: RunCont
         elif outputs and not error:
             ctx.warn(span_id, "retriever run outputs have no documents list")
     if kind is not SpanKind.LLM or not fields.get("input_messages"):
-        fields["input_text"] = _short(inputs.get("input") if set(inputs) == {"input"} else inputs)
+        fields["input_text"] = _short(_only(inputs, "input"), ctx.fast)
     if kind is not SpanKind.LLM or not fields.get("output_messages"):
-        fields["output_text"] = _short(outputs.get("output") if set(outputs) == {"output"} else outputs)
+        fields["output_text"] = _short(_only(outputs, "output"), ctx.fast)
 
     # Every value has its field's exact type (read and checked above), so nothing is validated again.
     return Span.trusted(
@@ -341,10 +364,10 @@ def run_to_span(run: dict[str, Any], span_id: str, start: datetime, ctx: RunCont
         end=end,
         status=status,
         status_message=status_message,
-        conversation_id=_first_str(*(metadata.get(k) for k in _CONVERSATION_KEYS)) or _opt_id(metadata),
+        conversation_id=_first_str(*[metadata.get(k) for k in _CONVERSATION_KEYS]) or _opt_id(metadata),
         attributes=attributes,
         events=events,
-        source=SourceRef(file=ctx.source, line=ctx.line),
+        source=SourceRef.trusted(file=ctx.source, line=ctx.line),
         **fields,
     )
 

@@ -135,7 +135,11 @@ def decode_json_attributes(items: Any, notes: list[str], depth: int = 0, prefix:
                 value = entry.get("value")
                 if (
                     plain and type(value) is dict and len(value) == 1
-                ):  # decode_json_anyvalue's fast path, inline
+                ):  # decode_json_anyvalue's fast path, inline (a string value first: most are)
+                    item = value.get("stringValue")
+                    if type(item) is str:
+                        out[key] = item
+                        continue
                     ((tag, item),) = value.items()
                     if _PLAIN.get(tag) is type(item):
                         out[key] = item

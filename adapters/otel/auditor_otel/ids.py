@@ -20,8 +20,17 @@ def from_bytes(raw: bytes, size: int) -> str | None:
     return raw.hex()
 
 
+#: Hex ids already read (a span's trace id, and its id again as its children's parent id), each
+#: the id it reads as, or None for an all-zero one; at most :data:`_KEPT`, then started afresh.
+_KNOWN: dict[str, str | None] = {}
+_KEPT = 8192
+
+
 def from_text(value: object, size: int) -> tuple[str | None, bool]:
     """``(id, ok)``: ``(None, True)`` for an absent/empty id, ``(None, False)`` for a bad one."""
+    if type(value) is str and len(value) == size * 2 and value in _KNOWN:
+        known = _KNOWN[value]
+        return known, known is not None
     if value is None:
         return None, True
     if not isinstance(value, str):
@@ -30,8 +39,13 @@ def from_text(value: object, size: int) -> tuple[str | None, bool]:
     if not text:
         return None, True
     if len(text) == size * 2 and _HEX.fullmatch(text):
-        hex_id = text.lower()
-        return (hex_id, True) if hex_id.strip("0") else (None, False)
+        lowered = text.lower()
+        hex_id = lowered if lowered.strip("0") else None
+        if text is value:  # nothing stripped: the same text reads the same next time
+            if len(_KNOWN) >= _KEPT:
+                _KNOWN.clear()
+            _KNOWN[text] = hex_id
+        return hex_id, hex_id is not None
     try:
         raw = base64.b64decode(
             text + "=" * (-len(text) % 4),

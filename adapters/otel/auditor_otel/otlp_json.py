@@ -75,7 +75,7 @@ def _json_type(value: Any) -> str:
 
 
 def _status(span: dict[str, Any]) -> tuple[int, str | None]:
-    status = _get(span, "status")
+    status = span.get("status")
     if not isinstance(status, dict):
         return 0, None
     code = status.get("code", 0)
@@ -84,18 +84,27 @@ def _status(span: dict[str, Any]) -> tuple[int, str | None]:
     return (number if number in (0, 1, 2) else 0), (message if isinstance(message, str) else None)
 
 
+def _get2(obj: dict[str, Any], name: str, other: str) -> Any:
+    """:func:`_get` of two names (the camelCase one first), without its loop."""
+    value = obj.get(name, _ABSENT)
+    return obj.get(other) if value is _ABSENT else value
+
+
+_ABSENT = object()
+
+
 def raw_span(span: dict[str, Any], scope: str, line: int | None) -> RawSpan:
     """One JSON span object as a :class:`RawSpan` (bad fields become notes)."""
     notes: list[str] = []
-    trace_id, _ = ids.from_text(_get(span, "traceId", "trace_id"), 16)
-    span_id, _ = ids.from_text(_get(span, "spanId", "span_id"), 8)
-    parent_id, parent_ok = ids.from_text(_get(span, "parentSpanId", "parent_span_id"), 8)
+    trace_id, _ = ids.from_text(_get2(span, "traceId", "trace_id"), 16)
+    span_id, _ = ids.from_text(_get2(span, "spanId", "span_id"), 8)
+    parent_id, parent_ok = ids.from_text(_get2(span, "parentSpanId", "parent_span_id"), 8)
     if not parent_ok:
         notes.append("parentSpanId is not a valid id; span treated as a root")
-    name = _get(span, "name")
+    name = span.get("name")
     if not isinstance(name, str):
         name = ""
-    attributes = decode_json_attributes(_get(span, "attributes"), notes)
+    attributes = decode_json_attributes(span.get("attributes"), notes)
     events = []
     raw_events, complaint = _members(span, "", "events")
     if complaint is not None:
@@ -108,7 +117,7 @@ def raw_span(span: dict[str, Any], scope: str, line: int | None) -> RawSpan:
         events.append(
             RawEvent(
                 name=event_name if isinstance(event_name, str) else "",
-                time_ns=as_int(_get(event, "timeUnixNano", "time_unix_nano")),
+                time_ns=as_int(_get2(event, "timeUnixNano", "time_unix_nano")),
                 attributes=decode_json_attributes(event.get("attributes"), notes),
             )
         )
@@ -118,8 +127,8 @@ def raw_span(span: dict[str, Any], scope: str, line: int | None) -> RawSpan:
         span_id=span_id or "",
         parent_id=parent_id,
         name=name,
-        start_ns=as_int(_get(span, "startTimeUnixNano", "start_time_unix_nano")),
-        end_ns=as_int(_get(span, "endTimeUnixNano", "end_time_unix_nano")),
+        start_ns=as_int(_get2(span, "startTimeUnixNano", "start_time_unix_nano")),
+        end_ns=as_int(_get2(span, "endTimeUnixNano", "end_time_unix_nano")),
         status_code=code,
         status_message=message,
         attributes=attributes,

@@ -149,7 +149,7 @@ def build_span(raw: RawSpan, source: str) -> tuple[Span | None, str | None, list
             attributes=raw.attributes,
             events=tuple(
                 [
-                    SpanEvent(
+                    SpanEvent.trusted(
                         name=e.name,
                         time=to_datetime(e.time_ns) if e.time_ns else None,
                         attributes=e.attributes,
@@ -157,7 +157,7 @@ def build_span(raw: RawSpan, source: str) -> tuple[Span | None, str | None, list
                     for e in raw.events
                 ]
             ),
-            source=SourceRef(file=source, line=raw.line),
+            source=SourceRef.trusted(file=source, line=raw.line),
         )
     except (ValueError, OverflowError) as exc:
         problems.append(

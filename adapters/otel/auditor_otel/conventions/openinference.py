@@ -67,8 +67,8 @@ def _messages(attrs: dict[str, Any], prefix: str) -> list[Message]:
         calls = []
         for call in indexed(entry, "message.tool_calls"):
             name = call.get("tool_call.function.name")
-            calls.append(
-                ToolCall(
+            calls.append(  # each value has its field's type (built so): not validated again
+                ToolCall.trusted(
                     id=strip_id(call.get("tool_call.id")),
                     name=name if isinstance(name, str) else "",
                     arguments=arguments(call.get("tool_call.function.arguments")),
@@ -81,8 +81,8 @@ def _messages(attrs: dict[str, Any], prefix: str) -> list[Message]:
                 p["message_content.text"] for p in parts if isinstance(p.get("message_content.text"), str)
             )
         name = entry.get("message.name")
-        messages.append(
-            Message(
+        messages.append(  # each value has its field's type (built so): not validated again
+            Message.trusted(
                 role=normalise_role(entry.get("message.role")),
                 content=content_text(content),
                 name=name if isinstance(name, str) else None,
@@ -132,8 +132,8 @@ def _documents(attrs: dict[str, Any], notes: list[str], prefix: str) -> list[Doc
         if doc_id is None and index < len(output_docs) and isinstance(output_docs[index], dict):
             doc_id = strip_id(output_docs[index].get("id"))
         score = entry.get("document.score")
-        docs.append(
-            Document(
+        docs.append(  # each value has its field's type (built so): not validated again
+            Document.trusted(
                 id=doc_id,
                 text=text,
                 metadata=metadata,

@@ -69,16 +69,16 @@ def _legacy_messages(attrs: dict[str, Any], prefix: str) -> list[Message]:
         calls = []
         for call in indexed(entry, "tool_calls"):
             name = call.get("name")
-            calls.append(
-                ToolCall(
+            calls.append(  # each value has its field's type (built so): not validated again
+                ToolCall.trusted(
                     id=strip_id(call.get("id")),
                     name=name if isinstance(name, str) else "",
                     arguments=arguments(call.get("arguments")),
                 )
             )
         role = entry.get("role", "assistant" if prefix == "gen_ai.completion" else None)
-        messages.append(
-            Message(
+        messages.append(  # each value has its field's type (built so): not validated again
+            Message.trusted(
                 role=normalise_role(role),
                 content=content_text(entry.get("content")),
                 tool_calls=tuple(calls),
