@@ -31,7 +31,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, get_args
 
-from auditor.judges import Decomposer
+from auditor.judges import Decomposer, clear_quote_caches
+from auditor.metrics import clear_interval_cache
 from auditor.run import audit_async
 from auditor.store import Store
 from auditor.trace import FORMAT
@@ -67,6 +68,14 @@ def write_records(path: Path, answers: int) -> None:
             out.write(json.dumps(record) + "\n")
 
 
+def clear_caches() -> None:
+    """The per-process caches of quote checking and intervals (``auditor.judges.clear_quote_caches``,
+    ``auditor.metrics.clear_interval_cache``), which a fresh process starts without: cleared before each row, so a row
+    re-auditing the records of the one before it gains nothing from it."""
+    clear_quote_caches()
+    clear_interval_cache()
+
+
 @contextmanager
 def _fresh_home() -> Iterator[Path]:
     previous = os.environ.get("AUDITOR_HOME")
@@ -92,6 +101,7 @@ async def _audit(
     store: bool = False,
 ) -> dict[str, Any]:
     before = server.requests
+    clear_caches()
     if store:
         Store().close()  # the new store is created and migrated before the clock starts
     started, cpu = time.perf_counter(), time.process_time()

@@ -208,3 +208,23 @@ def test_recording_a_run_s_traces_is_one_transaction(store: Store) -> None:
     with store.engine.connect() as conn:
         linked = conn.execute(text("select count(*) from run_traces")).scalar()
     assert linked == len({(t.trace_id, trace_digest(t)) for t in traces})
+
+
+def test_an_answer_s_rows_name_every_column_of_their_tables() -> None:
+    # The rows are plain dicts (no ORM records): a column added to a table must be written too.
+    from datetime import UTC, datetime
+
+    from auditor.store._convert import answer_record
+    from auditor.store._schema import ClaimRecord, EvidenceRecord, VerdictRecord
+
+    rows = answer_record("run-1", answer("a1"), 0, "trace-key", datetime.now(UTC))
+    assert rows.claims and rows.verdicts and rows.evidence
+    for model, values in (
+        (AnswerRecord, [rows.answer]),
+        (EvidenceRecord, rows.evidence),
+        (ClaimRecord, rows.claims),
+        (VerdictRecord, rows.verdicts),
+    ):
+        columns = {c.key for c in model.__table__.columns}
+        assert all(set(v) == columns for v in values), model.__name__
+    assert {(v["run_id"], v["answer_id"]) for v in rows.claims} == {("run-1", "a1")}

@@ -24,6 +24,7 @@ from auditor.judges._cache import (
     fused_to_json,
 )
 from auditor.judges._cache_files import JsonlVerdictCache, MemoryVerdictCache
+from auditor.judges._carry import clear_quote_caches
 from auditor.judges._cascade import CascadeJudge
 from auditor.judges._conflicts import OnConflict, settle_conflict, verify_conflicts
 from auditor.judges._decompose import LLMDecomposer, call_failed
@@ -77,6 +78,7 @@ __all__ = [
     "call_failed",
     "check_citations",
     "check_complete",
+    "clear_quote_caches",
     "fused_from_json",
     "fused_to_json",
     "settle_conflict",

@@ -23,7 +23,9 @@ asks of the verified quotes, taken together (an aggregated or multi-hop claim ma
 A quote from a JSON item also states the key path of the pairs it holds (``"amount": 80`` inside
 ``"refund"`` states a refund amount), as the offline judge reads it. The thresholds were chosen on
 the labelled dev set so that no verdict of a judge that quotes correctly is demoted
-(``python -m benchmarks --only quotes``; the figures are in ``docs/benchmarks.md``). Pure functions.
+(``python -m benchmarks --only quotes``; the figures are in ``docs/benchmarks.md``). Pure functions;
+the readings of claims, quotes and JSON items are cached (bounded LRU caches of immutable values),
+as every verdict is checked twice: in the LLM judge's parsing, then in the pipeline.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from auditor.judges import _entities as ent
 from auditor.judges import _numbers as num
 from auditor.judges._cues import ClaimCues, claim_cues
 from auditor.judges._lexical import compound_stems, content_stems, negated_stems, words
-from auditor.judges._windows import prepare
+from auditor.judges._windows import ITEM_CHARS, prepare
 from auditor.text import normalise
 
 MIN_SHARE = 0.5  # share of the claim's content stems the quotes of a supported verdict must hold
@@ -59,31 +61,79 @@ class Quoted:
 
 
 @lru_cache(maxsize=256)
-def _normalised(text: str) -> str:
-    return normalise(text)  # an item is quoted by many claims: normalise it once
+def normalised(text: str) -> str:
+    """``normalise(text)``, cached: an item is quoted by many claims, and checked twice per verdict."""
+    return normalise(text)
+
+
+@lru_cache(maxsize=4096)
+def _cues(claim: str) -> ClaimCues:
+    return claim_cues(claim)  # each verdict is checked twice (judge, then pipeline): read the claim once
+
+
+@dataclass(frozen=True)
+class _Said:
+    """What one quote states on its own (the part of :class:`Quoted` that does not depend on its item)."""
+
+    stems: frozenset[str]
+    negated: frozenset[str]
+    quantities: tuple[num.Quantity, ...]
+
+
+@lru_cache(maxsize=4096)
+def _said(quote: str) -> _Said:
+    return _Said(
+        frozenset(content_stems(quote) | compound_stems(quote)),
+        frozenset(negated_stems(quote) | negated_stems(" ".join(words(quote)))),
+        tuple(num.extract(quote)),
+    )
+
+
+@lru_cache(maxsize=256)
+def _pairs(evidence_id: str, text: str) -> tuple[tuple[str, _Said], ...]:
+    """A JSON item's single pairs (normalised text, with their key paths' stems); () for prose."""
+    item = prepare(evidence_id, text, ITEM_CHARS)  # as the offline judge calls it: one cache entry
+    if not item.is_json:
+        return ()
+    return tuple(
+        (
+            normalise(single.seg.text),
+            _Said(single.seg.stems, single.seg.negated, tuple(q for q, _ in single.quantities)),
+        )
+        for single in item.singles
+    )
 
 
 def read_quotes(quotes: Sequence[tuple[str, str, str]]) -> Quoted:
-    """Read ``(quote, evidence_id, item text)`` triples, each quote already found in its item."""
+    """Read ``(quote, evidence_id, item text)`` triples, each quote already found in its item.
+
+    Cached (the result is immutable): the judge's parsing and the pipeline check the same quotes.
+    """
+    return _read_quotes(tuple(quotes))
+
+
+@lru_cache(maxsize=256)
+def _read_quotes(quotes: tuple[tuple[str, str, str], ...]) -> Quoted:
     stems: set[str] = set()
     negs: set[str] = set()
     quantities: list[num.Quantity] = []
     cited: dict[str, str] = {}
     for quote, evidence_id, text in quotes:
         if evidence_id not in cited:
-            cited[evidence_id] = _normalised(text)
-        stems |= content_stems(quote) | compound_stems(quote)
-        negs |= negated_stems(quote) | negated_stems(" ".join(words(quote)))
-        quantities += num.extract(quote)
+            cited[evidence_id] = normalised(text)
+        said = _said(quote)
+        stems |= said.stems
+        negs |= said.negated
+        quantities += said.quantities
         if text.lstrip()[:1] in ("{", "["):
-            item = prepare(evidence_id, text)
-            if item.is_json:
+            pairs = _pairs(evidence_id, text)
+            if pairs:
                 needle = normalise(quote)
-                for single in item.singles:  # the pairs the quote holds, with their key paths
-                    if normalise(single.seg.text) in needle:
-                        stems |= single.seg.stems
-                        negs |= single.seg.negated
-                        quantities += [q for q, _ in single.quantities]
+                for norm, pair in pairs:  # the pairs the quote holds, with their key paths
+                    if norm in needle:
+                        stems |= pair.stems
+                        negs |= pair.negated
+                        quantities += pair.quantities
     joined = "\n".join(q for q, _, _ in quotes)
     return Quoted(
         joined,
@@ -117,7 +167,7 @@ def support_shortfall(claim: str, quoted: Quoted) -> str | None:
     """Why the quotes cannot state ``claim`` (for a ``supported`` verdict), or None when they can."""
     if quoted.chars < MIN_QUOTE_CHARS:
         return f"the quotes hold {quoted.chars} character(s)"
-    cues = claim_cues(claim)
+    cues = _cues(claim)
     missing = [q for q in cues.quantities if not _stated(q, quoted)]
     if missing:
         return f"the quotes do not state {num.describe(missing[0])}"
@@ -138,7 +188,7 @@ def contradiction_shortfall(claim: str, quoted: Quoted) -> str | None:
     """Why the quotes cannot contradict ``claim``, or None when they hold a rival or a negation."""
     if quoted.chars < MIN_QUOTE_CHARS:
         return f"the quotes hold {quoted.chars} character(s)"
-    cues = claim_cues(claim)
+    cues = _cues(claim)
     if any(
         num.comparable(q, e) and not any(num.matches(c, e) for c in cues.quantities)
         for q in cues.quantities
@@ -157,3 +207,9 @@ def contradiction_shortfall(claim: str, quoted: Quoted) -> str | None:
         ):
             return None  # another entity in the place of the claim's
     return "the quotes hold no rival figure, date or entity and no negation of the claim"
+
+
+def clear_quote_caches() -> None:
+    """Forget every cached reading (a benchmark row starts as a fresh process would)."""
+    for cached in (normalised, _cues, _said, _pairs, _read_quotes):
+        cached.cache_clear()

@@ -18,7 +18,13 @@ from pydantic import BaseModel, ConfigDict
 
 from auditor.claims import Claim
 from auditor.evidence import Answer, Evidence
-from auditor.judges._carry import DOES_NOT_SUPPORT, contradiction_shortfall, read_quotes, support_shortfall
+from auditor.judges._carry import (
+    DOES_NOT_SUPPORT,
+    contradiction_shortfall,
+    normalised,
+    read_quotes,
+    support_shortfall,
+)
 from auditor.text import normalise
 
 
@@ -119,7 +125,7 @@ class Judge(Protocol):
 def quote_in(quote: str, text: str) -> bool:
     """Whether ``quote`` occurs in ``text``, ignoring case and runs of whitespace."""
     needle = normalise(quote)
-    return bool(needle) and needle in normalise(text)
+    return bool(needle) and needle in normalised(text)  # an item's text is normalised once (cached)
 
 
 def verify_quotes(

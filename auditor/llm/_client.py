@@ -13,6 +13,10 @@ concurrency limit, structured output and the token/cost tally live in one place.
   switched off so there is one retry policy, counted. Other 4xx are not retried.
 - **Bounded concurrency.** One semaphore named ``limiter`` bounds requests in flight; a request
   keeps its slot while it backs off, so a rate-limited server sees the load drop.
+- **A shared budget.** With ``budget`` (:mod:`auditor.llm._budget`), each HTTP attempt (retries
+  and the JSON-mode fallback included) first acquires it and releases it after; a retryable 429, or
+  any retryable status with ``Retry-After``, pauses the budget for every holder (other clients,
+  other processes of a Ray job) before this request's own backoff.
 - **Accounting.** Calls, failed calls, HTTP attempts, retries, prompt/completion/cached tokens and
   an estimated cost (``None`` for a model missing from the price table: unknown, never zero) in
   :attr:`usage`.
@@ -39,6 +43,7 @@ import openai
 from openai.types.chat import ChatCompletion
 
 from auditor.errors import LLMConnectionError, LLMError, LLMStatusError, LLMTimeoutError
+from auditor.llm._budget import LLMBudget
 from auditor.llm._check import check_endpoint, connection_reason, masked_url, server_said
 
 T = TypeVar("T")
@@ -153,6 +158,9 @@ class LLMClient:
         prices: USD per million (prompt, completion) tokens, by model.
         sleep: the sleep function (tests may record waits).
         check_timeout: seconds for each request of :meth:`check`.
+        budget: a rate (and cluster-wide concurrency) budget shared with other clients, asked
+            before each HTTP attempt and told after it; a 429 (or a ``Retry-After``) pauses it for
+            every holder (:class:`~auditor.llm.LLMBudget`). None: only ``concurrency`` applies.
     """
 
     def __init__(
@@ -172,8 +180,10 @@ class LLMClient:
         prices: Mapping[str, tuple[float, float]] = PRICES_PER_MTOK,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         check_timeout: float = 10.0,
+        budget: LLMBudget | None = None,
     ) -> None:
         self.model = model
+        self.budget = budget
         self.check_timeout = check_timeout
         self.base_url = base_url
         self.timeout = timeout
@@ -252,7 +262,7 @@ class LLMClient:
             while True:
                 mode: ResponseMode = "json_schema" if self.schema_supported else "json_object"
                 try:
-                    return await self._attempt(messages, mode, schema_name, schema, max_tokens)
+                    return await self._budgeted(messages, mode, schema_name, schema, max_tokens)
                 except openai.APIStatusError as err:
                     if mode == "json_schema" and _schema_rejected(err):
                         self.schema_supported = False  # not a retry: a different request
@@ -261,7 +271,10 @@ class LLMClient:
                         raise LLMStatusError(
                             f"HTTP {err.status_code} from {self.where}: {server_said(err)}", err.status_code
                         ) from err
-                    wait = self._backoff(attempt, retry_after_seconds(err.response.headers))
+                    retry_after = retry_after_seconds(err.response.headers)
+                    wait = self._backoff(attempt, retry_after)
+                    if self.budget is not None and (err.status_code == 429 or retry_after is not None):
+                        await self.budget.pause(self._pause_for(attempt, retry_after))
                 except (openai.APITimeoutError, openai.APIConnectionError) as err:
                     if attempt >= self.max_retries:
                         where = f"after {attempt + 1} attempts ({self.where})"
@@ -274,6 +287,30 @@ class LLMClient:
                 attempt += 1
                 self.usage.retries += 1
                 await self._sleep(wait)
+
+    async def _budgeted(
+        self,
+        messages: list[dict[str, str]],
+        mode: ResponseMode,
+        schema_name: str,
+        schema: dict[str, Any],
+        max_tokens: int,
+    ) -> Completion:
+        """One HTTP attempt inside the budget (acquired before, released after, whatever happens)."""
+        if self.budget is None:
+            return await self._attempt(messages, mode, schema_name, schema, max_tokens)
+        await self.budget.acquire()
+        try:
+            return await self._attempt(messages, mode, schema_name, schema, max_tokens)
+        finally:
+            await self.budget.release()
+
+    def _pause_for(self, attempt: int, retry_after: float | None) -> float:
+        """How long every holder of the budget waits: the server's ``Retry-After`` (capped), else
+        the backoff's ceiling for this attempt (not its jittered draw, which may be near zero)."""
+        if retry_after is not None:
+            return min(retry_after, self.retry_after_cap)
+        return float(min(self.backoff_max, self.backoff_base * 2**attempt))
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
@@ -337,7 +374,13 @@ def run_sync(coro_factory: Callable[[], Awaitable[T]]) -> T:
     else:
         raise RuntimeError("run_sync called inside a running event loop: await the coroutine instead")
 
-    async def main() -> T:
-        return await coro_factory()
+    box: list[T] = []
 
-    return asyncio.run(main())
+    async def main() -> None:
+        # The result is handed back outside the task: on its way out ``asyncio.run`` looks its
+        # SIGINT handler up, which formats the main task's repr, result included (the whole
+        # audit result's pydantic repr, about 0.1 s for 300 answers).
+        box.append(await coro_factory())
+
+    asyncio.run(main())
+    return box[0]

@@ -18,7 +18,7 @@ from auditor.metrics._diff import (
 )
 from auditor.metrics._labels import Labels, load_labels, match_labels
 from auditor.metrics._model import CannotCorrect, CorrectedRate, Interval, Rate, Summary
-from auditor.metrics._rates import rate
+from auditor.metrics._rates import clear_interval_cache, rate
 from auditor.metrics._summary import summarise
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "Summary",
     "VerdictChange",
     "VerdictDiff",
+    "clear_interval_cache",
     "load_labels",
     "match_labels",
     "rate",

@@ -159,6 +159,22 @@ class AuditResult(_Out):
         for answer in data["answers"]:
             if answer["claims"] is None:
                 del answer["claims"]
+        return _indented(data)
+
+
+def _indented(data: Any) -> str:
+    """``json.dumps(data, indent=2, ensure_ascii=False)`` and a newline, the same text, about twice as fast.
+
+    ``json.dumps`` with an indent runs the encoder written in Python; without one it runs the C
+    encoder, whose tokens (numbers and strings spelled by ``json``) ``msgspec`` re-indents as
+    ``json`` would. What ``msgspec`` cannot read (``NaN``, a lone surrogate) takes the slow path.
+    """
+    import msgspec  # imported on first use, as in auditor.trace: start-up stays lean
+
+    compact = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    try:
+        return msgspec.json.format(compact.encode(), indent=2).decode() + "\n"
+    except (msgspec.DecodeError, UnicodeEncodeError):
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 

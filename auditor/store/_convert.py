@@ -7,6 +7,7 @@ summary) are stored as their JSON form, so they come back as JSON types (lists, 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -27,7 +28,7 @@ from auditor.results import (
     ProblemOut,
     RunInfo,
 )
-from auditor.store._schema import AnswerRecord, ClaimRecord, EvidenceRecord, RunRecord, VerdictRecord
+from auditor.store._schema import AnswerRecord, ClaimRecord, EvidenceRecord, RunRecord
 from auditor.text import short_digest
 
 
@@ -89,54 +90,77 @@ def run_info(row: RunRecord) -> RunInfo:
     )
 
 
+@dataclass(frozen=True)
+class AnswerRows:
+    """One answer as the column values of its rows: the answer, its evidence, claims and verdicts.
+
+    Plain dicts, not ORM records: a run saves tens of rows per answer, and building mapped objects
+    (instrumented attributes, collections) cost more than the ``INSERT`` itself (:mod:`._write`).
+    Keys are the models' column keys; the children's ``run_id`` / ``answer_id`` are set here.
+    """
+
+    answer: dict[str, Any]
+    evidence: list[dict[str, Any]]
+    claims: list[dict[str, Any]]
+    verdicts: list[dict[str, Any]]
+
+
 def answer_record(
     run_id: str, answer: AnswerOut, position: int, trace_key: str, saved_at: datetime
-) -> AnswerRecord:
-    record = AnswerRecord(
-        run_id=run_id,
-        answer_id=answer.answer_id,
-        position=position,
-        trace_key=trace_key,
-        trace_id=answer.trace_id,
-        span_id=answer.span_id,
-        conversation_id=answer.conversation_id,
-        question=answer.question,
-        question_type=answer.question_type,
-        text=answer.text,
-        generated_at=answer.generated_at,
-        has_claims=answer.claims is not None,
-        refusal=answer.refusal,
-        groundedness=answer.groundedness,
-        contradicted=answer.contradicted,
-        unjudged=answer.unjudged,
-        grounded=answer.grounded,
-        saved_at=saved_at,
+) -> AnswerRows:
+    """The rows of one answer of run ``run_id`` at ``position``."""
+    owner = {"run_id": run_id, "answer_id": answer.answer_id}
+    row = {
+        **owner,
+        "position": position,
+        "trace_key": trace_key,
+        "trace_id": answer.trace_id,
+        "span_id": answer.span_id,
+        "conversation_id": answer.conversation_id,
+        "question": answer.question,
+        "question_type": answer.question_type,
+        "text": answer.text,
+        "generated_at": answer.generated_at,
+        "has_claims": answer.claims is not None,
+        "refusal": answer.refusal,
+        "groundedness": answer.groundedness,
+        "contradicted": answer.contradicted,
+        "unjudged": answer.unjudged,
+        "grounded": answer.grounded,
+        "saved_at": saved_at,
+    }
+    claims: list[dict[str, Any]] = []
+    verdicts: list[dict[str, Any]] = []
+    for i, claim in enumerate(answer.claims or []):
+        claims.append(_claim_row(claim, i, owner))
+        if _has_verdict(claim):
+            verdicts.append(_verdict_row(claim, i, owner))
+    return AnswerRows(
+        row, [_evidence_row(e, i, owner) for i, e in enumerate(answer.evidence)], claims, verdicts
     )
-    record.evidence = [_evidence_record(e, i) for i, e in enumerate(answer.evidence)]
-    record.claims = [_claim_record(c, i) for i, c in enumerate(answer.claims or [])]
-    return record
 
 
-def _evidence_record(item: EvidenceOut, position: int) -> EvidenceRecord:
-    return EvidenceRecord(
-        position=position,
-        evidence_id=item.evidence_id,
-        kind=item.kind.value,
-        name=item.name,
-        text=item.text,
-        meta=to_jsonable_python(item.metadata),
-        document_id=item.document_id,
-        url=item.url,
-        trace_id=item.trace_id,
-        span_id=item.span_id,
-        available_at=item.available_at,
-        hop_path=list(item.hop_path),
-        error=item.error,
-        current_question=item.current_question,
-        source_class=item.source_class,
-        admitted=item.admitted,
-        reason=item.reason,
-    )
+def _evidence_row(item: EvidenceOut, position: int, owner: dict[str, str]) -> dict[str, Any]:
+    return {
+        **owner,
+        "position": position,
+        "evidence_id": item.evidence_id,
+        "kind": item.kind.value,
+        "name": item.name,
+        "text": item.text,
+        "metadata": to_jsonable_python(item.metadata),  # the column of EvidenceRecord.meta
+        "document_id": item.document_id,
+        "url": item.url,
+        "trace_id": item.trace_id,
+        "span_id": item.span_id,
+        "available_at": item.available_at,
+        "hop_path": list(item.hop_path),
+        "error": item.error,
+        "current_question": item.current_question,
+        "source_class": item.source_class,
+        "admitted": item.admitted,
+        "reason": item.reason,
+    }
 
 
 def _has_verdict(claim: ClaimOut) -> bool:
@@ -152,33 +176,37 @@ def _has_verdict(claim: ClaimOut) -> bool:
     )
 
 
-def _claim_record(claim: ClaimOut, position: int) -> ClaimRecord:
-    record = ClaimRecord(
-        position=position,
-        claim_id=claim.claim_id,
-        text=claim.text,
-        start=claim.start,
-        end=claim.end,
-        screened=claim.screened,
-        screen_reason=claim.screen_reason,
-        markers=list(claim.markers),
-        citation_markers=[m.model_dump(mode="json") for m in claim.citation_markers],
-        misattributed=claim.misattributed,
-    )
-    if _has_verdict(claim):
-        record.verdict = VerdictRecord(
-            label=claim.verdict,
-            citations=[c.model_dump(mode="json") for c in claim.citations],
-            inadmissible_support=list(claim.inadmissible_support),
-            rationale=claim.rationale,
-            unjudged_reason=claim.unjudged_reason,
-            judge_errors=list(claim.judge_errors),
-            common_knowledge=claim.common_knowledge,
-            settled_by=claim.settled_by,
-            conflicts=[c.model_dump(mode="json") for c in claim.conflicts],
-            conflict_resolution=claim.conflict_resolution,
-        )
-    return record
+def _claim_row(claim: ClaimOut, position: int, owner: dict[str, str]) -> dict[str, Any]:
+    return {
+        **owner,
+        "position": position,
+        "claim_id": claim.claim_id,
+        "text": claim.text,
+        "start": claim.start,
+        "end": claim.end,
+        "screened": claim.screened,
+        "screen_reason": claim.screen_reason,
+        "markers": list(claim.markers),
+        "citation_markers": [m.model_dump(mode="json") for m in claim.citation_markers],
+        "misattributed": claim.misattributed,
+    }
+
+
+def _verdict_row(claim: ClaimOut, position: int, owner: dict[str, str]) -> dict[str, Any]:
+    return {
+        **owner,
+        "position": position,
+        "label": claim.verdict,
+        "citations": [{"evidence_id": c.evidence_id, "quote": c.quote} for c in claim.citations],
+        "inadmissible_support": list(claim.inadmissible_support),
+        "rationale": claim.rationale,
+        "unjudged_reason": claim.unjudged_reason,
+        "judge_errors": list(claim.judge_errors),
+        "common_knowledge": claim.common_knowledge,
+        "settled_by": claim.settled_by,
+        "conflicts": [c.model_dump(mode="json") for c in claim.conflicts],
+        "conflict_resolution": claim.conflict_resolution,
+    }
 
 
 def answer_out(record: AnswerRecord) -> AnswerOut:

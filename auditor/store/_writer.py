@@ -66,6 +66,7 @@ class _Save:
     owner: str | None
     answer: AnswerOut
     trace_digest: str | None
+    if_absent: bool = False
 
 
 class StoreWriter:
@@ -117,9 +118,15 @@ class StoreWriter:
         return done
 
     async def save_answer(
-        self, run_id: str, answer: AnswerOut, trace_digest: str | None = None, *, owner: str | None = None
+        self,
+        run_id: str,
+        answer: AnswerOut,
+        trace_digest: str | None = None,
+        *,
+        owner: str | None = None,
+        if_absent: bool = False,
     ) -> None:
-        """Save one answer as :meth:`Store.save_answer` does; returns once it is committed.
+        """Save one answer as :meth:`Store.save_answer` does (``if_absent`` too); returns once committed.
 
         Raises:
             StoreError, LeaseLostError: as :meth:`Store.save_answer` (the batch's error).
@@ -127,7 +134,7 @@ class StoreWriter:
         if self._pending is None:
             self._pending = asyncio.Semaphore(PENDING)
         async with self._pending:
-            await asyncio.wrap_future(self.submit(_Save(run_id, owner, answer, trace_digest)))
+            await asyncio.wrap_future(self.submit(_Save(run_id, owner, answer, trace_digest, if_absent)))
 
     # -- the thread --------------------------------------------------------------------------------
 
@@ -174,16 +181,18 @@ class StoreWriter:
     def _write(self, session: Session, jobs: Sequence[Upsert | _Save]) -> None:
         """The batch in one transaction: each table's cache rows, then the answers of each run."""
         upserts: dict[type[Base], dict[str, dict[str, Any]]] = {}
-        saves: dict[tuple[str, str | None], list[tuple[AnswerOut, str | None]]] = {}
+        saves: dict[tuple[str, str | None, bool], list[tuple[AnswerOut, str | None]]] = {}
         for job in jobs:
             if isinstance(job, Upsert):
                 upserts.setdefault(job.model, {}).update(job.values)  # a key written twice: the later
             else:
-                saves.setdefault((job.run_id, job.owner), []).append((job.answer, job.trace_digest))
+                saves.setdefault((job.run_id, job.owner, job.if_absent), []).append(
+                    (job.answer, job.trace_digest)
+                )
         for model, values in upserts.items():
             write.upsert(session, model, values)
-        for (run_id, owner), answers in saves.items():
-            self.store.write_answers(session, run_id, answers, owner)
+        for (run_id, owner, if_absent), answers in saves.items():
+            self.store.write_answers(session, run_id, answers, owner, if_absent=if_absent)
 
     def close(self, *, raise_error: bool = True) -> None:
         """Write what is queued, stop the thread; then raise the first error, if any (``raise_error``)."""
