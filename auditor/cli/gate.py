@@ -19,6 +19,8 @@ from auditor.cli.options import (
     db_option,
     format_option,
     judge_option,
+    rate_limit_option,
+    rate_per_second,
     report_option,
 )
 from auditor.errors import AuditorError
@@ -121,6 +123,7 @@ def decision_json(run: GateRun) -> str:
 @report_option
 @judge_option
 @base_url_option
+@rate_limit_option
 @db_option
 @format_option
 @calibration_option
@@ -138,6 +141,7 @@ def gate_command(
     report_path: Path | None,
     judge_spec: str | None,
     base_url: str | None,
+    rate_limit: str | None,
     db_url: str | None,
     format_: str | None,
     calibration: str | None,
@@ -173,6 +177,7 @@ def gate_command(
             policy,
             judge=setting("judge", judge_spec) or "offline",
             base_url=setting("base_url", base_url),
+            rate_limit=rate_per_second(rate_limit),
             labels=labels,
             db_url=db_url,
             format=format_,

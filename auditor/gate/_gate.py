@@ -305,11 +305,13 @@ def run_gate(
     format: str | None = None,
     concurrency: int = 8,
     calibration: str | None = None,
+    rate_limit: float | None = None,
 ) -> GateRun:
     """Audit ``paths`` and decide the gate.
 
     ``calibration`` chooses the calibration that corrects the figures, as for
     :func:`auditor.run.audit` (None: the judge's newest; ``"none"``; or a stored id).
+    ``rate_limit`` caps an LLM judge's requests per second, as for :func:`auditor.run.audit`.
 
     The inputs are read once before the audit, so a partial golden set or a labels file that
     labels none of its answers fails before any judging (or LLM cost) and before a run is stored.
@@ -332,6 +334,7 @@ def run_gate(
         concurrency=concurrency,
         db_url=db_url,
         calibration=calibration,
+        rate_limit=rate_limit,
     )
     summary = Summary.model_validate(result.summary)
     decision = decide(summary, result.answers, policy.thresholds, labels)

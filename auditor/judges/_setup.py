@@ -28,7 +28,7 @@ from auditor.judges._decompose import LLMDecomposer
 from auditor.judges._fused import FusedAuditor
 from auditor.judges._llm import LLMJudge
 from auditor.judges._offline import OfflineJudge
-from auditor.llm import LLMClient, price_table
+from auditor.llm import LLMBudget, LLMClient, price_table
 from auditor.settings import app_dir, setting
 
 Decomposer = Literal["rules", "llm", "fused"]
@@ -104,6 +104,7 @@ def build_judge(
     cache_backend: VerdictCache | None = None,
     decomposition_backend: DecompositionCache | None = None,
     fused_backend: FusedCache | None = None,
+    budget: LLMBudget | None = None,
 ) -> JudgeSetup:
     """The judge setup for ``spec`` (``offline`` or ``openai:MODEL``).
 
@@ -111,7 +112,9 @@ def build_judge(
     (``decomposer="fused"``) are cached. ``cache_backend``, ``decomposition_backend`` and
     ``fused_backend`` are where they live (the store's tables in a run); without one, a JSON-lines
     file in the app directory (``verdict-cache.jsonl``, ``decomposition-cache.jsonl``,
-    ``fused-cache.jsonl``).
+    ``fused-cache.jsonl``). ``budget`` is the rate (and cluster-wide concurrency) budget the
+    client shares with other clients (:class:`~auditor.llm.LocalBudget` in one process, a
+    ``ClusterBudget`` handle on Ray workers); the offline judge ignores it.
 
     Raises:
         UsageError: an unknown spec, or ``openai:`` with no key and no ``base_url``.
@@ -137,6 +140,7 @@ def build_judge(
         api_key=key or "unused",
         concurrency=concurrency,
         prices=price_table(setting("llm_prices")),
+        budget=budget,
     )
     setup = JudgeSetup(
         extractor=RuleExtractor() if decomposer == "rules" else LLMDecomposer(client),

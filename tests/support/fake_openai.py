@@ -11,7 +11,7 @@ it does not cite that take the other side are cited in ``conflicting`` (:func:`o
 :class:`auditor.judges.OfflineJudge` instead. Token usage is estimated as characters / 4.
 
 Faults are scripted per test with :meth:`FakeOpenAI.enqueue` (consumed one per request, in order):
-``"429"`` (with ``retry_after``), ``"500"`` (``retry_after`` optional), ``"hang"`` (no answer until ``hang_seconds``),
+``"429"`` (with ``retry_after``, default 1; None sends no ``Retry-After``), ``"500"`` (``retry_after`` optional), ``"hang"`` (no answer until ``hang_seconds``),
 ``"malformed"``, ``"length"``, ``"bad_label"``, ``"unknown_id"``, ``"fake_quote"``, ``"refuse"``,
 ``"bad_offsets"``, ``"common_knowledge"``, ``"401"``, ``"ok"``. Standing switches: ``latency``, ``reject_json_schema`` (400 on a
 ``json_schema`` response_format), ``obey_injection`` (evidence saying "ignore the above" makes it mark
@@ -21,7 +21,9 @@ nothing), ``always_supported_unrelated_quote`` (every claim supported, quoting t
 the admitted evidence that shares the fewest words with the claim), ``api_key`` (when set, any other key gets a 401 on
 every route), ``models`` (when set, the only models it serves: others get a 404 ``model_not_found``;
 None serves any name) and ``models_route`` (False: no ``/v1/models`` routes, like vLLM's missing
-``/v1/models/{id}`` taken further). Chat requests are counted in total and per kind; ``GET`` requests
+``/v1/models/{id}`` taken further). Chat requests are counted in total and per kind, and their
+arrival times (``time.monotonic()``) kept in ``arrivals`` (:meth:`FakeOpenAI.most_in_window`: the
+most requests that arrived within any window of so many seconds); ``GET`` requests
 to the models routes in ``model_requests`` (they consume no scripted fault).
 
 Use it as a context manager or through the ``fake_openai`` fixture; for benchmarks run
@@ -131,6 +133,17 @@ def fenced_blocks(prompt: str) -> list[tuple[str, dict[str, str], str]]:
         out.append((m.group("kind"), dict(_ATTR.findall(m.group("attrs"))), prompt[m.end() : close]))
         pos = prompt.index(">>>", close) + 3
     return out
+
+
+def most_in_window(times: list[float], seconds: float = 1.0) -> int:
+    """The most of ``times`` within any half-open window ``[t, t + seconds)``."""
+    ordered = sorted(times)
+    most, first = 0, 0
+    for last, t in enumerate(ordered):
+        while t - ordered[first] >= seconds:
+            first += 1
+        most = max(most, last - first + 1)
+    return most
 
 
 def content_words(text: str) -> list[str]:
@@ -308,6 +321,7 @@ class FakeOpenAI:
         self.requests = 0
         self.by_kind: Counter[str] = Counter()
         self.bodies: list[dict[str, Any]] = []
+        self.arrivals: list[float] = []
         self.statuses: list[int] = []
         self.in_flight = 0
         self.max_in_flight = 0
@@ -331,6 +345,11 @@ class FakeOpenAI:
     def enqueue(self, action: str, **options: Any) -> None:
         with self._lock:
             self._script.append((action, options))
+
+    def most_in_window(self, seconds: float = 1.0) -> int:
+        """The most chat requests that arrived within any window of ``seconds`` (a rate limit's check)."""
+        with self._lock:
+            return most_in_window(self.arrivals, seconds)
 
     def start(self) -> FakeOpenAI:
         self._thread.start()
@@ -375,13 +394,15 @@ class FakeOpenAI:
             self.requests += 1
             self.by_kind[kind] += 1
             self.bodies.append(body)
+            self.arrivals.append(time.monotonic())
         action, options = self._next_action()
         if self.latency:
             time.sleep(self.latency)
         if action == "429":
+            after = options.get("retry_after", "1")  # None: a 429 without Retry-After
             return (
                 429,
-                {"Retry-After": str(options.get("retry_after", "1"))},
+                {"Retry-After": str(after)} if after is not None else {},
                 _error("rate limited", "rate_limit"),
             )
         if action == "500":
