@@ -17,7 +17,9 @@ Per split and per ``dataset/task_type``:
 - **claims**: the share decided and the agreement with the human label on them (supported versus
   unsupported). A claim-unit record is one item, decided when its answer-level verdict is.
 - **settle()**: the cascade's certain stage (:meth:`auditor.judges.CascadeJudge.certain`, quotes
-  verified): the share of claims it settles without an LLM call and how often humans agree.
+  verified): the share of claims it settles without an LLM call and how often humans agree; also
+  with each claim-unit record as one item (``items_*``: settled when all its claims are), and its
+  cost per claim against the score-only settle() it replaced (``settle_speed``).
 - **the naive lexical baseline**, in the same run, on the same records: per answer sentence, the
   share of its content words (lower-cased, stopwords of the ``stop-words`` package removed) found in
   the sources, and whether each of its numbers appears there; an answer is hallucinated when some
@@ -51,7 +53,7 @@ from auditor.pipeline import AnswerAudit
 from auditor.results import AnswerOut
 from auditor.run import audit_async
 from auditor.trace import FORMAT
-from benchmarks.cascade import llm_set
+from benchmarks.cascade import llm_set, settle_speed
 
 # ../shared beside the checkout
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "labelled"
@@ -162,6 +164,8 @@ class _Row:
     claims: list[tuple[bool, bool | None]] = field(default_factory=list)
     settled: list[bool] = field(default_factory=list)  # per claim settled: humans agree (supported)
     claims_total: int = 0
+    # a claim-unit record as one item (as ``claims`` counts it): settled when all its claims are
+    record_settled: bool | None = None
 
 
 def _sources(path: Path) -> list[list[str]]:
@@ -209,6 +213,8 @@ def _row(
                     else human_claim_verdict(claim.start + shift, claim.end + shift, record.labels)
                 )
                 row.settled.append(said == "supported")
+        if record.unit == "claim" and row.claims_total:
+            row.record_settled = len(row.settled) == row.claims_total
     return row
 
 
@@ -242,7 +248,30 @@ def _segment(rows: Sequence[_Row], t: float) -> dict[str, Any]:
             "share": len(settled) / claims_total if claims_total else None,
             "agree": sum(settled),
             "accuracy": sum(settled) / len(settled) if settled else None,
+            **_settle_items(rows),
         },
+    }
+
+
+def _settle_items(rows: Sequence[_Row]) -> dict[str, Any]:
+    """settle() with a claim-unit record as one item, settled when every claim of it is (its human
+    verdict is the record's, so a settled part of a record whose other part is unsupported is not
+    counted wrong); claims of answer-unit records count one by one, as above."""
+    items = settled = agree = 0
+    for r in rows:
+        if r.record_settled is None:
+            items += r.claims_total
+            settled += len(r.settled)
+            agree += sum(r.settled)
+        else:
+            items += 1
+            settled += r.record_settled
+            agree += r.record_settled and not r.actual
+    return {
+        "items": items,
+        "items_settled": settled,
+        "items_share": settled / items if items else None,
+        "items_accuracy": agree / settled if settled else None,
     }
 
 
@@ -281,6 +310,7 @@ async def run(dev: Path = DEV, train: Path | None = TRAIN, *, llm_answers: int =
         results["splits"]["train"] = {"path": str(train), "segments": segments(await split_rows(train), t)}
     if llm_answers:
         results["cascade"] = await llm_set(llm_answers, {"dev": dev})
+        results["settle_speed"] = await settle_speed(dev)
     return results
 
 

@@ -6,15 +6,35 @@ figure per answer) are audited twice against the fake OpenAI server in its own p
 cascade, each in a fresh app directory with the verdict cache off, the HTTP requests counted at the
 server. The fake server's verdicts come from the offline judge: ``agreement`` is the share of claims
 on which the cascade's verdict equals the LLM-alone verdict, i.e. whether the certain stage ever
-overrides what the stand-in LLM says. It is not an accuracy figure.
+overrides what the stand-in LLM says. It is not an accuracy figure. Beside the calls: the claims
+sent to the LLM and the prompt tokens per answer, which the cascade cuts even where every answer
+keeps one claim it cannot settle (a paraphrase, a changed figure) and so still makes its call.
+
+:func:`settle_speed` is the micro benchmark of ``OfflineJudge.settle`` itself (issue 14): per claim
+of the dev set, with the evidence already prepared (as the cascade finds it), against
+:func:`settle_before`, the score-only settle() it replaced, kept here verbatim as the baseline of the
+ratio, measured in the same run.
 """
 
 from __future__ import annotations
 
+import re
 import tempfile
+import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from auditor.claims import Claim
+from auditor.evidence import Evidence
+from auditor.judges import Label, OfflineJudge
+from auditor.judges import _carry as carry
+from auditor.judges import _settle as settle_module
+from auditor.judges._combiner import shipped
+from auditor.judges._conflicts import contradicting_items
+from auditor.judges._cues import AGGREGATE, claim_cues
+from auditor.judges._lexical import negated
+from auditor.judges._windows import prepare, read_limits
 from auditor.run import audit_async
 from auditor.trace import FORMAT
 from benchmarks.llm import _fresh_home, write_records
@@ -43,11 +63,17 @@ async def _verdicts(
     }
     answers = len(result.answers)
     requests = server.requests - before
+    usage = result.run.usage or {}
+    llm = usage.get("llm") or {}
+    cascade_stats = usage.get("cascade") or {}
+    sent = cascade_stats.get("settled_llm", len(verdicts)) if cascade else len(verdicts)
     return verdicts, {
         "answers": answers,
         "http_requests": requests,
         "calls_per_answer": requests / answers if answers else None,
-        "cascade": (result.run.usage or {}).get("cascade"),
+        "claims_sent_per_answer": sent / answers if answers else None,
+        "prompt_tokens_per_answer": llm.get("prompt_tokens", 0) / answers if answers else None,
+        "cascade": usage.get("cascade"),
     }
 
 
@@ -63,6 +89,11 @@ def _compare(
         "llm_alone": ra,
         "cascade": rc,
         "calls_saved_per_answer": (ra["http_requests"] - rc["http_requests"]) / answers if answers else None,
+        "claims_sent_saved_share": (
+            1 - rc["claims_sent_per_answer"] / ra["claims_sent_per_answer"]
+            if ra["claims_sent_per_answer"]
+            else None
+        ),
         "agreement": same / len(va) if va else None,
         "disagreements": len(va) - same,
     }
@@ -85,3 +116,98 @@ async def llm_set(answers: int, also: dict[str, Path] | None = None) -> dict[str
                 alone = await _verdicts(records, server, cascade=False)
                 out[name] = _compare(alone, await _verdicts(records, server, cascade=True))
     return out
+
+
+def settle_before(judge: OfflineJudge, claim: Claim, admitted: Sequence[Evidence]) -> object:
+    """The score-only settle() before issue 13/14 (a regular expression compiled per claim, the
+    full assessment of every claim, the cues computed again): the baseline of :func:`settle_speed`."""
+    if claim.screened:
+        return None
+    core = claim.text.strip().rstrip(".!;:,").strip()
+    tokens = core.split()
+    limits = read_limits([e.text for e in admitted])
+    verbatim = None
+    if len(tokens) >= 4 and not AGGREGATE.search(core):
+        pattern = re.compile(
+            r"(?<!\w)" + r"\s+".join(re.escape(t) for t in tokens) + r"(?!\w)", re.IGNORECASE
+        )
+        for e, limit in zip(admitted, limits, strict=True):
+            m = pattern.search(e.text, 0, limit)
+            if m is None:
+                continue
+            item = prepare(e.evidence_id, e.text, limit)
+            if m.end() > len(item.text):
+                continue
+            sentence = next(
+                (
+                    e.text[s:t]
+                    for seg in item.singles
+                    for s, t in seg.seg.spans
+                    if s <= m.start() and m.end() <= t
+                ),
+                m.group(),
+            )
+            if negated(sentence) and not negated(claim.text):
+                continue
+            others = [
+                prepare(x.evidence_id, x.text, n) for x, n in zip(admitted, limits, strict=True) if x is not e
+            ]
+            verbatim = None if contradicting_items(claim_cues(claim.text), {e.evidence_id}, others) else m
+            break
+    if (
+        not admitted
+        or verbatim is not None
+        or any(len(e.text) > n for e, n in zip(admitted, limits, strict=True))
+    ):
+        return verbatim
+    items = [prepare(e.evidence_id, e.text, n) for e, n in zip(admitted, limits, strict=True)]
+    names = {e.evidence_id: e.document_id or e.name or e.kind.value for e in admitted}
+    verdict, score = judge._assess(claim, items, names)
+    if verdict.label is not Label.SUPPORTED or score.score < (judge.combiner or shipped()).settle:
+        return None
+    cited = {c.evidence_id for c in verdict.citations}
+    return None if contradicting_items(claim_cues(claim.text), cited, items) else verdict
+
+
+def _clear_claim_caches() -> None:
+    """The per-claim caches settle() reads (not the evidence's: the cascade finds it prepared)."""
+    carry._cues.cache_clear()  # settle() reads the claim's cues from the quote check's cache
+    settle_module._claim_words.cache_clear()
+
+
+async def settle_speed(dev: Path, repeats: int = 3) -> dict[str, Any]:
+    """``settle()`` per claim of ``dev`` now and before (:func:`settle_before`), evidence prepared.
+
+    Each claim is settled once per repeat, the per-claim caches :mod:`auditor.judges._settle` reads
+    cleared before each repeat (a claim is new to the cascade; the prepared evidence is kept, as the
+    pipeline has it); the figure is the best of ``repeats``.
+    """
+    _, audits = await audit_async([dev], judge="offline", format=FORMAT, store=False)
+    cases = [
+        (c, [e for e, d in zip(a.answer.evidence, a.decisions, strict=True) if d.admitted])
+        for a in audits
+        for c in a.decomposition.judgeable
+    ]
+    for _, admitted in cases:  # the evidence as the judge prepared it
+        for e, n in zip(admitted, read_limits([e.text for e in admitted]), strict=True):
+            prepare(e.evidence_id, e.text, n)
+    judge = OfflineJudge()
+    now, before = [], []
+    settled_now = settled_before = 0
+    for _ in range(repeats):
+        started = time.perf_counter()
+        settled_before = sum(settle_before(judge, c, ev) is not None for c, ev in cases)
+        before.append(time.perf_counter() - started)
+        _clear_claim_caches()
+        started = time.perf_counter()
+        settled_now = sum(judge.settle(c, ev) is not None for c, ev in cases)
+        now.append(time.perf_counter() - started)
+    n = len(cases)
+    return {
+        "claims": n,
+        "ms_per_claim_before": min(before) * 1000 / n if n else None,
+        "ms_per_claim": min(now) * 1000 / n if n else None,
+        "speedup": min(before) / min(now) if n and min(now) else None,
+        "settled_before": settled_before,
+        "settled": settled_now,
+    }

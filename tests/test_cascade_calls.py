@@ -92,3 +92,42 @@ def test_the_console_reports_the_calls_saved(server: FakeOpenAI, tmp_path: Path)
     assert server.requests == 1
     line = "cascade: 3 of 4 claim(s) settled without a call; 1 of 2 answer(s) needed no LLM call"
     assert f"{line} (0.50 calls saved per answer)" in result.stderr
+
+
+def test_a_near_copy_with_an_added_word_goes_to_the_llm(server: FakeOpenAI, tmp_path: Path) -> None:
+    # "of purchase": every other word is the source's (the score-only settle() took it, at 0.58),
+    # but the source does not say when the 14 days start
+    near = "Refunds are paid to the original card within 14 days of purchase."
+    usage = run(server, records(tmp_path, [near]), cascade=True)
+    assert server.requests == 1
+    prompt = "\n".join(str(m["content"]) for m in server.bodies[-1]["messages"])
+    assert [text for kind, _, text in fenced_blocks(prompt) if kind == "CLAIM"] == [near.rstrip(".")]
+    cascade = usage["cascade"]
+    assert isinstance(cascade, dict) and cascade["settled_offline"] == 0
+
+
+def test_an_answer_with_a_copied_sentence_a_paraphrase_and_a_changed_figure(
+    server: FakeOpenAI, tmp_path: Path
+) -> None:
+    # the benchmark's LLM set: the copy settles offline; the paraphrase and the changed figure (never
+    # a certain contradiction) go to the LLM, so the answer still costs its one call, with fewer claims
+    answer = (
+        "Refunds are paid to the original card within 14 days. "
+        "Visitors can leave their car in the north garage at no cost. "
+        "The Lisbon office opens at 8 am on weekdays."
+    )
+    usage = run(server, records(tmp_path, [answer]), cascade=True)
+    assert server.requests == 1
+    prompt = "\n".join(str(m["content"]) for m in server.bodies[-1]["messages"])
+    sent = [text for kind, _, text in fenced_blocks(prompt) if kind == "CLAIM"]
+    assert sent == [
+        "Visitors can leave their car in the north garage at no cost",
+        "The Lisbon office opens at 8 am on weekdays",
+    ]
+    cascade = usage["cascade"]
+    assert isinstance(cascade, dict)
+    assert (cascade["settled_offline"], cascade["settled_llm"], cascade["calls_saved_per_answer"]) == (
+        1,
+        2,
+        0.0,
+    )

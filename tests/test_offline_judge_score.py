@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.machinery
 import importlib.util
 import json
+import math
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -79,12 +80,12 @@ def test_an_undecided_claim_fails_the_gate_closed(tmp_path: Path) -> None:
     assert not gated.decision.passed
 
 
-def test_settle_uses_the_score_only_above_its_threshold() -> None:
+def test_settle_is_certain_by_its_own_test_not_the_score() -> None:
+    # settle() (auditor/judges/_settle.py, tests/test_settle.py) does not read the combiner
     judge = OfflineJudge()
     settled = judge.settle(claim(STATED), [DOC])
     assert settled is not None and settled.label is Label.SUPPORTED
-    never = OfflineJudge(replace(shipped(), settle=1.01))
-    assert never.settle(claim(STATED), [DOC]) is None
+    assert OfflineJudge(replace(shipped(), settle=1.01)).settle(claim(STATED), [DOC]) == settled
     # absence stays uncertain whatever the score
     assert judge.settle(claim("The castle tour costs $30."), [DOC]) is None
 
@@ -177,3 +178,100 @@ def test_a_combiner_of_the_shipped_shape_scores_like_the_formula() -> None:
     combiner = Combiner(FEATURES, (0.0,) * n, (1.0,) * n, (1.0,) + (0.0,) * (n - 1), 0.0, 0.6, 0.4, 0.9)
     assert combiner.score([0.0] * n) == 0.5
     assert combiner.score([2.0] + [0.0] * (n - 1)) == pytest.approx(1 / (1 + 2.718281828459045**-2))
+
+
+def test_a_long_answer_is_decided_with_its_own_thresholds() -> None:
+    # the claim-level pair leaves every claim undecided; the long-answer pair decides them
+    combiner = replace(shipped(), supported=0.999, unsupported=0.001, answer_supported=0.0)
+    judge = OfflineJudge(combiner)
+    parts = [
+        "The guided tour of the castle starts at the north gate.",
+        "The guided tour of the castle lasts two hours.",
+        "The castle tour starts at the north gate.",
+    ]
+    claims = [claim(t, f"c{i}") for i, t in enumerate(parts)]
+    assert [v.label for v in judge.judge_sync(claims, [DOC])] == [Label.SUPPORTED] * 3
+    assert [v.label for v in judge.judge_sync(claims[:2], [DOC])] == [Label.UNJUDGED] * 2
+    # screened claims do not count towards the answer's size
+    screened = [*claims[:2], claim("Happy to help!", "c9", screened=True)]
+    assert [v.label for v in judge.judge_sync(screened, [DOC])] == [Label.UNJUDGED] * 2
+    assert combiner.thresholds(combiner.answer_claims) == (0.0, combiner.answer_unsupported)
+    assert combiner.thresholds(1) == (0.999, 0.001)
+    # without a long-answer pair (an older file), every answer uses the claim-level pair
+    older = json.loads(combiner.to_json())
+    for key in ("answer_supported", "answer_unsupported", "answer_claims"):
+        del older[key]
+    assert from_json(json.dumps(older)).thresholds(10) == (0.999, 0.001)
+
+
+def _cues(text: str, *docs: str) -> dict[str, float]:
+    [score] = OfflineJudge().scores([claim(text)], [evidence(f"d{i}", d) for i, d in enumerate(docs)])
+    return {c.name: c.value for c in score.cues} | {"score": score.score}
+
+
+def test_shared_words_count_less_in_a_long_window() -> None:
+    # the same words of the claim, in a short sentence and in a long one: chance explains more of
+    # the long one's overlap, so the score is lower (every other cue is the same)
+    text = "The castle tour starts at the north gate."
+    short = _cues(text, "Castle tours start at the north gate.")
+    long = _cues(
+        text,
+        "Castle tours, which visitors from many countries book months ahead for the medieval "
+        "armoury, tapestries, chapel frescoes and rooftop views, start at the north gate.",
+    )
+    assert long["window_stems"] > short["window_stems"] > 0
+    same = [n for n in FEATURES if n != "window_stems"]
+    assert [long[n] for n in same] == [short[n] for n in same]
+    assert long["score"] < short["score"]
+
+
+def test_the_number_of_admitted_items_is_a_cue() -> None:
+    text = "The castle tour starts at the north gate."
+    one = _cues(text, "The castle tour starts at the north gate.")
+    three = _cues(text, "The castle tour starts at the north gate.", "Parking is free.", "Dogs are welcome.")
+    assert one["items"] < three["items"]
+    assert one["score"] != three["score"]
+
+
+def test_short_and_long_answers_get_their_own_thresholds_from_dev() -> None:
+    # score = sigmoid(first cue); short answers' claims are supported above a score of 0.7, long
+    # answers' above 0.3: the chooser finds a pair for each group that decides them all rightly
+    script = _script()
+    n = len(FEATURES)
+    combiner = Combiner(FEATURES, (0.0,) * n, (1.0,) * n, (1.0,) + (0.0,) * (n - 1), 0.0, 1.0, 0.0, 1.0)
+
+    def row(record: str, p: float, supported: bool, claims: int) -> object:
+        logit = math.log(p / (1 - p))
+        return script.Row(
+            record, "toy/t", (logit,) + (0.0,) * (n - 1), int(supported), True, False, False, claims
+        )
+
+    dev = [row(f"s{i}", p, p > 0.7, 1) for i, p in enumerate((0.2, 0.5, 0.65, 0.75, 0.8, 0.9))]
+    dev += [row(f"l{i // 3}", p, p > 0.3, 3) for i, p in enumerate((0.1, 0.2, 0.4, 0.5, 0.6, 0.8))]
+    chosen = script.choose_thresholds(combiner, dev)
+    assert 0.65 < chosen.supported <= 0.75
+    assert chosen.answer_supported is not None and 0.2 < chosen.answer_supported <= 0.4
+    # one group only (every dev answer short): the long answers take the claim-level pair
+    alone = script.choose_thresholds(combiner, dev[:6])
+    assert alone.answer_supported is None and alone.thresholds(5) == alone.thresholds(1)
+
+
+def test_a_long_answers_paraphrase_is_supported_from_a_partly_covering_window() -> None:
+    # "visitors", "meet" and "guide" are not in the sentence: 3 of 6 content stems are
+    doc = evidence("d", "The castle tour starts at the north gate at 10 am.")
+    para = claim("Visitors meet their castle guide at the north gate.", "c0")
+    others = [claim(STATED, "c1"), claim("The guided tour starts at the north gate.", "c2")]
+    lenient = replace(shipped(), answer_partial=0.0, answer_supported=0.0, unsupported=0.0)
+    judge = OfflineJudge(lenient)
+    first, *_ = judge.judge_sync([para, *others], [doc])
+    assert first.label is Label.SUPPORTED and first.rationale is not None
+    assert first.rationale.startswith("mostly stated in") and first.citations[0].quote == doc.text
+    # alone (a short answer), or without the long-answer score, it is not supported
+    [alone] = judge.judge_sync([para], [doc])
+    assert alone.label is not Label.SUPPORTED
+    [never] = OfflineJudge(replace(lenient, answer_partial=None)).judge_sync([para, *others], [doc])[:1]
+    assert never.label is not Label.SUPPORTED
+    # a figure the window does not state is never supported this way
+    late = claim("Visitors meet their castle guide at the north gate at 11 am.", "c0")
+    [figure, *_] = judge.judge_sync([late, *others], [doc])
+    assert figure.label is not Label.SUPPORTED

@@ -1,9 +1,13 @@
 """The cascade: a cheap deterministic pass first, the LLM judge for whatever it cannot settle.
 
-A claim the offline checks settle *with certainty* (by default: ``supported``, its content stated
-verbatim in an admitted item, with a quote that verifies) needs no model call. Every other claim
-of the answer goes to the LLM judge in one call. Anything less than certain goes to the LLM: a
-number missing from the evidence may still be "two weeks" for "14 days".
+A claim the offline checks settle *with certainty* (by default :meth:`OfflineJudge.settle
+<auditor.judges.OfflineJudge.settle>`: ``supported``, stated verbatim in an admitted item or with
+every content word, figure and name in one window of it, with a quote that verifies) needs no
+model call. Every other claim of the answer goes to the LLM judge in one call. Anything less than
+certain goes to the LLM: a number missing from the evidence may still be "two weeks" for "14
+days", and a changed figure is no certain contradiction (the rule is right 7 times in 10 on the dev
+set). So an answer with one claim the offline checks cannot settle still costs its one call; what
+the cascade saves there is the settled claims' share of the prompt.
 
 :attr:`CascadeJudge.stats` counts, over the judge's life, the claims each stage settled and the
 LLM calls made, and the answers that needed no call at all (each is one call saved against the

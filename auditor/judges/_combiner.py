@@ -26,6 +26,10 @@ HARD_RULES = frozenset(
     {"entity_missing", "number_missing", "number_contradicted", "polarity_contradicted", "aggregate_one"}
 )
 MIN_SCALE = 0.25
+# An answer with at least this many judged claims (a summary, a long answer) is decided with the
+# ``answer_*`` thresholds: its claims restate the sources far more often than a lone claim checked
+# against its evidence does, so the same score means something else (docs/offline-judge.md).
+ANSWER_CLAIMS = 3
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,11 @@ class Combiner:
     ``supported``: a score at or above it, with a window the rules accept, is ``supported``.
     ``unsupported``: a score at or below it is the rules' ``absent`` / ``contradicted``.
     Between the two the claim is undecided. ``settle``: the cascade's certain ``supported``.
+    ``answer_supported`` / ``answer_unsupported``: the same two for the claims of an answer with
+    at least ``answer_claims`` judged claims (None: the claim-level pair). ``answer_partial``: in
+    such an answer, a claim no window supports but one covers at least
+    :data:`~auditor.judges._rules.PARTIAL_COVERAGE` of is ``supported`` at a score at or above it
+    (None: never).
     """
 
     features: tuple[str, ...]
@@ -46,6 +55,23 @@ class Combiner:
     unsupported: float
     settle: float
     trained_on: str = ""
+    answer_supported: float | None = None
+    answer_unsupported: float | None = None
+    answer_claims: int = ANSWER_CLAIMS
+    answer_partial: float | None = None
+
+    def thresholds(self, judged: int) -> tuple[float, float]:
+        """``(supported, unsupported)`` for a claim of an answer with ``judged`` judged claims."""
+        if judged >= self.answer_claims:
+            return (
+                self.supported if self.answer_supported is None else self.answer_supported,
+                self.unsupported if self.answer_unsupported is None else self.answer_unsupported,
+            )
+        return self.supported, self.unsupported
+
+    def partial(self, judged: int) -> float | None:
+        """The score at which a partly covered claim of an answer of ``judged`` claims is supported."""
+        return self.answer_partial if judged >= self.answer_claims else None
 
     def score(self, x: Sequence[float]) -> float:
         """The support score in [0, 1]: the modelled probability that a reader finds the claim supported."""
@@ -72,12 +98,20 @@ def from_json(text: str) -> Combiner:
         unsupported=float(data["unsupported"]),
         settle=float(data["settle"]),
         trained_on=str(data.get("trained_on", "")),
+        answer_supported=_optional(data.get("answer_supported")),
+        answer_unsupported=_optional(data.get("answer_unsupported")),
+        answer_claims=int(data.get("answer_claims", ANSWER_CLAIMS)),
+        answer_partial=_optional(data.get("answer_partial")),
     )
     if combiner.features != FEATURES:
         raise ValueError(
             f"{WEIGHTS_FILE} was trained on other features: retrain with scripts/train-offline-judge"
         )
     return combiner
+
+
+def _optional(value: Any) -> float | None:
+    return None if value is None else float(value)
 
 
 def neutral() -> Combiner:

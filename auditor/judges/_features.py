@@ -3,8 +3,9 @@
 The rules (:mod:`auditor.judges._rules`) find evidence and name the rule that fired; this module
 turns what they found into the features the learned combiner (:mod:`auditor.judges._combiner`)
 weighs: how much of the claim the best windows cover, what is left uncovered, whether the figures
-and names are found, and which rule fired. Pure functions of the claim's cues and the prepared
-items, so the judge at run time and the training script compute the same vector.
+and names are found, which rule fired, and how much the evidence could cover by chance (the size
+of the best window, the number of items). Pure functions of the claim's cues and the prepared items,
+so the judge at run time and the training script compute the same vector.
 """
 
 from __future__ import annotations
@@ -50,6 +51,9 @@ FEATURES = (
     "entities_found",  # share of them present in some admitted item
     "negated",  # the claim carries a negation
     "verbatim",  # the claim's text occurs verbatim (the settle() test)
+    # chance: shared words mean less where there are many words to share
+    "window_stems",  # log(1 + distinct stems of the best window)
+    "items",  # log(1 + admitted items)
 )
 
 
@@ -102,4 +106,6 @@ def features(cues: ClaimCues, items: Sequence[Item], rule: str, verbatim: bool) 
         found_e / len(cues.entities) if cues.entities else 1.0,
         1.0 if cues.negated_stems else 0.0,
         1.0 if verbatim else 0.0,
+        _log(len(best_stems)),
+        _log(len(items)),
     )

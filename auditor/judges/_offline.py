@@ -22,15 +22,19 @@ It judges each claim against the admitted evidence with surface cues only:
    needs a score at or above the shipped ``supported`` threshold, ``absent`` from low coverage one
    at or below ``unsupported``; figures, names and polarity (``HARD_RULES``) decide whatever the
    score. Anything else is ``unjudged: offline_undecided`` (fail closed), with the score in the
-   rationale.
+   rationale. The claims of a long answer (``answer_claims`` judged claims or more: a summary)
+   are decided with the ``answer_supported`` / ``answer_unsupported`` pair instead, and one no
+   window supports is ``supported`` at a score of at least ``answer_partial`` when a window covers
+   :data:`~auditor.judges._rules.PARTIAL_COVERAGE` of it with all its figures (a paraphrase).
 
 Quotes are always exact substrings of the evidence text and hold what the rule matched (for a JSON
 record, the pairs stating the claim's figures and words), so they pass
 :func:`auditor.judges.verify_quotes`. The judge never marks a claim as common knowledge, whatever
 the policy allows: it cannot tell what is common knowledge. It is **approximate** and says so in its
 identity (``approximate=True``); paraphrase, inference across sentences and world knowledge are
-beyond it. :meth:`OfflineJudge.settle` is the strict subset used before an LLM judge: it answers
-only when the claim is stated verbatim in an admitted item.
+beyond it. :meth:`OfflineJudge.settle` is the strict subset used before an LLM judge
+(:mod:`auditor.judges._settle`): it answers only when the claim is stated verbatim in an admitted
+item, or every content word, figure and name of it in one window.
 
 It reads a bounded amount of evidence (:data:`~auditor.judges._windows.ITEM_CHARS` per item,
 :data:`~auditor.judges._windows.CLAIM_CHARS` per claim), so hostile input cannot make it slow;
@@ -40,7 +44,6 @@ what it did not read never supports a claim, and an ``absent`` it cannot assert 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -48,27 +51,28 @@ from auditor.claims import Claim
 from auditor.evidence import Answer, Evidence
 from auditor.judges import _entities as ent
 from auditor.judges import _numbers as num
+from auditor.judges import _settle
 from auditor.judges._combiner import HARD_RULES, Combiner, shipped
 from auditor.judges._conflicts import contradicting_items, with_conflict
-from auditor.judges._cues import AGGREGATE, ClaimCues, claim_cues
+from auditor.judges._cues import ClaimCues, claim_cues
 from auditor.judges._features import FEATURES, Cue, features
-from auditor.judges._lexical import negated
 from auditor.judges._rules import (
     best_window,
     combined_support,
     coverage,
+    partial_window,
     polarity_conflict,
     quote,
     rival_figures,
     support_stands,
     supporting_window,
 )
+from auditor.judges._settle import SETTLE_MIN_WORDS
 from auditor.judges._verdicts import Citation, ClaimVerdict, JudgeIdentity, Label, UnjudgedReason
 from auditor.judges._windows import CLAIM_CHARS, ITEM_CHARS, Item, prepare, read_limits
 from auditor.text import normalise
 
 PROMPT_VERSION = "offline-2"  # 2: the support score and offline_undecided (issue 13)
-SETTLE_MIN_WORDS = 4  # settle() never answers for shorter claims
 _UNREAD_ADMITTED = (
     f"admitted evidence is longer than the offline judge reads ({ITEM_CHARS:,} characters an item, "
     f"{CLAIM_CHARS:,} a claim): absent in the part read; judge it with an LLM judge"
@@ -154,10 +158,11 @@ class OfflineJudge:
         items, out_items = prepared[: len(admitted)], prepared[len(admitted) :]
         names = {e.evidence_id: e.document_id or e.name or e.kind.value for e in (*admitted, *excluded)}
         verdicts = []
+        judged = sum(not c.screened for c in claims)  # the answer's size picks the thresholds
         for claim in claims:
             if claim.screened:
                 continue
-            verdict = self._judge_one(claim, items, names)
+            verdict = self._judge_one(claim, items, names, judged)
             if verdict.label is Label.SUPPORTED:
                 cited = {c.evidence_id for c in verdict.citations}
                 verdict = with_conflict(verdict, contradicting_items(claim_cues(claim.text), cited, items))
@@ -206,25 +211,44 @@ class OfflineJudge:
             claim.claim_id, combiner.score(x), rule, verdict.label, tuple(map(Cue, FEATURES, x))
         )
 
-    def _judge_one(self, claim: Claim, items: Sequence[Item], names: dict[str, str]) -> ClaimVerdict:
-        """The rule-based verdict where the support score agrees it is decisive, else undecided."""
+    def _judge_one(
+        self, claim: Claim, items: Sequence[Item], names: dict[str, str], judged: int = 1
+    ) -> ClaimVerdict:
+        """The rule-based verdict where the support score agrees it is decisive, else undecided.
+
+        ``judged``: the answer's judged claims; a long answer has thresholds of its own
+        (:meth:`auditor.judges._combiner.Combiner.thresholds`).
+        """
         verdict, score = self._assess(claim, items, names)
-        combiner = self.combiner or shipped()
+        hi, lo = (self.combiner or shipped()).thresholds(judged)
         p = score.score
-        decided = (verdict.label is Label.SUPPORTED and p >= combiner.supported) or (
-            verdict.label in (Label.ABSENT, Label.CONTRADICTED) and p <= combiner.unsupported
+        decided = (verdict.label is Label.SUPPORTED and p >= hi) or (
+            verdict.label in (Label.ABSENT, Label.CONTRADICTED) and p <= lo
         )
         decided = decided or score.rule in HARD_RULES or (score.rule == "nothing" and not items)
         if decided:
             return verdict
+        partial = (self.combiner or shipped()).partial(judged)
+        if score.rule == "coverage" and partial is not None and p >= partial:
+            cues = claim_cues(claim.text)
+            found = partial_window(cues, items)
+            if found is not None:
+                item, window = found
+                return _verdict(
+                    claim,
+                    Label.SUPPORTED,
+                    f"mostly stated in {_where(item, names)} ({coverage(cues, window):.0%} of content "
+                    f"words, all figures match; support score {p:.2f} in a long answer)",
+                    quote(item, window, cues),
+                )
         return verdict.model_copy(
             update={
                 "label": Label.UNJUDGED,
                 "unjudged_reason": UnjudgedReason.OFFLINE_UNDECIDED,
                 "citations": (),
                 "rationale": (
-                    f"undecided: support score {p:.2f} between {combiner.unsupported:.2f} and "
-                    f"{combiner.supported:.2f} for the rules' {verdict.label.value} reading ({verdict.rationale})"
+                    f"undecided: support score {p:.2f} between {lo:.2f} and "
+                    f"{hi:.2f} for the rules' {verdict.label.value} reading ({verdict.rationale})"
                 ),
             }
         )
@@ -334,83 +358,6 @@ class OfflineJudge:
     def settle(self, claim: Claim, admitted: Sequence[Evidence]) -> ClaimVerdict | None:
         """A verdict only when the offline checks are certain, else None (for the LLM cascade).
 
-        Certain means ``supported``, in one of two ways, and no other admitted item contradicts
-        the claim (a conflict goes to the LLM judge):
-
-        - the claim's text (normalised, trailing punctuation dropped) occurs verbatim, at word
-          boundaries, in one admitted item, the claim has at least :data:`SETTLE_MIN_WORDS` words,
-          is not an aggregated claim, and the evidence sentence around it carries no negation the
-          claim lacks; the quote is the exact evidence span;
-        - or the rules support the claim and its support score is at least the combiner's
-          ``settle`` threshold (chosen on the dev set for 97.5% agreement with the annotators),
-          with all admitted evidence read.
-
-        Absence is never certain ("14 days" may be "two weeks" to a reader) and neither is a
-        contradiction.
+        See :mod:`auditor.judges._settle` for what certain means.
         """
-        if claim.screened:
-            return None
-        core = claim.text.strip().rstrip(".!;:,").strip()
-        tokens = core.split()
-        limits = read_limits([e.text for e in admitted])
-        verbatim = None
-        if len(tokens) >= SETTLE_MIN_WORDS and not AGGREGATE.search(core):
-            pattern = re.compile(
-                r"(?<!\w)" + r"\s+".join(re.escape(t) for t in tokens) + r"(?!\w)", re.IGNORECASE
-            )
-            verbatim = self._settle_verbatim(claim, pattern, admitted, limits)
-        if (
-            not admitted
-            or verbatim is not None
-            or any(len(e.text) > n for e, n in zip(admitted, limits, strict=True))
-        ):
-            return verbatim  # what was not read could hold the other side
-        items = [prepare(e.evidence_id, e.text, n) for e, n in zip(admitted, limits, strict=True)]
-        names = {e.evidence_id: e.document_id or e.name or e.kind.value for e in admitted}
-        verdict, score = self._assess(claim, items, names)
-        if verdict.label is not Label.SUPPORTED or score.score < (self.combiner or shipped()).settle:
-            return None
-        cited = {c.evidence_id for c in verdict.citations}
-        if contradicting_items(claim_cues(claim.text), cited, items):
-            return None
-        return verdict.model_copy(
-            update={"rationale": f"{verdict.rationale}; support score {score.score:.2f}"}
-        )
-
-    def _settle_verbatim(
-        self,
-        claim: Claim,
-        pattern: re.Pattern[str],
-        admitted: Sequence[Evidence],
-        limits: Sequence[int],
-    ) -> ClaimVerdict | None:
-        for e, limit in zip(admitted, limits, strict=True):
-            m = pattern.search(e.text, 0, limit)
-            if m is None:
-                continue
-            item = prepare(e.evidence_id, e.text, limit)
-            if m.end() > len(item.text):
-                continue  # the match runs into the part not read whole
-            sentence = next(
-                (
-                    e.text[s:t]
-                    for seg in item.singles
-                    for s, t in seg.seg.spans
-                    if s <= m.start() and m.end() <= t
-                ),
-                m.group(),
-            )
-            if negated(sentence) and not negated(claim.text):
-                continue
-            others = [
-                prepare(x.evidence_id, x.text, n) for x, n in zip(admitted, limits, strict=True) if x is not e
-            ]
-            if contradicting_items(claim_cues(claim.text), {e.evidence_id}, others):
-                return None  # another admitted item disagrees: a conflict is never certain
-            return _verdict(
-                claim,
-                Label.SUPPORTED,
-                f"stated verbatim in {e.name or e.kind.value}",
-                (Citation(evidence_id=e.evidence_id, quote=m.group()),),
-            )
-        return None
+        return _settle.settle(claim, admitted)

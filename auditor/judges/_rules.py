@@ -19,6 +19,9 @@ from auditor.judges._windows import Item, Window
 SUPPORT_COVERAGE = 0.6  # share of the claim's content stems a window must contain to support it
 CONTRADICT_COVERAGE = 0.6  # ... for a different number in that window to count as a contradiction
 NEGATION_COVERAGE = 0.75  # ... for an opposite polarity in that window to count as a contradiction
+# ... for a long answer's claim to be supported when its support score is high enough (a summary's
+# paraphrase); the quotes must hold as much (auditor.judges._carry.MIN_SHARE)
+PARTIAL_COVERAGE = 0.5
 
 
 def coverage(cues: ClaimCues, window: Window) -> float:
@@ -83,6 +86,31 @@ def supporting_window(cues: ClaimCues, item: Item) -> Window | None:
         key = (cov, -len(w.parts))
         if best is None or key > best:
             best, chosen = key, w
+    return chosen
+
+
+def partial_window(cues: ClaimCues, items: Sequence[Item]) -> tuple[Item, Window] | None:
+    """The window covering most of the claim when it covers at least :data:`PARTIAL_COVERAGE` and
+    states all its figures, in an item naming all its entities whose polarity rule does not undo it;
+    or None. The judge uses it only where the support score says a paraphrase is likely."""
+    best: tuple[float, int] | None = None
+    chosen = None
+    for item in items:
+        if any(not ent.present(e, item.norm) for e in cues.entities):
+            continue
+        top: tuple[float, int] | None = None
+        window = None
+        for w in item.windows:
+            cov = coverage(cues, w)
+            if cov < PARTIAL_COVERAGE or not all(stated(q, w) for q in cues.quantities):
+                continue
+            key = (cov, -len(w.parts))
+            if top is None or key > top:
+                top, window = key, w
+        # the polarity rule reads the whole item: once per item, for its best window
+        better = top is not None and window is not None and (best is None or top > best)
+        if better and window is not None and support_stands(cues, item, window):
+            best, chosen = top, (item, window)
     return chosen
 
 

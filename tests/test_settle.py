@@ -1,0 +1,137 @@
+"""settle(), the cascade's certain subset: certain by a property of the claim and one evidence window.
+
+The cases below are the classes that made the score-only settle() wrong on the train set (WiCE and
+AttributionBench claims that copy the source but for one word or one figure): each one was settled
+``supported`` before and must not be now. The positive cases keep what certainty still covers: a
+claim stated verbatim, or every content word, figure and name of it in one sentence.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+import pytest
+
+from auditor.judges import CascadeJudge, Label, OfflineJudge, verify_quotes
+from auditor.judges import _settle as settle_module
+from auditor.judges._combiner import neutral
+from tests.test_offline_judge import claim, evidence
+
+JUDGE = OfflineJudge()
+
+
+def settle(text: str, *sources: str) -> object:
+    return JUDGE.settle(claim(text), [evidence(f"e{i}", s) for i, s in enumerate(sources)])
+
+
+def test_a_claim_stated_verbatim_is_settled_with_the_exact_span() -> None:
+    source = "Parking is free for visitors   in the North garage. Refunds take 14 days."
+    verdict = settle("Parking is free for visitors in the north garage.", source)
+    assert verdict is not None and verdict.label is Label.SUPPORTED
+    assert [c.quote for c in verdict.citations] == ["Parking is free for visitors   in the North garage"]
+    assert verdict.settled_by == "offline"
+
+
+def test_every_word_figure_and_name_in_one_sentence_is_settled() -> None:
+    source = "The guided tour of Bran Castle starts at the north gate at 10 am. Tickets cost $12."
+    text = "At 10 am the guided tour of Bran Castle starts at the north gate."
+    [ev] = [evidence("e0", source)]
+    verdict = JUDGE.settle(claim(text), [ev])
+    assert verdict is not None and verdict.label is Label.SUPPORTED
+    checked = verify_quotes(verdict, {"e0": ev}, claim_text=text)
+    assert checked.label is Label.SUPPORTED and not checked.judge_errors
+
+
+@pytest.mark.parametrize(
+    ("text", "source"),
+    [
+        # one content word the source does not state ("sings" for "written by")
+        (
+            "Neil Young sings 'Only Love Can Break Your Heart.'",
+            '"Only Love Can Break Your Heart" is a song written by Neil Young.',
+        ),
+        # a figure stated less precisely by the source (a year for a full date)
+        (
+            "Belushi married Sandra Davenport on May 17, 1980.",
+            "This will be Belushi's third divorce. He was previously married to Sandra Davenport from "
+            "1980 to 1988 and Marjorie Bransfield from 1990 to 1992.",
+        ),
+        # a rival figure of the same kind in the same sentence ("2020 prize" beside "2018")
+        (
+            "Books published in English are eligible for the 2018 prize.",
+            "Books published in English and bearing a copyright of 2018 or 2019 are eligible for the 2020 prize.",
+        ),
+        # the claim's words scattered across a page-long "sentence"
+        (
+            "The conference was held in San Diego, California.",
+            "Highlights of the conference on rebooting computing " + "and many other topics " * 12 + "were "
+            "presented; the next meeting was held at a hotel "
+            + "with talks " * 10
+            + "in San Diego, California",
+        ),
+        # too little to be certain of: fewer than MIN_STEMS content words (a guard: never settled)
+        ("What's That Sound?", "What's That Sound? is a song."),
+    ],
+    ids=["one-word-missing", "date-less-precise", "rival-figure", "scattered", "short"],
+)
+def test_near_copies_are_not_certain(text: str, source: str) -> None:
+    assert settle(text, source) is None
+
+
+def test_nothing_is_certain_when_some_admitted_text_was_not_read() -> None:
+    stated = "Refunds are paid to the original card within 14 days."
+    filler = "Other matters are described at length here. " * 6000  # beyond ITEM_CHARS
+    assert settle(stated, stated) is not None
+    assert settle(stated, stated + " " + filler) is None
+
+
+def test_another_admitted_item_that_disagrees_makes_it_uncertain() -> None:
+    stated = "Refunds are paid to the original card within 14 days."
+    assert settle(stated, stated, "Refunds are paid to the original card within 30 days.") is None
+
+
+def test_absence_and_a_changed_figure_are_never_settled() -> None:
+    source = "Refunds are paid to the original card within 14 days."
+    assert settle("Refunds are paid to the original card within 30 days.", source) is None
+    assert settle("The store opens a second branch in Porto next spring.", source) is None
+
+
+def test_certainty_does_not_move_with_the_combiner() -> None:
+    # the combiner is retrained for the judge's own decisions; what is certain stays certain
+    text = "At 10 am the guided tour of Bran Castle starts at the north gate."
+    ev = evidence("e0", "The guided tour of Bran Castle starts at the north gate at 10 am.")
+    combiner = replace(neutral(), settle=1.01, supported=1.0, unsupported=0.0)
+    assert OfflineJudge(combiner).settle(claim(text), [ev]) == settle_module.settle(claim(text), [ev])
+    assert settle_module.settle(claim(text), [ev]) is not None
+
+
+def test_the_cascade_accepts_only_what_settle_is_certain_of() -> None:
+    class NoLLM:
+        identity = OfflineJudge.identity
+
+    cascade = CascadeJudge(NoLLM())  # type: ignore[arg-type]
+    ev = evidence("e0", "Store 3 in Lyon accepts returns within 12 days of delivery. Refunds go to the card.")
+    copied = claim("Store 3 in Lyon accepts returns within 12 days of delivery.", "c1")
+    paraphrase = claim("Refunds for store 3 are paid back to the card used for the purchase.", "c2")
+    changed = claim("Store 3 in Lyon accepts returns within 15 days of delivery.", "c3")
+    assert cascade.certain(copied, [ev]) is not None
+    assert cascade.certain(paraphrase, [ev]) is None
+    assert cascade.certain(changed, [ev]) is None
+
+
+def test_the_verbatim_pattern_is_compiled_only_for_a_claim_found_in_an_item(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[str] = []
+    real = settle_module._pattern
+
+    def counting(core: str) -> re.Pattern[str]:
+        calls.append(core)
+        return real(core)
+
+    monkeypatch.setattr(settle_module, "_pattern", counting)
+    assert settle("Nothing like this sentence occurs anywhere.", "Refunds are paid within 14 days.") is None
+    assert calls == []  # the cheap containment test ruled it out: no regular expression compiled
+    assert settle("Refunds are paid within 14 days.", "Refunds are paid within 14 days.") is not None
+    assert calls == ["Refunds are paid within 14 days"]
