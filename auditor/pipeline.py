@@ -45,7 +45,7 @@ from auditor.results import (
     claim_out,
     judge_ref,
 )
-from auditor.trace import IngestResult, read_traces
+from auditor.trace import IngestResult, Trace, read_traces
 
 
 def policy_ref(policy: Policy) -> PolicyRef:
@@ -132,8 +132,18 @@ def find_answers(
         UsageError: ``trace_id`` selects no answer (see :func:`select_trace`).
     """
     ingested = read_traces(paths, format)
-    answers = reconstruct(ingested.traces, policy.answer_selection())
-    return ingested, select_trace(answers, trace_id, [t.trace_id for t in ingested.traces])
+    return ingested, trace_answers(ingested.traces, policy, trace_id)
+
+
+def trace_answers(traces: Sequence[Trace], policy: Policy, trace_id: str | None = None) -> list[Answer]:
+    """The answers the policy's ``[answers]`` section selects in traces already read (a stored
+    run's kept traces, for a re-audit): :func:`find_answers` without the files.
+
+    Raises:
+        UsageError: ``trace_id`` selects no answer (see :func:`select_trace`).
+    """
+    answers = reconstruct(traces, policy.answer_selection())
+    return select_trace(answers, trace_id, [t.trace_id for t in traces])
 
 
 def collect_evidence(

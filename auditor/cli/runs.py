@@ -64,6 +64,8 @@ def _cells(row: RunRow) -> dict[str, str]:
     policy = f"{row.policy.name} {row.policy.sha256[:12]}" if row.policy else "-"
     first = Path(row.inputs[0].path).name if row.inputs else "-"
     inputs = first if len(row.inputs) <= 1 else f"{first} +{len(row.inputs) - 1}"
+    if row.reaudit_of is not None:
+        inputs += f" (reaudit of {row.reaudit_of[:12]})"
     return {
         "run": shown(row.id),
         "started (UTC)": row.started_at.strftime("%Y-%m-%d %H:%M"),

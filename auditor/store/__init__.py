@@ -19,6 +19,7 @@ from auditor.store._cache import SqlDecompositionCache, SqlFusedCache, SqlVerdic
 from auditor.store._export import export_run, list_calibrations, read_run, resolve_run
 from auditor.store._filters import POLICY_OUTCOMES, VERDICTS, AnswerFilter, PolicyOutcome, Verdict
 from auditor.store._intake import Claim, Intake, TraceAudit
+from auditor.store._kept import reaudit_link
 from auditor.store._lease import RunLease, new_owner
 from auditor.store._listing import RunRow
 from auditor.store._overview import (
@@ -69,6 +70,7 @@ __all__ = [
     "list_calibrations",
     "new_owner",
     "read_run",
+    "reaudit_link",
     "received_traces",
     "recent_conversations",
     "resolve_run",

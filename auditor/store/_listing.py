@@ -34,6 +34,7 @@ class RunRow(BaseModel):
     judged_claims: int | None = None
     answers_with_unsupported_claim: float | None = None
     answers_with_claims: int | None = None
+    reaudit_of: str | None = None  # the run this one re-audited (``auditor reaudit``)
 
 
 def run_row(run: RunRecord, answers_saved: int | None) -> RunRow:
@@ -55,6 +56,7 @@ def run_row(run: RunRecord, answers_saved: int | None) -> RunRow:
         judged_claims=judged,
         answers_with_unsupported_claim=unsupported,
         answers_with_claims=with_claims,
+        reaudit_of=run.reaudit_of,
     )
 
 

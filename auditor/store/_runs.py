@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from auditor import __version__
 from auditor.errors import LeaseLostError, StoreError
-from auditor.results import RunInfo
+from auditor.results import ProblemOut, RunInfo
 from auditor.settings import run_lease
 from auditor.store import _convert as convert
 from auditor.store import _queries as queries
@@ -149,6 +149,20 @@ class RunLedger:
             row.summary, row.usage, row.status, row.finished_at = summary, usage, status, now()
             if also is not None:
                 also(session, run_id)
+
+    def add_problems(self, run_id: str, problems: Iterable[ProblemOut], *, owner: str | None = None) -> None:
+        """Append problems to a run's (a distributed run's workers find some after it began).
+
+        Args:
+            owner: the lease holder writing it (:class:`~auditor.errors.LeaseLostError` if another
+                process took the run over); None writes regardless.
+        """
+        added = [p.model_dump(mode="json") for p in problems]
+        if not added:
+            return
+        with self._session() as session:
+            row = self._hold(session, run_id, owner)
+            row.problems = [*row.problems, *added]
 
     def mark_interrupted(self, run_id: str, owner: str | None = None) -> None:
         """Mark a run interrupted (Ctrl-C, SIGTERM, a crash): its saved answers stay, it can be resumed.

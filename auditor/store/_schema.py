@@ -6,7 +6,8 @@ datetime (:class:`UTCDateTime`), since SQLite keeps no time zone.
 
 Ownership: a run owns its answers, an answer its evidence items and claims, a claim its verdict
 (deleting a parent deletes its children). Traces are shared between runs: the same trace
-(``trace_id`` and content digest) is stored once however often it is audited. The caches stand
+(``trace_id`` and content digest) is stored once however often it is audited, and so is its
+content (``trace_contents``, compressed), which a re-audit reads instead of the files. The caches stand
 apart: verdicts keyed by :func:`auditor.judges._cache.cache_key`; decompositions and fused results keyed by
 :func:`auditor.judges._cache.decomposition_key` and :func:`auditor.judges._cache.fused_key`.
 
@@ -27,6 +28,7 @@ from sqlalchemy import (
     ForeignKeyConstraint,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     Text,
     UniqueConstraint,
@@ -121,6 +123,8 @@ class RunRecord(Base):
     owner: Mapped[str | None] = mapped_column(SafeText)
     heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     lease_seconds: Mapped[float | None] = mapped_column(Float)
+    # A re-audit (migration 0009): the run whose kept traces it re-judged (``auditor reaudit``).
+    reaudit_of: Mapped[str | None] = mapped_column(SafeText)
 
     answers: Mapped[list[AnswerRecord]] = relationship(
         back_populates="run", cascade="all, delete-orphan", order_by="AnswerRecord.position"
@@ -140,13 +144,26 @@ class TraceRecord(Base):
     first_seen_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
+class TraceContentRecord(Base):
+    """A trace's content (migration 0009): the normalised :class:`~auditor.trace.Trace` as JSON,
+    compressed, once per trace row; what ``auditor reaudit`` re-judges without the original files."""
+
+    __tablename__ = "trace_contents"
+
+    trace_key: Mapped[str] = mapped_column(ForeignKey("traces.key", ondelete="CASCADE"), primary_key=True)
+    encoding: Mapped[str] = mapped_column(SafeText)  # "zlib+json": zlib over the UTF-8 model JSON
+    size: Mapped[int] = mapped_column(Integer)  # bytes of JSON before compression
+    body: Mapped[bytes] = mapped_column(LargeBinary)
+
+
 class RunTraceRecord(Base):
-    """Which traces a run read."""
+    """Which traces a run read, in the order it read them (``position``, migration 0009; NULL before)."""
 
     __tablename__ = "run_traces"
 
     run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
     trace_key: Mapped[str] = mapped_column(ForeignKey("traces.key"), primary_key=True)
+    position: Mapped[int | None] = mapped_column(Integer)
 
 
 class AnswerRecord(Base):

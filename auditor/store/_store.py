@@ -25,7 +25,7 @@ revision raises :class:`StoreError` saying so. Migrations run under a lock (:mod
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -34,9 +34,10 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from auditor.calibration import Calibration
 from auditor.errors import StoreError, UsageError
-from auditor.results import AnswerOut, AuditResult
+from auditor.results import AnswerOut, AuditResult, RunInfo
 from auditor.settings import SETTINGS, app_dir, setting
 from auditor.store import _convert as convert
+from auditor.store import _kept as kept
 from auditor.store import _queries as queries
 from auditor.store import _write as write
 from auditor.store._listing import RunRow, run_row
@@ -146,25 +147,69 @@ class Store(RunLedger):
     # -- traces and answers -----------------------------------------------------------------------
 
     def record_traces(
-        self, run_id: str, traces: Sequence[Trace], digests: Sequence[str] | None = None
+        self,
+        run_id: str,
+        traces: Sequence[Trace],
+        digests: Sequence[str] | None = None,
+        *,
+        positions: Sequence[int] | None = None,
     ) -> None:
-        """Record the traces a run read (each stored once per content digest), in one transaction.
+        """Record the traces a run read, in this order, with their content, in one transaction.
+
+        Each trace is stored once per content digest, and so is its content (compressed JSON,
+        what :meth:`load_traces` reads back): a trace already kept is not written again.
 
         Args:
             digests: each trace's content digest (:func:`trace_digest`), in the same order, when
                 the caller has them already; computed otherwise.
+            positions: each trace's place in the run's read order, when the run's traces are
+                recorded in parts (a distributed run's shards); by default this call's order.
         """
         if digests is None:
             digests = [trace_digest(t) for t in traces]
-        if len(digests) != len(traces):
-            raise ValueError(f"{len(digests)} digests for {len(traces)} traces")
+        if len(digests) != len(traces) or (positions is not None and len(positions) != len(traces)):
+            raise ValueError(f"{len(digests)} digests and positions for {len(traces)} traces")
+        keys = [self._key(t.trace_id, digest) for t, digest in zip(traces, digests, strict=True)]
         linked = [
-            (self._key(t.trace_id, digest), t.trace_id, digest, len(t.spans))
-            for t, digest in zip(traces, digests, strict=True)
+            (key, t.trace_id, digest, len(t.spans))
+            for key, t, digest in zip(keys, traces, digests, strict=True)
         ]
         with self._session() as session:
-            write.link_traces(session, run_id, linked)
-        self._linked.update((run_id, key) for key, *_ in linked)
+            write.link_traces(session, run_id, linked, ordered=True, positions=positions)
+            kept.keep(session, list(zip(keys, traces, strict=True)))
+        self._linked.update((run_id, key) for key in keys)
+
+    def load_traces(self, run_id: str, trace_ids: Collection[str] | None = None) -> list[Trace]:
+        """The traces a stored run read, from their kept content, in the order it read them.
+
+        Read and decoded in batches (one query per :data:`~auditor.store._write.CHUNK` of
+        ``trace_ids``, rows fetched a batch at a time), so a subset of a large run costs only itself.
+
+        Args:
+            run_id: the run's full id (:func:`~auditor.store.resolve_run` takes a prefix).
+            trace_ids: only these traces (ids the run did not read are left out); None: all.
+
+        Raises:
+            StoreError: no such run, or it was stored without its traces' content (before the
+                store kept it): one line naming the run and saying to audit its files again.
+        """
+        with self._session() as session:
+            self._run(session, run_id)
+            kept.check_kept(session, run_id)
+            found = list(kept.iter_kept(session, run_id, trace_ids))
+        if trace_ids is not None:
+            found.sort(key=lambda item: item[0])  # read in groups of ids: back into read order
+        return [trace for _, trace in found]
+
+    def run_info(self, run_id: str) -> RunInfo:
+        """The run's identity as recorded: policy, judge, inputs with their digests, problems."""
+        with self._session() as session:
+            return convert.run_info(self._run(session, run_id))
+
+    def reaudit_of(self, run_id: str) -> str | None:
+        """The run this one re-audited (``auditor reaudit``), or None."""
+        with self._session() as session:
+            return self._run(session, run_id).reaudit_of
 
     @staticmethod
     def _key(trace_id: str, digest: str) -> str:
@@ -184,7 +229,13 @@ class Store(RunLedger):
         return key
 
     def save_answer(
-        self, run_id: str, answer: AnswerOut, trace_digest: str | None = None, *, owner: str | None = None
+        self,
+        run_id: str,
+        answer: AnswerOut,
+        trace_digest: str | None = None,
+        *,
+        owner: str | None = None,
+        if_absent: bool = False,
     ) -> None:
         """Save one audited answer and commit (one transaction); saving it again replaces it.
 
@@ -195,9 +246,11 @@ class Store(RunLedger):
                 :meth:`record_traces`; by default the trace is identified by the run's inputs.
             owner: the lease holder: the save renews its lease, and is refused
                 (:class:`~auditor.errors.LeaseLostError`) once another process holds the run.
+            if_absent: an answer the run already holds is left as it is: saving it again is a
+                no-op (a retried task of a distributed run re-saves nothing).
         """
         with self._session() as session:
-            self.write_answers(session, run_id, [(answer, trace_digest)], owner)
+            self.write_answers(session, run_id, [(answer, trace_digest)], owner, if_absent=if_absent)
 
     def write_answers(
         self,
@@ -205,15 +258,20 @@ class Store(RunLedger):
         run_id: str,
         answers: Sequence[tuple[AnswerOut, str | None]],
         owner: str | None = None,
+        *,
+        if_absent: bool = False,
     ) -> None:
         """Write answers (each with its trace digest or None) in ``session``'s transaction, uncommitted.
 
         What :meth:`save_answer` and the run's writer (:class:`~auditor.store.StoreWriter`) share:
         the lease is renewed (or :class:`~auditor.errors.LeaseLostError`), an answer saved before is
-        replaced at its position, a new one goes after the last.
+        replaced at its position (``if_absent``: left as it is), a new one goes after the last.
         """
         self._renew(session, run_id, owner)
         latest = {a.answer_id: (a, digest) for a, digest in answers}  # saved twice: the later wins
+        if if_absent:
+            for answer_id in write.saved_answers(session, run_id, list(latest)):
+                del latest[answer_id]
         existing = write.remove_answers(session, run_id, list(latest))
         records = []
         for answer, digest in latest.values():
@@ -250,6 +308,19 @@ class Store(RunLedger):
         with self._session() as session:
             self._run(session, run_id)
             return set(session.scalars(queries.answer_ids(run_id)))
+
+    def reorder_answers(self, run_id: str, answer_ids: Sequence[str], *, owner: str | None = None) -> None:
+        """Number a run's answers in this order (its report and ``load_run`` follow it), in one
+        transaction: a distributed run's workers save them in completion order.
+
+        Args:
+            owner: the lease holder (:class:`~auditor.errors.LeaseLostError` if another process
+                took the run over); None writes regardless.
+        """
+        with self._session() as session:
+            self._renew(session, run_id, owner)
+            write.number_answers(session, run_id, answer_ids)
+        self._positions.pop(run_id, None)
 
     # -- reading ----------------------------------------------------------------------------------
 

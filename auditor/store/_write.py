@@ -1,8 +1,9 @@
 """The store's bulk writes: an answer with its evidence, claims and verdicts in a few statements.
 
 The ORM's unit of work costs a flush and several statements per object; an answer carries tens of
-rows, so a run would spend more time in the ORM than in the database. Here the rows come from the
-same ORM records :mod:`._convert` builds (so a new column there is written here too) and go to the
+rows, so a run would spend more time in the ORM than in the database. Here the rows are the column
+values :mod:`._convert` builds (:class:`._convert.AnswerRows`, plain dicts: no mapped objects; a test
+checks they name every column of their table) and go to the
 database as one ``INSERT`` per table, executed with all the rows (a multi-row ``VALUES`` measured
 slower: it is compiled again for every number of rows). ``INSERT .. ON CONFLICT`` (SQLite and
 PostgreSQL) makes the shared rows (traces, cache entries) safe against a concurrent writer without a retry;
@@ -17,10 +18,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Table, delete, inspect, select, tuple_
+from sqlalchemy import Table, bindparam, delete, select, tuple_
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
+from auditor.store._convert import AnswerRows
 from auditor.store._runs import now
 from auditor.store._schema import (
     AnswerRecord,
@@ -41,31 +43,6 @@ def _table(model: type[Base]) -> Table:
     if not isinstance(table, Table):  # pragma: no cover - every model maps one table
         raise TypeError(f"{model.__name__} maps no table")
     return table
-
-
-def _columns(model: type[Base]) -> list[tuple[str, str, Any]]:
-    """(attribute, column key, default) of each mapped column."""
-    out = []
-    for attr in inspect(model).column_attrs:
-        column = attr.columns[0]
-        default = column.default
-        scalar = getattr(default, "arg", None) if default is not None and default.is_scalar else None
-        out.append((attr.key, column.key, scalar))
-    return out
-
-
-def rows(records: Sequence[Base], **fixed: Any) -> list[dict[str, Any]]:
-    """The column values of ORM records (all of one model), ``fixed`` ones overriding theirs."""
-    if not records:
-        return []
-    columns = _columns(type(records[0]))
-    out = []
-    for record in records:
-        state = record.__dict__
-        row = {key: state.get(attr, default) for attr, key, default in columns}
-        row.update(fixed)
-        out.append(row)
-    return out
 
 
 def _pages(values: Sequence[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
@@ -127,10 +104,24 @@ def upsert(session: Session, model: type[Base], values: Mapping[str, dict[str, A
             session.execute(table.insert().values(row))
 
 
-def link_traces(session: Session, run_id: str, traces: Iterable[tuple[str, str, str, int | None]]) -> None:
-    """Store each trace (key, trace id, digest, spans) once, and record that ``run_id`` read it."""
+def link_traces(
+    session: Session,
+    run_id: str,
+    traces: Iterable[tuple[str, str, str, int | None]],
+    *,
+    ordered: bool = False,
+    positions: Sequence[int] | None = None,
+) -> None:
+    """Store each trace (key, trace id, digest, spans) once, and record that ``run_id`` read it
+    (``ordered``: in this order, kept as ``run_traces.position``; ``positions``: at these, one per
+    trace, when the run's traces are recorded in parts: a distributed run's shards)."""
     at = now()
-    unique = {key: (key, trace_id, digest, spans) for key, trace_id, digest, spans in traces}
+    unique: dict[str, tuple[str, str, str, int | None]] = {}
+    placed: dict[str, int] = {}
+    for index, (key, trace_id, digest, spans) in enumerate(traces):
+        unique.setdefault(key, (key, trace_id, digest, spans))
+        if positions is not None:
+            placed.setdefault(key, positions[index])
     insert_missing(
         session,
         TraceRecord,
@@ -139,7 +130,46 @@ def link_traces(session: Session, run_id: str, traces: Iterable[tuple[str, str, 
             for key, trace_id, digest, spans in unique.values()
         ],
     )
-    insert_missing(session, RunTraceRecord, [{"run_id": run_id, "trace_key": key} for key in unique])
+    insert_missing(
+        session,
+        RunTraceRecord,
+        [
+            {
+                "run_id": run_id,
+                "trace_key": key,
+                "position": placed[key] if positions is not None else index if ordered else None,
+            }
+            for index, key in enumerate(unique)
+        ],
+    )
+
+
+def saved_answers(session: Session, run_id: str, answer_ids: Sequence[str]) -> set[str]:
+    """Which of these answers the run holds already."""
+    found: set[str] = set()
+    for start in range(0, len(answer_ids), CHUNK):
+        chunk = answer_ids[start : start + CHUNK]
+        found.update(
+            session.scalars(
+                select(AnswerRecord.answer_id).where(
+                    AnswerRecord.run_id == run_id, AnswerRecord.answer_id.in_(chunk)
+                )
+            )
+        )
+    return found
+
+
+def number_answers(session: Session, run_id: str, answer_ids: Sequence[str]) -> None:
+    """Set each answer's position to its index in ``answer_ids`` (one executemany UPDATE)."""
+    table = _table(AnswerRecord)
+    statement = (
+        table.update()
+        .where(table.c.run_id == run_id, table.c.answer_id == bindparam("wanted"))
+        .values(position=bindparam("place"))
+    )
+    values = [{"wanted": answer_id, "place": place} for place, answer_id in enumerate(answer_ids)]
+    for page in _pages(values):
+        session.execute(statement, page)
 
 
 def remove_answers(session: Session, run_id: str, answer_ids: Sequence[str]) -> dict[str, int]:
@@ -161,20 +191,12 @@ def remove_answers(session: Session, run_id: str, answer_ids: Sequence[str]) -> 
     return found
 
 
-def insert_answers(session: Session, records: Sequence[AnswerRecord]) -> None:
+def insert_answers(session: Session, records: Sequence[AnswerRows]) -> None:
     """Insert answers built by :func:`._convert.answer_record`, children included, one statement per table."""
-    answers: list[dict[str, Any]] = []
-    evidence: list[dict[str, Any]] = []
-    claims: list[dict[str, Any]] = []
-    verdicts: list[dict[str, Any]] = []
-    for record in records:
-        owner = {"run_id": record.run_id, "answer_id": record.answer_id}
-        answers.extend(rows([record]))
-        evidence.extend(rows(record.evidence, **owner))
-        claims.extend(rows(record.claims, **owner))
-        for claim in record.claims:
-            if claim.verdict is not None:
-                verdicts.extend(rows([claim.verdict], **owner, position=claim.position))
+    answers = [r.answer for r in records]
+    evidence = [row for r in records for row in r.evidence]
+    claims = [row for r in records for row in r.claims]
+    verdicts = [row for r in records for row in r.verdicts]
     # Parents before children: the foreign keys are checked at each statement.
     for model, values in (
         (AnswerRecord, answers),
