@@ -10,6 +10,9 @@ from __future__ import annotations
 import csv
 import gzip
 import json
+import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -373,3 +376,91 @@ def test_the_gate_takes_a_glob(tmp_path: Path) -> None:
     bad = runner.invoke(cli, ["gate", str(golden / "*.nope")])
     assert bad.exit_code == 2
     assert "*.nope: no file matches this pattern" in " ".join(bad.output.split())
+
+
+# -- URLs, through fsspec's own memory:// and file:// filesystems ---------------------------------
+
+
+@pytest.fixture
+def memory(tmp_path: Path) -> Iterator[str]:
+    """A fresh directory in fsspec's (process-wide) memory filesystem, removed afterwards."""
+    fsspec = pytest.importorskip("fsspec")
+    fs = fsspec.filesystem("memory")
+    root = f"/{tmp_path.name}"
+    line = json.dumps({"id": "x", **RAGAS[0]}) + "\n"
+    for name in ("b/two.jsonl", "a/one.jsonl", "a/deep/three.jsonl.gz", ".hidden/no.jsonl", "docs/notes.md"):
+        data = line.replace('"x"', json.dumps(name)).encode()
+        fs.pipe(f"{root}/{name}", gzip.compress(data) if name.endswith(".gz") else data)
+    yield f"memory://{root}"
+    fs.rm(root, recursive=True)
+
+
+def test_a_url_is_read_through_fsspec_like_a_local_file(memory: str, tmp_path: Path) -> None:
+    result = read_traces([f"{memory}/a/one.jsonl"])
+    assert [t.trace_id for t in result.traces] == ["a/one.jsonl"]
+    assert result.inputs[0].path == f"{memory}/a/one.jsonl"  # the URL as given, not folded by Path
+    local = tmp_path / "one.jsonl"
+    local.write_bytes(json.dumps({"id": "a/one.jsonl", **RAGAS[0]}).encode() + b"\n")
+    assert result.inputs[0].sha256 == read_traces([local]).inputs[0].sha256
+    assert _evidence(result.traces) == _evidence(read_traces([local]).traces)
+
+
+def test_a_url_glob_and_a_url_directory_expand_sorted_without_hidden_entries(memory: str) -> None:
+    found = expand_inputs([f"{memory}/**/*.jsonl*"])
+    assert found == [f"{memory}/{n}" for n in ("a/deep/three.jsonl.gz", "a/one.jsonl", "b/two.jsonl")]
+    assert expand_inputs([memory]) == found  # a directory: its data files, recursively
+    result = read_traces([f"{memory}/*/*.jsonl", f"{memory}/a/deep/three.jsonl.gz"])
+    assert [t.trace_id for t in result.traces] == ["a/one.jsonl", "b/two.jsonl", "a/deep/three.jsonl.gz"]
+    assert _evidence(result.traces)[2] == EXPECTED[0]  # gzip inside a URL is decompressed
+
+
+def test_a_file_url_is_read(tmp_path: Path) -> None:
+    pytest.importorskip("fsspec")
+    path = tmp_path / "r.jsonl.gz"
+    path.write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in RAGAS).encode()))
+    url = path.as_uri()
+    assert url.startswith("file:///")
+    assert _evidence(read_traces([url]).traces) == EXPECTED
+    assert expand_inputs([f"file://{tmp_path}/*.gz"]) == [url]
+
+
+def test_bad_urls_are_one_line_each(memory: str) -> None:
+    cases = [
+        (f"{memory}/missing.jsonl", r"missing.jsonl: no such file\."),
+        (f"{memory}/nothing/**/*.jsonl", r"no file matches this pattern"),
+        (f"{memory}/docs", r"docs: the directory holds no data file"),
+        ("nosuchfs://bucket/x.jsonl", r"nosuchfs://bucket/x.jsonl: this URL cannot be read: .*nosuchfs"),
+    ]
+    for url, message in cases:
+        with pytest.raises(UsageError, match=message) as err:
+            read_traces([url])
+        assert "\n" not in str(err.value), url
+
+
+def test_without_fsspec_a_url_is_one_line_naming_what_to_install() -> None:
+    code = (
+        "import sys; sys.modules['fsspec'] = None\n"
+        "from auditor.trace import read_traces\n"
+        "from auditor.errors import UsageError\n"
+        "try:\n"
+        "    read_traces(['s3://bucket/x/*.otlp.jsonl.gz'])\n"
+        "except UsageError as err:\n"
+        "    print(err)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stderr == ""
+    assert done.stdout.splitlines() == [
+        "s3://bucket/x/*.otlp.jsonl.gz: reading URLs needs fsspec and the filesystem's package "
+        "(e.g. s3fs); install them (pip install fsspec s3fs) or copy the files to a local disk."
+    ]
+
+
+def test_the_cli_keeps_a_url_whole(memory: str) -> None:
+    runner = CliRunner()
+    done = runner.invoke(cli, ["audit", f"{memory}/a/*.jsonl", "--no-store", "--json", "-"])
+    assert done.exit_code == 0, done.output
+    result = json.loads(done.stdout)
+    assert [i["path"] for i in result["run"]["inputs"]] == [f"{memory}/a/one.jsonl"]
+    assert [a["text"] for a in result["answers"]] == [RAGAS[0]["response"]]

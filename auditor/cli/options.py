@@ -3,12 +3,24 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
-# Files, directories or glob patterns (quoted, ``**`` recursive): ``auditor.trace`` expands them and
-# names a missing file or a pattern matching nothing in one line.
-traces_argument = click.argument("traces", nargs=-1, required=True, type=click.Path(path_type=Path))
+
+class TraceInput(click.Path):
+    """A trace input: a local path as a ``Path``, a URL (``s3://...``, read through fsspec) kept as
+    given, since a ``Path`` would fold its ``//``."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from auditor.trace import is_url
+
+        return value if isinstance(value, str) and is_url(value) else super().convert(value, param, ctx)
+
+
+# Files, directories, glob patterns (quoted, ``**`` recursive) or URLs: ``auditor.trace`` expands
+# them and names a missing file or a pattern matching nothing in one line.
+traces_argument = click.argument("traces", nargs=-1, required=True, type=TraceInput(path_type=Path))
 
 format_option = click.option(
     "--format",
@@ -62,6 +74,29 @@ cache_option = click.option(
 )
 
 concurrency_option = click.option("--concurrency", type=click.IntRange(1, 256), default=8, show_default=True)
+
+rate_limit_option = click.option(
+    "--rate-limit",
+    "rate_limit",
+    metavar="RATE",
+    default=None,
+    help="LLM requests per second, minute or hour for the whole run (e.g. 3000/min, 50/s); "
+    "a 429 pauses every request. Default: AUDITOR_LLM_RATE, else no limit.",
+)
+
+
+def rate_per_second(given: str | None) -> float | None:
+    """``--rate-limit`` (else ``AUDITOR_LLM_RATE``) in requests per second; None: no limit.
+
+    Raises:
+        UsageError: not a rate (the option or the variable named, with the accepted forms).
+    """
+    from auditor.llm import parse_rate
+    from auditor.settings import setting
+
+    text = setting("llm_rate", given)
+    return parse_rate(text, option="--rate-limit" if given else "AUDITOR_LLM_RATE") if text else None
+
 
 labels_option = click.option(
     "--labels",

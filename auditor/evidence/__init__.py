@@ -8,12 +8,13 @@ tools. No policy is applied here: every item is kept.
 from __future__ import annotations
 
 from auditor.evidence._model import Answer, AnswerSelection, Evidence, EvidenceKind
-from auditor.evidence._reconstruct import reconstruct
+from auditor.evidence._reconstruct import conversation_key, reconstruct
 
 __all__ = [
     "Answer",
     "AnswerSelection",
     "Evidence",
     "EvidenceKind",
+    "conversation_key",
     "reconstruct",
 ]

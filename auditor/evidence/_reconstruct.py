@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from fnmatch import fnmatchcase
-from typing import Any
+from typing import Any, Protocol
 
 from auditor.evidence._hops import ToolHop, assign_paths
 from auditor.evidence._model import Answer, AnswerSelection, Evidence, EvidenceKind
@@ -65,7 +65,19 @@ class _Conversation:
         return found
 
 
-def conversation_key(trace: Trace) -> str:
+class _Keyed(Protocol):
+    @property
+    def trace_id(self) -> str: ...
+    @property
+    def conversation_id(self) -> str | None: ...
+
+
+def conversation_key(trace: _Keyed) -> str:
+    """The conversation a trace belongs to: its conversation id, else the trace alone.
+
+    Traces with the same key are one conversation (their evidence is pooled, causally); any object
+    with the two ids will do, so a planner can group traces it has only indexed.
+    """
     return trace.conversation_id or f"trace:{trace.trace_id}"
 
 

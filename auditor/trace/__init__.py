@@ -6,7 +6,10 @@ format, streams the file and hands each trace on once it is whole (:func:`expand
 directories and glob patterns into files, in a stable order), recording every malformed
 span or line as a :class:`Problem` instead of failing the file. Every trace passes through
 :func:`repair_trace` (valid text, bounded nesting) and :func:`assemble_trace` settles impossible
-times, so later stages can trust both. Nothing here knows about answers or evidence.
+times, so later stages can trust both. A trace whose spans are split over several files (the
+Collector's file exporter rotates its files) is merged into one by :func:`merge_split_traces`;
+URLs (``s3://``, ``memory://``) are read through the user's installed fsspec. Nothing here knows
+about answers or evidence.
 """
 
 from __future__ import annotations
@@ -22,9 +25,10 @@ from auditor.trace._adapters import (
     installed_adapters,
 )
 from auditor.trace._assemble import assemble_trace
-from auditor.trace._discover import DATA_SUFFIXES, expand_inputs
-from auditor.trace._ingest import IngestResult, file_digest, read_traces
-from auditor.trace._json import loads_fast
+from auditor.trace._discover import DATA_SUFFIXES, Source, expand_inputs, is_url
+from auditor.trace._ingest import IngestResult, InputFile, file_digest, read_file, read_traces
+from auditor.trace._json import dumps_fast, loads_fast, loads_fast_writable
+from auditor.trace._merge import merge_split_traces, merged_conversation
 from auditor.trace._model import (
     Document,
     Message,
@@ -51,6 +55,7 @@ __all__ = [
     "SNIFF_BYTES",
     "Document",
     "IngestResult",
+    "InputFile",
     "InstalledAdapter",
     "Message",
     "Problem",
@@ -58,6 +63,7 @@ __all__ = [
     "ReceivedSpan",
     "RecordsAdapter",
     "Severity",
+    "Source",
     "SourceRef",
     "Span",
     "SpanEvent",
@@ -71,12 +77,18 @@ __all__ = [
     "assemble_trace",
     "broken_adapters",
     "detect_adapter",
+    "dumps_fast",
     "expand_inputs",
     "file_digest",
     "get_adapter",
     "installed_adapters",
+    "is_url",
     "loads_fast",
+    "loads_fast_writable",
+    "merge_split_traces",
+    "merged_conversation",
     "quote_value",
+    "read_file",
     "read_traces",
     "record_trace",
     "record_trace_id",

@@ -5,7 +5,8 @@ before parents, one trace across many lines). This module groups them by trace, 
 can be repaired, recording a :class:`~auditor.trace.Problem` each time:
 
 - a duplicate span id keeps the first span and drops the rest;
-- a parent id that names no span in the trace makes the span a root (an orphan);
+- a parent id that names no span in the trace makes the span a root (an orphan), the id kept in
+  :attr:`~auditor.trace.Trace.detached_parents` so that another part of the trace can restore it;
 - a parent cycle is broken at the span that closes it;
 - an impossible time is unknown (``docs/conventions.md``, "Times"): a start at or before the Unix
   epoch is taken to be the span's end (the span is dropped when the end is impossible too); an end
@@ -24,6 +25,8 @@ from auditor.trace._problems import Problem, Severity
 from auditor.trace._repair import repair_trace
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+#: How the problem of a span whose parent is not in the trace begins (the parent id follows).
+ORPHAN_PREFIX = "parent span "
 
 
 def _problem(span: Span, reason: str, source: str, severity: Severity = Severity.WARNING) -> Problem:
@@ -118,11 +121,15 @@ def assemble_trace(
         checked = _known_times(span, source, problems)
         if checked is not None:
             by_id[span.span_id] = checked
+    detached: dict[str, str] = {}
     for span_id, span in list(by_id.items()):
         if span.parent_id is not None and span.parent_id not in by_id:
             problems.append(
-                _problem(span, f"parent span {span.parent_id} is not in the trace; treated as a root", source)
+                _problem(
+                    span, f"{ORPHAN_PREFIX}{span.parent_id} is not in the trace; treated as a root", source
+                )
             )
+            detached[span_id] = span.parent_id
             by_id[span_id] = span.model_copy(update={"parent_id": None})
         elif span.parent_id == span_id:
             problems.append(_problem(span, "span is its own parent; treated as a root", source))
@@ -132,6 +139,12 @@ def assemble_trace(
     conversation = fields.pop("conversation_id", None) or next(
         (s.conversation_id for s in ordered if s.conversation_id), None
     )
-    trace = Trace(trace_id=trace_id, spans=ordered, conversation_id=conversation, **fields)  # type: ignore[arg-type]
+    trace = Trace(
+        trace_id=trace_id,
+        spans=ordered,
+        conversation_id=conversation,
+        detached_parents=detached,
+        **fields,  # type: ignore[arg-type]
+    )
     trace, repaired = repair_trace(trace, source)
     return trace, problems + repaired

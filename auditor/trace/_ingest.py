@@ -17,7 +17,7 @@ file, an ``OSError``).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,8 +26,9 @@ from typing import BinaryIO
 from auditor.errors import InputReadError, NothingReadError, UnrecognisedFormatError
 from auditor.text import clip
 from auditor.trace._adapters import SNIFF_BYTES, TraceAdapter, detect_adapter, get_adapter
-from auditor.trace._discover import expand_inputs
-from auditor.trace._input import check_regular, open_input
+from auditor.trace._discover import Source, expand_inputs
+from auditor.trace._input import check_regular, open_input, open_raw
+from auditor.trace._merge import merge_split_traces
 from auditor.trace._model import Trace
 from auditor.trace._problems import Problem, Severity
 
@@ -55,17 +56,17 @@ class IngestResult:
     inputs: list[InputFile] = field(default_factory=list)
 
 
-def file_digest(path: Path) -> str:
-    """SHA-256 of the file's bytes as stored (compressed or not)."""
+def file_digest(path: Source) -> str:
+    """SHA-256 of the file's bytes as stored (compressed or not); a URL's through fsspec."""
     digest = hashlib.sha256()
-    with _reading(path), open(path, "rb") as handle:
+    with _reading(path), open_raw(path) as handle:
         for block in iter(lambda: handle.read(_BLOCK), b""):
             digest.update(block)
     return digest.hexdigest()
 
 
 @contextmanager
-def _reading(path: Path) -> Iterator[None]:
+def _reading(path: Source) -> Iterator[None]:
     """Turn an ``OSError`` while reading ``path`` into one line naming the file and the error."""
     try:
         yield
@@ -115,7 +116,7 @@ class _Plan:
     skipped: str | None = None
 
 
-def _plan(path: Path, format: str | None) -> _Plan:
+def _plan(path: Source, format: str | None) -> _Plan:
     stream, source = open_input(path)
     with stream:
         head = _head(stream)
@@ -137,14 +138,14 @@ def _plan(path: Path, format: str | None) -> _Plan:
     return _Plan(found.adapter, found.name)
 
 
-def _samples(path: Path, head: bytes) -> Generator[bytes, None, None]:
+def _samples(path: Source, head: bytes) -> Generator[bytes, None, None]:
     """The line samples of a fresh read of ``path`` (opened only if the head is not enough)."""
     stream, _ = open_input(path)
     with stream:
         yield from _line_samples(stream, head)
 
 
-def _items(path: Path, plan: _Plan) -> Iterator[Trace | Problem]:
+def _items(path: Source, plan: _Plan) -> Iterator[Trace | Problem]:
     if plan.adapter is None:
         yield Problem(file=str(path), reason=plan.skipped or EMPTY_REASON)
         return
@@ -157,7 +158,7 @@ def _items(path: Path, plan: _Plan) -> Iterator[Trace | Problem]:
         yield Problem(file=str(path), reason=source.fault)
 
 
-def iter_file(path: Path, format: str | None = None) -> Iterator[Trace | Problem]:
+def iter_file(path: Source, format: str | None = None) -> Iterator[Trace | Problem]:
     """Yield the traces and problems of one file, as its adapter produces them.
 
     An empty or unrecognised file yields one problem saying so.
@@ -177,7 +178,8 @@ def read_traces(paths: Sequence[Path | str], format: str | None = None) -> Inges
     expanded in a stable order by :func:`expand_inputs`.
 
     A file that is empty, damaged or not recognised becomes a problem and the other files are
-    still read.
+    still read. A trace whose spans are in several files (or listed twice in one) is handed on
+    once, merged (:func:`~auditor.trace.merge_split_traces`).
 
     Raises:
         UsageError: ``format`` names no installed adapter, a path does not exist or is not a
@@ -192,27 +194,53 @@ def read_traces(paths: Sequence[Path | str], format: str | None = None) -> Inges
     for path in files:
         check_regular(path)  # before reading anything: a bad path fails the run at once
     result = IngestResult()
-    tried: list[tuple[Path, _Plan, list[Problem]]] = []
+    tried: list[tuple[Source, _Plan, list[Problem]]] = []
     for path in files:
-        count = 0
-        problems: list[Problem] = []
-        with _reading(path):
-            plan = _plan(path, format)
-            for item in _items(path, plan):
-                if isinstance(item, Trace):
-                    result.traces.append(item)
-                    count += 1
-                else:
-                    problems.append(item)
+        read, problems, plan = _read_file(path, format, result.traces.append)
         result.problems.extend(problems)
-        result.inputs.append(InputFile(str(path), file_digest(path), plan.name, count))
+        result.inputs.append(read)
         tried.append((path, plan, problems))
     if not result.traces:
         raise NothingReadError(_nothing_read(tried))
+    result.traces = merge_split_traces(result.traces, result.problems)
     return result
 
 
-def _nothing_read(tried: list[tuple[Path, _Plan, list[Problem]]]) -> str:
+def read_file(
+    path: Source, format: str | None, keep: Callable[[Trace], object], *, digest: bool = True
+) -> tuple[InputFile, list[Problem]]:
+    """Read one file as :func:`read_traces` does (checked, sniffed, digested), handing each
+    trace to ``keep`` as it is whole; its record and its problems.
+
+    For readers that index or filter a file without holding its traces (``auditor.scale``).
+    ``digest=False`` leaves the record's ``sha256`` empty and spares the second read it takes.
+
+    Raises:
+        UsageError, InputReadError: as :func:`read_traces`, for this file.
+    """
+    check_regular(path)
+    read, problems, _ = _read_file(path, format, keep, digest)
+    return read, problems
+
+
+def _read_file(
+    path: Source, format: str | None, keep: Callable[[Trace], object], digest: bool = True
+) -> tuple[InputFile, list[Problem], _Plan]:
+    count = 0
+    problems: list[Problem] = []
+    with _reading(path):
+        plan = _plan(path, format)
+        for item in _items(path, plan):
+            if isinstance(item, Trace):
+                keep(item)
+                count += 1
+            else:
+                problems.append(item)
+    sha256 = file_digest(path) if digest else ""
+    return InputFile(str(path), sha256, plan.name, count), problems, plan
+
+
+def _nothing_read(tried: list[tuple[Source, _Plan, list[Problem]]]) -> str:
     """One line: each file and what happened to it, then what to do."""
     parts: list[str] = []
     for path, plan, problems in tried[:5]:

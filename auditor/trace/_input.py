@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from auditor.errors import InputReadError, UsageError
+from auditor.trace._discover import Source, is_url, open_url, url_filesystem
 
 GZIP_MAGIC = b"\x1f\x8b"
 BOM = b"\xef\xbb\xbf"
@@ -32,13 +33,30 @@ _KINDS = (
 )
 
 
-def check_regular(path: Path) -> None:
+def _check_url(url: str) -> None:
+    fs, path = url_filesystem(url)
+    try:
+        kind = fs.info(path).get("type")
+    except FileNotFoundError:
+        raise UsageError(f"{url}: no such file.") from None
+    except OSError as err:
+        raise InputReadError(url, err) from err
+    if kind != "file":
+        raise UsageError(f"{url}: not a file ({kind or 'unknown kind'}); name a trace file.")
+
+
+def check_regular(path: Source) -> None:
     """Raise unless ``path`` is a regular file (following symlinks), without opening it.
 
+    A URL (:func:`~auditor.trace._discover.is_url`) is asked of its fsspec filesystem.
+
     Raises:
-        UsageError: no such file, or not a regular file.
+        UsageError: no such file, or not a regular file (or a URL that cannot be read).
         InputReadError: the file cannot be inspected (permissions on a directory above it, say).
     """
+    if is_url(path):
+        return _check_url(str(path))
+    path = Path(path)
     try:
         mode = path.stat().st_mode
     except FileNotFoundError:
@@ -159,14 +177,21 @@ class InputStream(io.RawIOBase):
         super().close()
 
 
-def open_input(path: Path) -> tuple[BinaryIO, InputStream]:
+def open_raw(path: Source) -> BinaryIO:
+    """The file's bytes as stored, unbuffered for a local file; a URL through fsspec."""
+    if is_url(path):
+        return open_url(str(path))
+    return open(path, "rb", buffering=0)
+
+
+def open_input(path: Source) -> tuple[BinaryIO, InputStream]:
     """The file's bytes after any byte-order mark, buffered, and the stream below (to ask for faults).
 
     Call :func:`check_regular` first: opening a FIFO blocks.
     """
-    raw = open(path, "rb", buffering=0)  # noqa: SIM115 - closed with the reader
+    raw = open_raw(path)
     try:
-        source = InputStream(raw)
+        source = InputStream(raw)  # type: ignore[arg-type]  # read and readinto are all it uses
     except BaseException:
         raw.close()
         raise

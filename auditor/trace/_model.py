@@ -49,10 +49,9 @@ class _Frozen(BaseModel):
         The result is the very object validation would have built (same fields, same fields set);
         a field name the model does not have, or a required one left out, is still a ``TypeError``.
         """
-        defaults, factories, required = _blueprint(cls)
-        values = dict(defaults)  # the field order validation gives
-        values.update(fields)
-        if len(values) != len(defaults) or not all(name in fields for name in required):
+        defaults, factories, required = _BLUEPRINTS.get(cls) or _blueprint(cls)
+        values = {**defaults, **fields}  # the field order validation gives
+        if len(values) != len(defaults) or not required <= fields.keys():
             raise TypeError(
                 f"{cls.__name__}.trusted: unknown fields {sorted(values.keys() - defaults.keys())}, "
                 f"missing fields {sorted(set(required) - fields.keys())}"
@@ -60,7 +59,7 @@ class _Frozen(BaseModel):
         for name, factory in factories:
             if name not in fields:
                 values[name] = factory()
-        model = cls.__new__(cls)
+        model = _new(cls)
         # What model_construct sets, for a model with no extra fields and no private attributes.
         _set(model, "__dict__", values)
         _set(model, "__pydantic_fields_set__", set(fields))
@@ -70,7 +69,8 @@ class _Frozen(BaseModel):
 
 
 _set = object.__setattr__
-_Blueprint = tuple[dict[str, Any], tuple[tuple[str, Any], ...], tuple[str, ...]]
+_new = object.__new__  # what BaseModel's own __new__ is
+_Blueprint = tuple[dict[str, Any], tuple[tuple[str, Any], ...], frozenset[str]]
 _BLUEPRINTS: dict[type[BaseModel], _Blueprint] = {}
 
 
@@ -87,7 +87,7 @@ def _blueprint(cls: type[BaseModel]) -> _Blueprint:
                 factories.append((name, info.default_factory))
             elif info.is_required():
                 required.append(name)
-        found = _BLUEPRINTS[cls] = (defaults, tuple(factories), tuple(required))
+        found = _BLUEPRINTS[cls] = (defaults, tuple(factories), frozenset(required))
     return found
 
 
@@ -186,6 +186,11 @@ class Trace(_Frozen):
     conversation_id: str | None = None
     source_format: str = ""
     convention: str = ""
+    #: span id -> the parent id it named, for each span made a root because its parent was not in
+    #: the trace when it was assembled (a file that holds part of the trace); merging the parts
+    #: restores the link (:func:`~auditor.trace.merge_split_traces`). Read-time bookkeeping: left
+    #: out of dumps, so a trace's JSON and its digest in the store are what they were without it.
+    detached_parents: dict[str, str] = Field(default_factory=dict, exclude=True)
 
     def children(self, span_id: str) -> list[Span]:
         return [s for s in self.spans if s.parent_id == span_id]
