@@ -11,6 +11,7 @@
     ├── NothingReadError         an input yielded no trace at all
     ├── StoreError               the store cannot be opened or used (URL, driver, file, schema, run)
     │   └── LeaseLostError       another process took the run over: this one must stop writing it
+    ├── ShardError               a distributed run's task failed after its retries (run kept, resumable)
     └── LLMError                 the model could not be asked (no key, or failure after retries)
         ├── LLMTimeoutError      every attempt timed out
         ├── LLMConnectionError   the server could not be reached
@@ -81,6 +82,11 @@ class StoreError(AuditorError):
 
 class LeaseLostError(StoreError):
     """The run's lease ran out and another process claimed it: this process no longer writes it."""
+
+
+class ShardError(AuditorError):
+    """Tasks of a distributed run (``--engine ray``) failed after their retries: their traces are
+    named in the run's problems, the run is left interrupted and a rerun of the command resumes it."""
 
 
 class LLMError(AuditorError):

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from auditor import __version__
-from benchmarks import e2e, ingest, judge, llm, quotes, startup
+from benchmarks import e2e, ingest, judge, llm, quotes, scale, startup
 
 # Sections that need a library of the test extra: a plain install runs without them, and says so.
 MISSING: dict[str, str] = {}
@@ -46,7 +46,7 @@ NEEDS_DEV = {"judge", "accuracy", "quotes", "e2e"}
 NEEDS_CHECKOUT = {"report"}
 #: A source checkout (the benchmarks beside pyproject.toml), not a plain install.
 CHECKOUT = (ROOT.parent / "pyproject.toml").is_file()
-SECTIONS = ["startup", "ingest", "judge", "accuracy", "llm", "quotes", "e2e", "serve", "report"]
+SECTIONS = ["startup", "ingest", "judge", "accuracy", "llm", "quotes", "e2e", "serve", "report", "scale"]
 
 
 def machine() -> dict[str, Any]:
@@ -113,6 +113,8 @@ def render(results: dict[str, Any]) -> str:
         parts.append(_table(*serve.table(results["serve"])))
     if "report" in results:
         parts.append(_table(*report.table(results["report"])))
+    if "scale" in results:
+        parts.append(_table(*scale.table(results["scale"])))
     return "\n".join(parts)
 
 
@@ -361,6 +363,9 @@ def main(argv: list[str] | None = None) -> int:
     if not CHECKOUT and only & NEEDS_CHECKOUT:
         print(f"{', '.join(sorted(only & NEEDS_CHECKOUT))} skipped: needs a source checkout")
         only -= NEEDS_CHECKOUT
+    if "scale" in only and scale.available() is not None:
+        print(scale.available())  # the ray extra is not installed
+        only.discard("scale")
     for name in sorted(only & set(MISSING)):
         print(f"{name} skipped: {MISSING[name]} (install the test extra)")
         only.discard(name)
@@ -396,6 +401,8 @@ def main(argv: list[str] | None = None) -> int:
                 sizes=(100,) if args.quick else report.SIZES,
                 repeats=1 if args.quick else 3,
             )
+        if "scale" in only:
+            results["scale"] = scale.run(work, args.quick)
     results["total_seconds"] = time.perf_counter() - started
     m = results["machine"]
     print(

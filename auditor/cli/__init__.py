@@ -25,6 +25,7 @@ from auditor.cli.evidence import adapters_command, evidence_command
 from auditor.cli.export import export_command, show_command
 from auditor.cli.gate import gate_command
 from auditor.cli.policy import policy_group
+from auditor.cli.reaudit import reaudit_command
 from auditor.cli.runs import report_command, runs_command
 from auditor.cli.serve import serve_command
 from auditor.errors import AuditorError
@@ -81,6 +82,7 @@ cli.add_command(adapters_command)
 cli.add_command(evidence_command)
 cli.add_command(policy_group)
 cli.add_command(audit_command)
+cli.add_command(reaudit_command)
 cli.add_command(gate_command)
 cli.add_command(calibrate_command)
 cli.add_command(calibrations_command)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import click
 
@@ -19,6 +19,8 @@ from auditor.cli.options import (
     judge_option,
     labels_option,
     policy_option,
+    rate_limit_option,
+    rate_per_second,
     report_option,
     traces_argument,
 )
@@ -27,6 +29,7 @@ from auditor.settings import setting
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from auditor.policy import Policy
     from auditor.results import AnswerOut, AuditResult
 
 #: ``auditor audit`` exits with this when it ran but some claims could not be judged.
@@ -276,6 +279,44 @@ def _ratio(figure: dict[str, float | int | None]) -> str:
     return f"{shown} ({figure['numerator']}/{figure['denominator']})"
 
 
+engine_option = click.option(
+    "--engine",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="local: this process; ray: shards on a Ray cluster (the ray extra; docs/scale.md).",
+)
+address_option = click.option(
+    "--address",
+    default=None,
+    help="With --engine ray: the cluster (auto, ray://HEAD:10001, HEAD:6379). Default: start a local Ray.",
+)
+workers_option = click.option(
+    "--workers",
+    type=click.IntRange(1, 100_000),
+    default=None,
+    help="With --engine ray: shards audited in parallel (default: the cluster's CPUs).",
+)
+
+
+def audit_on_cluster(
+    traces: list[Path],
+    common: dict[str, Any],
+    address: str | None,
+    workers: int | None,
+    trace_id: str | None,
+    store: bool,
+) -> AuditResult:
+    """``--engine ray``: :func:`auditor.scale.audit_on_ray` with the options ``audit`` shares."""
+    from auditor.scale import audit_on_ray
+
+    if trace_id:
+        raise click.UsageError("--trace-id selects one trace: run it without --engine ray.")
+    if not store:
+        raise click.UsageError("--engine ray stores the run (its workers write it): drop --no-store.")
+    return audit_on_ray(traces, address=address, workers=workers, **common)
+
+
 @click.command("audit")
 @traces_argument
 @format_option
@@ -292,6 +333,7 @@ def _ratio(figure: dict[str, float | int | None]) -> str:
 @cascade_option
 @cache_option
 @concurrency_option
+@rate_limit_option
 @click.option("--trace-id", default=None, help="Only answers from this trace (a unique prefix is enough).")
 @labels_option
 @click.option(
@@ -311,6 +353,9 @@ def _ratio(figure: dict[str, float | int | None]) -> str:
     help="Continue an interrupted run on the same inputs, policy and judge.",
 )
 @calibration_option
+@engine_option
+@address_option
+@workers_option
 @click.option("-q", "--quiet", is_flag=True, help="No progress and no per-answer detail: the summary only.")
 @click.option("-v", "--verbose", is_flag=True, help="Every answer's claims, not only those with problems.")
 @click.pass_context
@@ -325,6 +370,7 @@ def audit_command(
     cascade: bool,
     cache: bool,
     concurrency: int,
+    rate_limit: str | None,
     trace_id: str | None,
     labels_path: Path | None,
     json_path: Path | None,
@@ -333,6 +379,9 @@ def audit_command(
     store: bool,
     resume: bool,
     calibration: str | None,
+    engine: Literal["local", "ray"],
+    address: str | None,
+    workers: int | None,
     quiet: bool,
     verbose: bool,
 ) -> None:
@@ -347,15 +396,12 @@ def audit_command(
     """
     from rich.console import Console
 
-    from auditor.cli.evidence import print_problems
     from auditor.cli.interrupt import EXIT_INTERRUPTED, command_line, print_interrupted
-    from auditor.cli.output import check_outputs, shown
+    from auditor.cli.output import check_outputs
     from auditor.cli.progress import Tracker, progress_reporter
     from auditor.metrics import load_labels
     from auditor.policy import load_policy
-    from auditor.report import write_report
     from auditor.run import audit
-    from auditor.text import json_printable
 
     if quiet and verbose:
         raise click.UsageError("--quiet and --verbose contradict each other; choose one.")
@@ -366,27 +412,64 @@ def audit_command(
     tracker = Tracker()
     try:  # the bar is closed before the message, so the message stays on screen
         with progress_reporter(err, enabled=not quiet, tracker=tracker) as on_progress:
-            result = audit(
-                list(traces),
-                policy=policy,
-                judge=setting("judge", judge_spec) or "offline",
-                base_url=setting("base_url", base_url),
-                cascade=cascade,
-                cache=cache,
-                decomposer=decomposer,
-                format=format_,
-                trace_id=trace_id,
-                concurrency=concurrency,
-                labels=labels,
-                db_url=db_url,
-                store=store,
-                resume=resume,
-                on_progress=on_progress,
-                calibration=calibration,
-            )
+            common: dict[str, Any] = {
+                "policy": policy,
+                "judge": setting("judge", judge_spec) or "offline",
+                "base_url": setting("base_url", base_url),
+                "cascade": cascade,
+                "cache": cache,
+                "decomposer": decomposer,
+                "format": format_,
+                "concurrency": concurrency,
+                "rate_limit": rate_per_second(rate_limit),
+                "labels": labels,
+                "db_url": db_url,
+                "resume": resume,
+                "on_progress": on_progress,
+                "calibration": calibration,
+            }
+            if engine == "ray":
+                result = audit_on_cluster(list(traces), common, address, workers, trace_id, store)
+            else:
+                result = audit(list(traces), trace_id=trace_id, store=store, **common)
     except KeyboardInterrupt:
         print_interrupted(tracker, command_line(ctx), err, stored=store)
         sys.exit(EXIT_INTERRUPTED)
+    finish_command(
+        result,
+        policy,
+        err,
+        json_path=json_path,
+        report_path=report_path,
+        stored=store,
+        labels_path=labels_path,
+        quiet=quiet,
+        verbose=verbose,
+    )
+
+
+def finish_command(
+    result: AuditResult,
+    policy: Policy,
+    err: Console,
+    *,
+    json_path: Path | None,
+    report_path: Path | None,
+    stored: bool,
+    labels_path: Path | None,
+    quiet: bool,
+    verbose: bool,
+) -> None:
+    """What ``auditor audit`` (and ``auditor reaudit``) show once the run is done: the answers and
+    summary or the JSON, the report, the stored run, why claims went unjudged, the input problems;
+    then the exit status (:data:`EXIT_UNJUDGED` when some claims could not be judged)."""
+    from rich.console import Console
+
+    from auditor.cli.evidence import print_problems
+    from auditor.cli.output import shown
+    from auditor.report import write_report
+    from auditor.text import json_printable
+
     if json_path is not None and str(json_path) == "-":
         click.echo(json_printable(result.to_json()), nl=False)
     else:
@@ -399,7 +482,7 @@ def audit_command(
         write_report(result, report_path, policy_rationale=policy.rationale)
         if not quiet:
             err.print(f"Wrote {shown(str(report_path))}")
-    if store and not quiet:
+    if stored and not quiet:
         run_id = result.run.id
         err.print(
             f"Run {run_id} stored (auditor show {run_id[:12]}; auditor export {run_id[:12]} -o claims.jsonl)",

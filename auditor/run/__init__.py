@@ -4,24 +4,46 @@
 a lease); ``calibrate()`` audits a labelled file the same way (with no run of its own) and stores
 the judge's calibration (:mod:`auditor.calibration`), which later audits use to correct their
 rates; ``compare_policies()`` audits the same answers under two policies (``auditor policy diff``).
+``reaudit()`` judges a stored run's answers again from the traces the store kept (another
+policy or judge, no files needed).
+``audit_into_run()`` is the part every engine shares: answers audited into an open run, each saved
+as it finishes (one process here; each shard's task on a Ray cluster in :mod:`auditor.scale`).
 """
 
-from auditor.run._audit import AuditOptions, audit, audit_answers_async, audit_async, finish_result
+from auditor.run._audit import (
+    AuditOptions,
+    audit,
+    audit_answers_async,
+    audit_async,
+    finish_result,
+    open_run,
+)
 from auditor.run._calibrate import calibrate, calibrate_async
 from auditor.run._compare import compare_policies
 from auditor.run._correction import choose_calibration, with_correction
+from auditor.run._into import RunTarget, audit_into_run, local_budget, store_judge
 from auditor.run._progress import Progress
+from auditor.run._reaudit import judge_spec, reaudit, reaudit_async, stored_policy
 
 __all__ = [
     "AuditOptions",
     "Progress",
+    "RunTarget",
     "audit",
     "audit_answers_async",
     "audit_async",
+    "audit_into_run",
     "calibrate",
     "calibrate_async",
     "choose_calibration",
     "compare_policies",
     "finish_result",
+    "judge_spec",
+    "local_budget",
+    "open_run",
+    "reaudit",
+    "reaudit_async",
+    "store_judge",
+    "stored_policy",
     "with_correction",
 ]

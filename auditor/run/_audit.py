@@ -15,21 +15,19 @@ from pathlib import Path
 from typing import Any
 
 from auditor.evidence import Answer
-from auditor.judges import Decomposer, build_judge
+from auditor.judges import Decomposer
 from auditor.llm import run_sync
 from auditor.metrics import Labels, summarise
-from auditor.pipeline import AnswerAudit, audit_all, audit_out, find_answers, run_info
+from auditor.pipeline import AnswerAudit, find_answers, run_info
 from auditor.policy import Policy, load_policy
 from auditor.results import AnswerOut, AuditResult, RunInfo, judge_ref
 from auditor.run._correction import choose_calibration, with_correction
+from auditor.run._into import RunTarget, audit_into_run, local_budget, store_judge
 from auditor.run._progress import Progress
 from auditor.settings import run_lease
 from auditor.store import (
     FinishHook,
     RunLease,
-    SqlDecompositionCache,
-    SqlFusedCache,
-    SqlVerdictCache,
     Store,
     StoreWriter,
     new_owner,
@@ -62,6 +60,7 @@ class AuditOptions:
     store: bool = True
     resume: bool = True
     calibration: str | None = None
+    rate_limit: float | None = None  # LLM requests per second for the whole run (None: no limit)
 
 
 async def audit_async(
@@ -83,6 +82,7 @@ async def audit_async(
     on_progress: Callable[[Progress], None] | None = None,
     calibration: str | None = None,
     finish_with: FinishHook | None = None,
+    rate_limit: float | None = None,
 ) -> tuple[AuditResult, list[AnswerAudit]]:
     """Audit every answer in ``paths``; see :func:`audit`. Returns the result and the audits made now.
 
@@ -104,6 +104,7 @@ async def audit_async(
         store=store,
         resume=resume,
         calibration=calibration,
+        rate_limit=rate_limit,
     )
     return await audit_answers_async(
         ingested, answers, policy, options, started=started, on_progress=on_progress, finish_with=finish_with
@@ -124,46 +125,30 @@ async def audit_answers_async(
 
     The inputs may come from files or from elsewhere (the store's kept traces, for a re-audit).
     """
-    judge, base_url, cascade, cache = options.judge, options.base_url, options.cascade, options.cache
-    decomposer, concurrency, labels = options.decomposer, options.concurrency, options.labels
-    store, resume, calibration = options.store, options.resume, options.calibration
-    db_url = options.db_url
+    labels, calibration = options.labels, options.calibration
     owner, lease = new_owner(), run_lease()
-    db = Store(db_url) if store else None
+    db = Store(options.db_url) if options.store else None
     keeper: RunLease | None = None
     # Database work happens on the writer's thread: the event loop only hands answers over.
     writer = StoreWriter(db).start() if db is not None else None
     try:
-        setup = build_judge(
-            judge,
-            base_url=base_url,
-            cascade=cascade,
-            use_cache=cache,
-            decomposer=decomposer,
-            concurrency=concurrency,
-            cache_backend=SqlVerdictCache(db, writer=writer) if db is not None else None,
-            decomposition_backend=SqlDecompositionCache(db, writer) if db is not None else None,
-            fused_backend=SqlFusedCache(db, writer) if db is not None else None,
-        )
+        setup = store_judge(options, db, writer, local_budget(options.rate_limit))
         await setup.check()  # an unreachable endpoint or a bad key fails here, before any run is opened
         info = run_info(ingested, started, policy).model_copy(
             update={"judge": judge_ref(setup.judge.identity)}
         )
         chosen = choose_calibration(db, calibration, info.judge)  # a bad id fails before any work
         traced = [trace_digest(t) for t in ingested.traces] if db is not None else []
-        run_id, done = _open_run(db, info, policy, resume, ingested.traces, traced, owner, lease)
+        run_id, done = open_run(db, info, policy, options.resume, ingested.traces, traced, owner, lease)
         if db is not None:
             keeper = RunLease(db, run_id, owner, lease).start()
         todo = [a for a in answers if a.answer_id not in done]
-        digests = {t.trace_id: d for t, d in zip(ingested.traces, traced, strict=False)}
+        target = RunTarget(
+            run_id, owner, writer, {t.trace_id: d for t, d in zip(ingested.traces, traced, strict=False)}
+        )
         counts = {"done": 0, "claims": 0, "unjudged": 0}
-        fresh: dict[str, AnswerOut] = {}
 
-        async def on_done(audit: AnswerAudit) -> None:
-            out = fresh[audit.answer.answer_id] = audit_out(audit)
-            if writer is not None:
-                # Counted and reported only once committed: a kill loses nothing reported as done.
-                await writer.save_answer(run_id, out, digests.get(audit.answer.trace_id), owner=owner)
+        def on_saved(audit: AnswerAudit) -> None:
             counts["done"] += 1
             counts["claims"] += audit.figures.judged
             counts["unjudged"] += audit.figures.unjudged
@@ -185,9 +170,7 @@ async def audit_answers_async(
                 )
 
         try:
-            audits = await audit_all(
-                todo, policy, setup.extractor, setup.judge, concurrency, on_done, setup.fused
-            )
+            fresh, audits = await audit_into_run(todo, policy, setup, options.concurrency, target, on_saved)
         except BaseException:
             # Ctrl-C or SIGTERM (a cancelled task) or a crash: what finished is saved; the next run
             # resumes it (a kill -9 skips this: the run's lease runs out instead).
@@ -227,7 +210,7 @@ async def audit_answers_async(
             db.close()
 
 
-def _open_run(
+def open_run(
     db: Store | None,
     info: RunInfo,
     policy: Policy,
@@ -269,6 +252,7 @@ def audit(
     resume: bool = True,
     on_progress: Callable[[Progress], None] | None = None,
     calibration: str | None = None,
+    rate_limit: float | None = None,
 ) -> AuditResult:
     """Audit every answer in ``paths``, store the run, and return the public JSON result.
 
@@ -293,6 +277,8 @@ def audit(
         on_progress: called after each answer with a :class:`Progress`.
         calibration: the calibration that corrects the rates: None, the newest of the judge's
             (if any); ``"none"``, no correction; or a stored calibration's id (a unique prefix).
+        rate_limit: LLM requests per second for the whole run (:func:`auditor.llm.parse_rate`
+            reads ``"3000/min"``); a 429's ``Retry-After`` pauses every request. None: no limit.
 
     Raises:
         UsageError: ``trace_id`` selects no answer, or another input error (before any work).
@@ -318,6 +304,7 @@ def audit(
             resume=resume,
             on_progress=on_progress,
             calibration=calibration,
+            rate_limit=rate_limit,
         )
     )
     return result
