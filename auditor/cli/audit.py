@@ -79,52 +79,55 @@ def print_audit(
     ]
     for answer in shown_answers:
         answer_rule(answer, console)
+        # One print per answer: rich's cost is mostly per call (thousands of lines for a data set).
+        lines: list[str] = []
+        say = lines.append
         if answer.refusal:
-            console.print("  [cyan]refusal[/] (no claims to judge)")
+            say("  [cyan]refusal[/] (no claims to judge)")
         for claim in answer.claims or []:
             if claim.screened:
                 reason = shown(claim.screen_reason or "")
-                console.print(f"  [dim]- screened ({reason}): {shown(claim.text, multiline=True)}[/]")
+                say(f"  [dim]- screened ({reason}): {shown(claim.text, multiline=True)}[/]")
                 continue
             verdict = claim.verdict or "-"
             colour = _COLOURS.get(verdict, "white")
-            console.print(f"  [{colour}]{verdict:<12}[/] {shown(claim.text, multiline=True)}")
+            say(f"  [{colour}]{verdict:<12}[/] {shown(claim.text, multiline=True)}")
             for cite in claim.citations:
-                console.print(
-                    f'      [dim]{shown(cite.evidence_id)}: "{shown(cite.quote, multiline=True)}"[/]'
-                )
+                say(f'      [dim]{shown(cite.evidence_id)}: "{shown(cite.quote, multiline=True)}"[/]')
             for mark in claim.citation_markers:
                 cited = ", ".join(mark.evidence_ids) or "nothing"
                 said = _SUPPORTS[mark.supports]
-                console.print(
+                say(
                     f"      [dim]marker {shown(mark.marker)} -> {shown(cited)}: {said} ({shown(mark.reason)})[/]"
                 )
             if claim.misattributed:
-                console.print("      [red]misattributed: supported, but not by the item its marker cites[/]")
+                say("      [red]misattributed: supported, but not by the item its marker cites[/]")
             if claim.conflicts:
-                console.print(
+                say(
                     f"      [bold red]conflicting admitted sources[/] (on_conflict: {claim.conflict_resolution or 'flag'})"
                 )
                 for side in claim.conflicts:
-                    console.print(
+                    say(
                         f'        [red]{side.stance}[/] {shown(side.evidence_id)}: "{shown(side.quote, multiline=True)}"'
                     )
             if claim.inadmissible_support:
-                console.print(
+                say(
                     "      [red]rests only on excluded evidence: "
                     f"{shown(', '.join(claim.inadmissible_support))}[/]"
                 )
             if claim.unjudged_reason:
-                console.print(f"      [magenta]unjudged: {shown(claim.unjudged_reason)}[/]")
+                say(f"      [magenta]unjudged: {shown(claim.unjudged_reason)}[/]")
             elif claim.rationale:
-                console.print(f"      [dim]{shown(claim.rationale, multiline=True)}[/]")
+                say(f"      [dim]{shown(claim.rationale, multiline=True)}[/]")
         if answer.groundedness is not None:
-            console.print(
+            say(
                 f"  groundedness {answer.groundedness:.2f}, contradicted {answer.contradicted}, "
                 f"unjudged {answer.unjudged}"
                 + (f", flagged conflicts {flagged}" if (flagged := _flagged(answer)) else "")
                 + f": {'grounded' if answer.grounded else 'NOT grounded'}"
             )
+        if lines:
+            console.print("\n".join(lines))
     hidden = len(result.answers) - len(shown_answers)
     if detail == "problems" and hidden:
         console.print(
