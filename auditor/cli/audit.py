@@ -15,6 +15,7 @@ from auditor.cli.options import (
     cascade_option,
     concurrency_option,
     db_option,
+    decomposer_option,
     format_option,
     judge_option,
     labels_option,
@@ -326,13 +327,7 @@ def audit_on_cluster(
 @policy_option
 @judge_option
 @base_url_option
-@click.option(
-    "--decomposer",
-    type=click.Choice(["rules", "llm", "fused"]),
-    default="rules",
-    show_default=True,
-    help="How answers are split into claims; fused: one LLM call decomposes and judges together.",
-)
+@decomposer_option
 @cascade_option
 @cache_option
 @concurrency_option

@@ -73,6 +73,13 @@ cache_option = click.option(
     help="Reuse cached LLM decompositions and verdicts from the store.",
 )
 
+decomposer_option = click.option(
+    "--decomposer",
+    type=click.Choice(["rules", "llm", "fused"]),
+    default="rules",
+    show_default=True,
+    help="How answers are split into claims; fused: one LLM call decomposes and judges together.",
+)
 concurrency_option = click.option("--concurrency", type=click.IntRange(1, 256), default=8, show_default=True)
 
 rate_limit_option = click.option(

@@ -17,6 +17,7 @@ from auditor.cli.options import (
     cascade_option,
     concurrency_option,
     db_option,
+    decomposer_option,
     labels_option,
     rate_limit_option,
     rate_per_second,
@@ -44,13 +45,7 @@ from auditor.settings import setting
     help="offline or openai:MODEL. Default: the run's own judge (kind and model).",
 )
 @base_url_option
-@click.option(
-    "--decomposer",
-    type=click.Choice(["rules", "llm", "fused"]),
-    default="rules",
-    show_default=True,
-    help="How answers are split into claims; fused: one LLM call decomposes and judges together.",
-)
+@decomposer_option
 @cascade_option
 @cache_option
 @concurrency_option
