@@ -291,11 +291,17 @@ async def split_rows(path: Path) -> list[_Row]:
 
 
 def segments(rows: Sequence[_Row], t: float) -> dict[str, Any]:
-    """Figures per ``dataset/task_type``, then ``ALL``."""
+    """Figures per ``dataset/task_type``, then ``dataset/all tasks`` for a dataset of several tasks
+    (RAGTruth: the issue's target is on its answers pooled), then ``ALL``."""
     groups: dict[str, list[_Row]] = defaultdict(list)
+    datasets: dict[str, list[_Row]] = defaultdict(list)
     for row in rows:
         groups[row.segment].append(row)
+        datasets[row.segment.partition("/")[0]].append(row)
     out = {name: _segment(group, t) for name, group in sorted(groups.items())}
+    for dataset, group in sorted(datasets.items()):
+        if sum(name.partition("/")[0] == dataset for name in groups) > 1:
+            out[f"{dataset}/all tasks"] = _segment(group, t)
     out["ALL"] = _segment(rows, t)
     return out
 

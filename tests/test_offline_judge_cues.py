@@ -133,3 +133,20 @@ def test_a_sentence_about_the_answer_is_screened() -> None:
     assert meta.screened and meta.screen_reason is ScreenReason.VAGUE
     [fact] = decompose_text("a", "Here is the answer: 42 bears went to space.", None).claims
     assert not fact.screened
+
+
+def test_a_sentence_about_the_passages_or_the_layout_is_screened() -> None:
+    for text in (
+        "Note: Passage 3 provides additional information.",
+        "Note: The information provided in the given passages is sufficient to answer the question.",
+        "The steps to cook brats are as follows:",
+    ):
+        [meta] = decompose_text("a", text, None).claims
+        assert meta.screened and meta.screen_reason is ScreenReason.VAGUE, text
+    # a sentence naming a passage that states something is a claim
+    for text in (
+        "Passage 2 says the museum opens at 9 am.",
+        "Passage 2 provides the opening hours of the museum.",
+    ):
+        [fact] = decompose_text("a", text, None).claims
+        assert not fact.screened, text

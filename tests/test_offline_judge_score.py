@@ -85,7 +85,8 @@ def test_settle_is_certain_by_its_own_test_not_the_score() -> None:
     judge = OfflineJudge()
     settled = judge.settle(claim(STATED), [DOC])
     assert settled is not None and settled.label is Label.SUPPORTED
-    assert OfflineJudge(replace(shipped(), settle=1.01)).settle(claim(STATED), [DOC]) == settled
+    strict = replace(shipped(), supported=1.0, answer_supported=1.0, answer_partial=None)
+    assert OfflineJudge(strict).settle(claim(STATED), [DOC]) == settled
     # absence stays uncertain whatever the score
     assert judge.settle(claim("The castle tour costs $30."), [DOC]) is None
 
@@ -105,7 +106,8 @@ def test_the_fit_is_deterministic_and_learns_the_sign() -> None:
 def test_the_shipped_combiner_matches_the_features_and_a_stale_one_is_refused() -> None:
     combiner = shipped()
     assert combiner.features == FEATURES
-    assert 0.0 <= combiner.unsupported < combiner.supported <= combiner.settle <= 1.0
+    assert 0.0 <= combiner.unsupported < combiner.supported <= 1.0
+    assert "settle" not in json.loads(combiner.to_json())  # nothing reads it: settle() has its own test
     assert from_json(combiner.to_json()) == combiner
     stale = json.loads(combiner.to_json())
     stale["features"] = stale["features"][:-1]
@@ -166,7 +168,7 @@ def test_the_training_script_is_reproducible(tmp_path: Path, capsys: pytest.Capt
     assert trained.features == FEATURES and trained.trained_on.startswith("toy.jsonl")
     assert any(c != 0.0 for c in trained.coef)
     assert script.main(["--train", str(data), "--dev", str(data), "--out", str(one), "--check"]) == 0
-    one.write_text(one.read_text("utf-8").replace('"settle"', '"settle" ', 1), "utf-8")
+    one.write_text(one.read_text("utf-8").replace('"supported"', '"supported" ', 1), "utf-8")
     assert script.main(["--train", str(data), "--dev", str(data), "--out", str(one), "--check"]) == 1
     missing = tmp_path / "missing.jsonl"
     assert script.main(["--train", str(missing), "--out", str(one)]) == 2
@@ -175,7 +177,7 @@ def test_the_training_script_is_reproducible(tmp_path: Path, capsys: pytest.Capt
 
 def test_a_combiner_of_the_shipped_shape_scores_like_the_formula() -> None:
     n = len(FEATURES)
-    combiner = Combiner(FEATURES, (0.0,) * n, (1.0,) * n, (1.0,) + (0.0,) * (n - 1), 0.0, 0.6, 0.4, 0.9)
+    combiner = Combiner(FEATURES, (0.0,) * n, (1.0,) * n, (1.0,) + (0.0,) * (n - 1), 0.0, 0.6, 0.4)
     assert combiner.score([0.0] * n) == 0.5
     assert combiner.score([2.0] + [0.0] * (n - 1)) == pytest.approx(1 / (1 + 2.718281828459045**-2))
 
@@ -238,7 +240,7 @@ def test_short_and_long_answers_get_their_own_thresholds_from_dev() -> None:
     # answers' above 0.3: the chooser finds a pair for each group that decides them all rightly
     script = _script()
     n = len(FEATURES)
-    combiner = Combiner(FEATURES, (0.0,) * n, (1.0,) * n, (1.0,) + (0.0,) * (n - 1), 0.0, 1.0, 0.0, 1.0)
+    combiner = Combiner(FEATURES, (0.0,) * n, (1.0,) * n, (1.0,) + (0.0,) * (n - 1), 0.0, 1.0, 0.0)
 
     def row(record: str, p: float, supported: bool, claims: int) -> object:
         logit = math.log(p / (1 - p))

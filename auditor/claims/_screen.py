@@ -96,6 +96,29 @@ _FRAME = word_set(
     given provided passage passages document documents context data source sources"""
 )
 _CONTACT = re.compile(r"\d|@|https?://|www\.", re.IGNORECASE)
+# A sentence about the sources or the answer's own layout, with nothing else in it ("Note: Passage 3
+# provides additional information", "The information in the given passages is sufficient to answer
+# the question", "the steps to cook brats are as follows"): every content word is one of these.
+_META = word_set(
+    """note passage passages document documents source sources context text provided given above
+    provide provides providing contain contains containing include includes including offer offers
+    give gives sufficient enough additional more further relevant detail details answer answers
+    question questions infer inferred conclude following follows steps step list listed below"""
+)
+_META_CUE = re.compile(
+    r"\b(?:passages?|documents?|sources?|context)\b|\bas\s+follows\b|\bthe\s+following\b", re.IGNORECASE
+)
+
+
+_SOURCE_NUMBER = re.compile(r"\b(?:passages?|documents?|sources?)\s+\d+\b", re.IGNORECASE)
+
+
+def _about_sources(piece: str) -> bool:
+    """A sentence about the passages or the answer's layout whose content words are all such words."""
+    if _META_CUE.search(piece) is None:
+        return False
+    own = [w for w in _checkable(_SOURCE_NUMBER.sub(" ", piece)) if w not in _META]
+    return not own or all(w in ("steps", "information") for w in own)
 
 
 def _strip_lead(text: str, start: int, end: int, pattern: re.Pattern[str]) -> int:
@@ -152,6 +175,8 @@ def screen(
             piece = text[start:end]
     if not _checkable(piece):
         return start, end, ScreenReason.HEDGE if _HEDGE_CUE.search(piece) else ScreenReason.VAGUE
+    if _about_sources(piece):
+        return start, end, ScreenReason.VAGUE  # about the sources or the layout, nothing else
     if piece.endswith("?"):
         return start, end, ScreenReason.VAGUE  # a question asserts nothing
     if heading and not re.search(r"\d", piece):  # "Here are the steps:", "## Refund policy"

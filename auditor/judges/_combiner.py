@@ -23,8 +23,21 @@ WEIGHTS_FILE = "offline_judge.json"
 # Rules on figures, names and polarity: their absent / contradicted is decisive whatever the score
 # (a fabricated figure is absent, a changed one contradicted; the score weighs word coverage).
 HARD_RULES = frozenset(
-    {"entity_missing", "number_missing", "number_contradicted", "polarity_contradicted", "aggregate_one"}
+    {
+        "entity_missing",
+        "number_missing",
+        "number_contradicted",
+        "polarity_contradicted",
+        "aggregate_one",
+        "attribute_unknown",
+        "attribute_flipped",
+    }
 )
+# ... except in a long answer, where a summary's contrast ("in front of the Fulton Houses, not
+# inside the club as first reported") reads as a flip: there the prose negation flip is weighed by
+# the score like coverage (on dev, 0 of the 5 it decided in long answers were unsupported; the JSON
+# attribute flip, ``attribute_flipped``, stays decisive).
+SOFT_IN_LONG_ANSWERS = frozenset({"polarity_contradicted"})
 MIN_SCALE = 0.25
 # An answer with at least this many judged claims (a summary, a long answer) is decided with the
 # ``answer_*`` thresholds: its claims restate the sources far more often than a lone claim checked
@@ -38,7 +51,7 @@ class Combiner:
 
     ``supported``: a score at or above it, with a window the rules accept, is ``supported``.
     ``unsupported``: a score at or below it is the rules' ``absent`` / ``contradicted``.
-    Between the two the claim is undecided. ``settle``: the cascade's certain ``supported``.
+    Between the two the claim is undecided.
     ``answer_supported`` / ``answer_unsupported``: the same two for the claims of an answer with
     at least ``answer_claims`` judged claims (None: the claim-level pair). ``answer_partial``: in
     such an answer, a claim no window supports but one covers at least
@@ -53,7 +66,6 @@ class Combiner:
     intercept: float
     supported: float
     unsupported: float
-    settle: float
     trained_on: str = ""
     answer_supported: float | None = None
     answer_unsupported: float | None = None
@@ -68,6 +80,11 @@ class Combiner:
                 self.unsupported if self.answer_unsupported is None else self.answer_unsupported,
             )
         return self.supported, self.unsupported
+
+    def hard(self, rule: str, judged: int) -> bool:
+        """Whether ``rule``'s absent / contradicted decides a claim of an answer of ``judged``
+        judged claims whatever the score (:data:`HARD_RULES`, :data:`SOFT_IN_LONG_ANSWERS`)."""
+        return rule in HARD_RULES and not (rule in SOFT_IN_LONG_ANSWERS and judged >= self.answer_claims)
 
     def partial(self, judged: int) -> float | None:
         """The score at which a partly covered claim of an answer of ``judged`` claims is supported."""
@@ -96,7 +113,6 @@ def from_json(text: str) -> Combiner:
         intercept=float(data["intercept"]),
         supported=float(data["supported"]),
         unsupported=float(data["unsupported"]),
-        settle=float(data["settle"]),
         trained_on=str(data.get("trained_on", "")),
         answer_supported=_optional(data.get("answer_supported")),
         answer_unsupported=_optional(data.get("answer_unsupported")),
@@ -117,7 +133,7 @@ def _optional(value: Any) -> float | None:
 def neutral() -> Combiner:
     """A combiner scoring every claim 0.5 and deciding only by the rules (for training)."""
     n = len(FEATURES)
-    return Combiner(FEATURES, (0.0,) * n, (1.0,) * n, (0.0,) * n, 0.0, 0.0, 1.0, 1.0, "neutral")
+    return Combiner(FEATURES, (0.0,) * n, (1.0,) * n, (0.0,) * n, 0.0, 0.0, 1.0, "neutral")
 
 
 @lru_cache(maxsize=1)

@@ -31,6 +31,8 @@ RULES = (
     "count_missing",  # only counts in words ("two sisters") are missing: weighed, not decisive
     "polarity_contradicted",
     "aggregate_one",  # an aggregated claim supported by one item only
+    "attribute_unknown",  # a JSON attribute the claim states is null (auditor.judges._attributes)
+    "attribute_flipped",  # ... is true / false against the claim's polarity
     "coverage",  # nothing covers enough of the claim (the baseline of the one-hot features)
     "nothing",  # nothing checkable, or no evidence
 )

@@ -21,8 +21,8 @@ It judges each claim against the admitted evidence with surface cues only:
    :mod:`auditor.judges._features`) decides whether the rules' reading is decisive: ``supported``
    needs a score at or above the shipped ``supported`` threshold, ``absent`` from low coverage one
    at or below ``unsupported``; figures, names and polarity (``HARD_RULES``) decide whatever the
-   score. Anything else is ``unjudged: offline_undecided`` (fail closed), with the score in the
-   rationale. The claims of a long answer (``answer_claims`` judged claims or more: a summary)
+   score, except a prose negation flip in a long answer (``SOFT_IN_LONG_ANSWERS``). Anything else
+   is ``unjudged: offline_undecided`` (fail closed), with the score in the rationale. The claims of a long answer (``answer_claims`` judged claims or more: a summary)
    are decided with the ``answer_supported`` / ``answer_unsupported`` pair instead, and one no
    window supports is ``supported`` at a score of at least ``answer_partial`` when a window covers
    :data:`~auditor.judges._rules.PARTIAL_COVERAGE` of it with all its figures (a paraphrase).
@@ -52,7 +52,8 @@ from auditor.evidence import Answer, Evidence
 from auditor.judges import _entities as ent
 from auditor.judges import _numbers as num
 from auditor.judges import _settle
-from auditor.judges._combiner import HARD_RULES, Combiner, shipped
+from auditor.judges._attributes import attribute_flip, unknown_attribute
+from auditor.judges._combiner import Combiner, shipped
 from auditor.judges._conflicts import contradicting_items, with_conflict
 from auditor.judges._cues import ClaimCues, claim_cues
 from auditor.judges._features import FEATURES, Cue, features
@@ -225,7 +226,8 @@ class OfflineJudge:
         decided = (verdict.label is Label.SUPPORTED and p >= hi) or (
             verdict.label in (Label.ABSENT, Label.CONTRADICTED) and p <= lo
         )
-        decided = decided or score.rule in HARD_RULES or (score.rule == "nothing" and not items)
+        decided = decided or (self.combiner or shipped()).hard(score.rule, judged)
+        decided = decided or (score.rule == "nothing" and not items)
         if decided:
             return verdict
         partial = (self.combiner or shipped()).partial(judged)
@@ -262,6 +264,23 @@ class OfflineJudge:
             return _verdict(claim, Label.ABSENT, "no admitted evidence"), "nothing"
         if not cues.stems and not cues.quantities and not cues.entities:
             return _verdict(claim, Label.ABSENT, "nothing checkable in the claim"), "nothing"
+        unknown = unknown_attribute(cues, claim.text, items)
+        if unknown is not None:
+            item, window = unknown
+            return _verdict(
+                claim,
+                Label.ABSENT,
+                f"{_where(item, names)} leaves it unknown ({window.seg.text.strip()}: null is not 'no')",
+            ), "attribute_unknown"
+        flip = attribute_flip(cues, claim.text, items)
+        if flip is not None:
+            item, window = flip
+            return _verdict(
+                claim,
+                Label.CONTRADICTED,
+                f"{_where(item, names)} states the opposite ({window.seg.text.strip()})",
+                quote(item, window, cues),
+            ), "attribute_flipped"
         support = [(i, w) for i in items if (w := supporting_window(cues, i)) is not None]
         if cues.aggregated and len({i.evidence_id for i, _ in support}) >= 2:
             cites = tuple(c for i, w in support for c in quote(i, w, cues))

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from auditor.judges._lexical import compound_stems, content_stems, negated_stems, words
-from auditor.judges._vocabulary import CODES
+from auditor.judges._vocabulary import CODES, SCHEDULE_WORDS, WEEKDAYS
 
 
 @dataclass(frozen=True)
@@ -174,7 +174,10 @@ def _segments(evidence_id: str, text: str, cut: bool) -> list[Segment]:
                 text,
                 ((start, end),),
                 extra=" ".join(keypath[:-1]),
-                also=CODES.get(value.strip('"'), ""),  # "state": "CA" also states "california"
+                # "state": "CA" also states "california"; "Monday": "11:0-17:0" that it is open
+                also=SCHEDULE_WORDS
+                if keypath and keypath[-1].casefold() in WEEKDAYS
+                else CODES.get(value.strip('"'), ""),
                 negative=value.casefold() in _FALSY,
                 boolean=value.casefold() in _BOOLEAN,
             )

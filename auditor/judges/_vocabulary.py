@@ -148,3 +148,9 @@ ALIASES: dict[str, tuple[str, ...]] = {
 
 # the reverse of the one-code aliases, for a record's codes: "CA" -> "california"
 CODES: dict[str, str] = {codes[0].upper(): name for name, codes in ALIASES.items() if len(codes) == 1}
+
+# A record's opening hours ("Monday": "11:0-17:0") state when the business is open: a pair keyed by a
+# weekday also carries these words, so "open every day of the week" or "operates seven days a week"
+# meets the record's seven pairs (the figures are still checked: "11 am to 5 pm" must be there).
+WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())  # noqa: SIM905
+SCHEDULE_WORDS = "open opens hours day days daily week every operate operates"
