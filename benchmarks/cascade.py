@@ -1,7 +1,8 @@
 """The cascade against the LLM judge alone on the LLM benchmark's set (part of ``--only accuracy``).
 
 The records of :func:`benchmarks.llm.write_records` (one copied sentence, one paraphrase, one changed
-figure per answer) are audited twice against the fake OpenAI server in its own process
+figure per answer), the labelled dev set and 60 of its answers (``dev_60``, evenly spaced through the
+file: realistic answers beside the synthetic set) are audited twice against the fake OpenAI server in its own process
 (:class:`benchmarks.server.ServerProcess`): by the LLM judge alone (``--no-cascade``) and through the
 cascade, each in a fresh app directory with the verdict cache off, the HTTP requests counted at the
 server. The fake server's verdicts come from the offline judge: ``agreement`` is the share of claims
@@ -30,7 +31,6 @@ from auditor.evidence import Evidence
 from auditor.judges import Label, OfflineJudge
 from auditor.judges import _carry as carry
 from auditor.judges import _settle as settle_module
-from auditor.judges._combiner import shipped
 from auditor.judges._conflicts import contradicting_items
 from auditor.judges._cues import AGGREGATE, claim_cues
 from auditor.judges._lexical import negated
@@ -99,23 +99,47 @@ def _compare(
     }
 
 
+SAMPLE = 60  # answers of each further records file in its sampled row (``dev_60``)
+
+
+def sample_records(source: Path, target: Path, n: int = SAMPLE) -> int:
+    """``n`` records of ``source`` evenly spaced through the file (every dataset of the dev set
+    is in it, in file order), written to ``target``; returns how many were written."""
+    lines = [raw for raw in source.read_text(encoding="utf-8").splitlines() if raw.strip()]
+    picked = [lines[i * len(lines) // n] for i in range(n)] if len(lines) > n else lines
+    target.write_text("\n".join(picked) + "\n", encoding="utf-8")
+    return len(picked)
+
+
 async def llm_set(answers: int, also: dict[str, Path] | None = None) -> dict[str, Any]:
     """Calls per answer with and without the cascade, calls saved per answer, and agreement.
 
     Args:
         answers: how many records of the LLM benchmark's set to generate.
-        also: more records files to compare the same way (e.g. the labelled dev set), by name.
+        also: more records files to compare the same way (e.g. the labelled dev set), by name;
+            each also gives a row ``<name>_60`` on :data:`SAMPLE` of its records
+            (:func:`sample_records`), realistic answers beside the synthetic set.
     """
     with tempfile.TemporaryDirectory(prefix="bench-cascade-") as tmp:
         path = Path(tmp) / "llm-set.jsonl"
         write_records(path, answers)
-        sets = {"llm_set": path, **(also or {})}
+        sets = {"llm_set": path}
+        for name, records in (also or {}).items():
+            sets[name] = records
+            sample = Path(tmp) / f"{name}-{SAMPLE}.jsonl"
+            sample_records(records, sample)
+            sets[f"{name}_{SAMPLE}"] = sample
         out: dict[str, Any] = {}
         with ServerProcess(0.0) as server:
             for name, records in sets.items():
                 alone = await _verdicts(records, server, cascade=False)
                 out[name] = _compare(alone, await _verdicts(records, server, cascade=True))
     return out
+
+
+# The combiner's ``settle`` threshold when the score-only settle() read it (the shipped
+# offline_judge.json of 2026-12-01; the combiner no longer has one): the baseline's own constant.
+SETTLE_BEFORE = 0.57
 
 
 def settle_before(judge: OfflineJudge, claim: Claim, admitted: Sequence[Evidence]) -> object:
@@ -163,7 +187,7 @@ def settle_before(judge: OfflineJudge, claim: Claim, admitted: Sequence[Evidence
     items = [prepare(e.evidence_id, e.text, n) for e, n in zip(admitted, limits, strict=True)]
     names = {e.evidence_id: e.document_id or e.name or e.kind.value for e in admitted}
     verdict, score = judge._assess(claim, items, names)
-    if verdict.label is not Label.SUPPORTED or score.score < (judge.combiner or shipped()).settle:
+    if verdict.label is not Label.SUPPORTED or score.score < SETTLE_BEFORE:
         return None
     cited = {c.evidence_id for c in verdict.citations}
     return None if contradicting_items(claim_cues(claim.text), cited, items) else verdict

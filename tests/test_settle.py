@@ -101,7 +101,7 @@ def test_certainty_does_not_move_with_the_combiner() -> None:
     # the combiner is retrained for the judge's own decisions; what is certain stays certain
     text = "At 10 am the guided tour of Bran Castle starts at the north gate."
     ev = evidence("e0", "The guided tour of Bran Castle starts at the north gate at 10 am.")
-    combiner = replace(neutral(), settle=1.01, supported=1.0, unsupported=0.0)
+    combiner = replace(neutral(), supported=1.0, unsupported=0.0)
     assert OfflineJudge(combiner).settle(claim(text), [ev]) == settle_module.settle(claim(text), [ev])
     assert settle_module.settle(claim(text), [ev]) is not None
 
@@ -135,3 +135,89 @@ def test_the_verbatim_pattern_is_compiled_only_for_a_claim_found_in_an_item(
     assert calls == []  # the cheap containment test ruled it out: no regular expression compiled
     assert settle("Refunds are paid within 14 days.", "Refunds are paid within 14 days.") is not None
     assert calls == ["Refunds are paid within 14 days"]
+
+
+# --- presence words and JSON records (issue 13): the window need not repeat "offers", "available"
+
+RECORD = (
+    '{"name": "Taffy\'s Pizza", "city": "Santa Barbara", "attributes": '
+    '{"RestaurantsTakeOut": true, "RestaurantsGoodForGroups": true, "RestaurantsDelivery": false, '
+    '"OutdoorSeating": null, "BusinessParking": {"street": true, "garage": false, "valet": false}}}'
+)
+
+
+def certain(text: str, source: str) -> object:
+    """What the cascade accepts: settle() and its quotes verified against the evidence."""
+    ev = evidence("e0", source)
+    return CascadeJudge(OfflineJudge()).certain(claim(text), [ev])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Taffy's Pizza offers takeout",  # "offers" is in no pair: RestaurantsTakeOut states it
+        "street parking is available",  # "available" likewise
+        "is good for groups",  # two content words in a record: one boolean pair states them
+        # a one-clause claim negating its presence word states the pair's false
+        "valet parking is not available",
+        "Taffy's Pizza does not offer delivery",
+    ],
+)
+def test_a_record_states_a_claim_without_its_presence_words(text: str) -> None:
+    verdict = certain(text, RECORD)
+    assert verdict is not None and verdict.label is Label.SUPPORTED
+    assert verdict.citations and all(c.quote in RECORD for c in verdict.citations)
+
+
+def test_prose_states_a_claim_without_its_presence_words() -> None:
+    source = "Visitors get free parking in the north garage of the museum. Tickets cost $12."
+    verdict = certain("Free parking is available in the museum's north garage.", source)
+    assert verdict is not None and verdict.label is Label.SUPPORTED
+
+
+@pytest.mark.parametrize(
+    ("text", "source"),
+    [
+        # a null value states nothing ("not known" is not "yes")
+        ("offers outdoor seating", RECORD),
+        # the record says the opposite
+        ("Taffy's Pizza offers delivery", RECORD),
+        ("garage parking is available", RECORD),
+        ("valet parking is available", RECORD),
+        # two clauses: the record's pairs do not say which polarity goes with which
+        ("There is no valet parking, but delivery is available", RECORD),
+        # an entity the record lacks
+        ("Pizza Mizza offers takeout", RECORD),
+        # nothing but presence words: no claim to settle
+        ("It offers various amenities", RECORD),
+        # two content words are enough in a record, never in prose
+        ("offers takeout", "Takeout is something we do every night of the week."),
+        # negation in the same clause
+        ("Free parking is available in the north garage.", "There is no free parking in the north garage."),
+        # a rival figure of the same kind
+        (
+            "Free parking is available in the north garage for 2 hours.",
+            "Visitors get free parking in the north garage for 3 hours.",
+        ),
+        # a missing entity in prose
+        (
+            "Free parking is available in the Louvre's north garage.",
+            "Visitors get free parking in the north garage.",
+        ),
+    ],
+    ids=[
+        "null",
+        "false",
+        "false-nested",
+        "true-negated",
+        "two-clauses",
+        "entity",
+        "presence-only",
+        "short-prose",
+        "negation",
+        "rival",
+        "no-entity",
+    ],
+)
+def test_presence_words_never_settle_what_the_window_does_not_state(text: str, source: str) -> None:
+    assert certain(text, source) is None

@@ -13,9 +13,14 @@ that does not depend on how often a data set's claims happen to be true:
   words) occurs at word boundaries in one admitted item, and the evidence sentence around it
   carries no negation the claim lacks; the quote is the exact evidence span; or
 - **one window states all of it**: a sentence, two adjacent sentences, or a JSON object that holds
-  *every* content stem of the claim (at least :data:`MIN_STEMS` of them), every figure *as
+  *every* content stem of the claim (at least :data:`MIN_STEMS` of them; in a JSON record
+  :data:`MIN_RECORD_STEMS`, where one boolean pair is a whole statement) but its *presence words*
+  (:data:`PRESENCE`: "offers", "available", "located", "options": a record's
+  ``"RestaurantsTakeOut": true`` offers takeout), no stem met only in a ``null`` pair, every figure *as
   precisely as the claim* (a claimed "17 May 1980" is not stated by "1980"), every named entity, no rival figure of the same kind ("2020 prize"
-  beside a claimed "2018 prize"), the claim's polarity, and, in prose, the claim's words close
+  beside a claimed "2018 prize"), the claim's polarity (in a record, a one-clause claim negating a
+  presence word, "valet parking is not available", is read against the boolean pairs it is about:
+  ``"valet": false``), and, in prose, the claim's words close
   together (within :data:`MAX_SPREAD` times the claim's length, not scattered across a page).
   This implies the rules' own ``supported`` reading (a window covering the claim, its figures
   stated, its entities present, its polarity standing), so the support score is not consulted:
@@ -49,14 +54,24 @@ from auditor.judges._carry import _cues as carry_cues
 from auditor.judges._conflicts import contradicting_items
 from auditor.judges._cues import ClaimCues
 from auditor.judges._lexical import negated, stem, words
-from auditor.judges._rules import coverage, quote, support_stands
+from auditor.judges._rules import _about, coverage, quote, support_stands
 from auditor.judges._verdicts import Citation, ClaimVerdict, Label
 from auditor.judges._windows import Item, Window, prepare, read_limits
 from auditor.text import normalise
 
 SETTLE_MIN_WORDS = 4  # the verbatim test never answers for shorter claims
-MIN_STEMS = 3  # one window must hold at least this many content stems of the claim
+MIN_STEMS = 3  # one window must hold at least this many content stems of the claim ...
+MIN_RECORD_STEMS = 2  # ... or, in a JSON record, this many ("is good for groups": one boolean pair)
 MAX_SPREAD = 2.0  # prose: the claim's stems within this many times its word count in the window
+# Words that say a thing is there, not what it is: "offers takeout", "parking is available", "located
+# at 202 N Milpas", "takeout options". A window need not repeat them when it states the rest (a
+# record's ``"RestaurantsTakeOut": true`` offers takeout). Stems, as :func:`stem` gives them
+# ("provides", "features" and "serves" are "offer" through the synonym list). Never "local" ("loc"),
+# which is a claim of its own; never a word of time ("currently").
+PRESENCE = frozenset({"offer", "avail", "locat", "option", "servic", "amen", "busi", "establish"})
+_NULL = re.compile(r":\s*null\s*$")  # a JSON pair whose value is null states nothing
+# A clause boundary: a claim of several clauses may hold both polarities ("no WiFi, but takeout").
+_CLAUSES = re.compile(r"[,;:]|\b(?:but|while|whereas|although|though|however|yet|except|unless)\b", re.I)
 
 
 def _cues(text: str) -> ClaimCues:
@@ -142,19 +157,31 @@ def _verbatim(claim: Claim, admitted: Sequence[Evidence], items: Sequence[Item])
 def _one_window(
     claim: Claim, cues: ClaimCues, admitted: Sequence[Evidence], items: Sequence[Item]
 ) -> ClaimVerdict | None:
-    if len(cues.stems) < MIN_STEMS:
+    if len(cues.stems) < MIN_RECORD_STEMS:
         return None
+    need = cues.stems - PRESENCE  # the stems a window must hold (see PRESENCE)
+    if not need:
+        return None  # "offers various amenities": nothing but presence is not a claim to settle
+    prose = len(cues.stems) >= MIN_STEMS
     for e, item in zip(admitted, items, strict=True):
-        if not cues.money_words and not cues.stems <= item.stems:
+        if not prose and not item.is_json:
+            continue
+        if not cues.money_words and not need <= item.stems:
             continue  # some stem is in no window of the item
         if any(not ent.present(x, item.norm) for x in cues.entities):
             continue
         for w in item.windows:
-            if not cues.stems <= w.seg.stems and not (cues.money_words and coverage(cues, w) >= 1.0):
+            if not need <= w.seg.stems and not (cues.money_words and coverage(cues, w) >= 1.0):
                 continue
             if not item.is_json and len(w.parts) > 2:
                 continue
-            if _states_all(cues, w) and support_stands(cues, item, w) and _compact(claim.text, cues, w, item):
+            if item.is_json and not need <= _stated_stems(w):
+                continue  # a stem met only in a null pair: "RestaurantsGoodForGroups": null
+            if not _states_all(cues, w) or not _compact(claim.text, need, w, item):
+                continue
+            polarity = _polarity(claim.text, cues, w, item.is_json)
+            # the record's own boolean pairs decided it ("record"), else the polarity rule's reading
+            if polarity == "record" or (polarity == "words" and support_stands(cues, item, w)):
                 return _verdict(
                     claim,
                     f"every content word, figure and name of the claim in one passage of "
@@ -186,19 +213,53 @@ def _states_all(cues: ClaimCues, w: Window) -> bool:
         ):
             return False  # "the 2020 prize" beside the claimed "2018 prize"
     text = normalise(f"{w.seg.text} {w.seg.extra}")
-    if any(not ent.present(x, text) for x in cues.entities):
-        return False
+    return all(ent.present(x, text) for x in cues.entities)
+
+
+def _polarity(text: str, cues: ClaimCues, w: Window, is_json: bool) -> str | None:
+    """``"words"`` when no word the claim shares with the window is negated on one side only;
+    else, in a record, ``"record"`` when a one-clause claim agrees with the boolean pairs it is about
+    (:func:`_record_polarity`); else None."""
     shared = cues.stems & w.seg.stems
-    return not (cues.negated_stems & shared) ^ (w.seg.negated & shared)
+    if not (cues.negated_stems & shared) ^ (w.seg.negated & shared):
+        return "words"
+    if is_json and not _CLAUSES.search(text) and _record_polarity(cues, w):
+        return "record"
+    return None
 
 
-def _compact(text: str, cues: ClaimCues, w: Window, item: Item) -> bool:
-    """In prose, the claim's stems lie within :data:`MAX_SPREAD` times its length in the window."""
+def _record_polarity(cues: ClaimCues, w: Window) -> bool:
+    """A one-clause claim against a record: "valet parking is not available" negates "available"
+    (a presence word, in no pair), yet states that ``"valet": false``; "does not offer WiFi" meets
+    ``"WiFi": "no"``. The boolean pairs the claim is about (their key's last word and half its
+    words the claim's, :func:`auditor.judges._rules._about`) must all have the claim's polarity,
+    at least one of them; the window's other pairs keep the word-by-word test (a review's text)."""
+    pairs = [p for p in w.parts if p.boolean]
+    about = [p for p in pairs if _about(cues, Window(p, (p,), (), True))]
+    negative = bool(cues.negated_stems)
+    if not about or any(p.negative != negative for p in about):
+        return False
+    rest = [p for p in w.parts if not p.boolean]
+    stems: frozenset[str] = frozenset().union(*(p.stems for p in rest))
+    negated: frozenset[str] = frozenset().union(*(p.negated for p in rest))
+    shared = cues.stems & stems
+    return not (cues.negated_stems & shared) ^ (negated & shared)
+
+
+def _stated_stems(w: Window) -> frozenset[str]:
+    """The stems of a JSON window's parts that state a value (a null pair says it is not known)."""
+    if not any(_NULL.search(p.text) for p in w.parts):
+        return w.seg.stems
+    return frozenset().union(*(p.stems for p in w.parts if not _NULL.search(p.text)))
+
+
+def _compact(text: str, stems: frozenset[str], w: Window, item: Item) -> bool:
+    """In prose, the claim's ``stems`` lie within :data:`MAX_SPREAD` times its length in the window."""
     if item.is_json:
         return True
     tokens = [stem(t) for t in words(w.seg.text)]
-    need = cues.stems.intersection(tokens)
-    if len(need) < len(cues.stems):
+    need = stems.intersection(tokens)
+    if len(need) < len(stems):
         return True  # a stem met only through a compound or synonym: the set test already held
     return _min_span(need, tokens) <= MAX_SPREAD * max(_claim_words(text), len(need))
 
