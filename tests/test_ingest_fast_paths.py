@@ -24,6 +24,7 @@ from auditor.trace import (
     Span,
     SpanKind,
     Trace,
+    assemble_trace,
     dumps_fast,
     loads_fast,
     loads_fast_writable,
@@ -382,3 +383,53 @@ def test_a_run_read_fast_is_rendered_as_a_run_read_by_json_loads(tmp_path: Path)
         for r in runs
     ]
     assert sorted(texts) == sorted(expected * 2)
+
+
+def test_an_assembled_trace_is_the_trace_validation_builds() -> None:
+    spans = _spans()
+    for fields in ({}, {"source_format": "otlp-json", "convention": "mixed"}, {"conversation_id": "c-1"}):
+        trace, _ = assemble_trace(spans[0].trace_id, spans, "f.jsonl", **fields)
+        validated = Trace(**{name: getattr(trace, name) for name in trace.model_fields_set})
+        assert trace == validated
+        assert trace.model_fields_set == validated.model_fields_set
+        assert list(trace.__dict__) == list(validated.__dict__)
+        assert trace.model_dump_json() == validated.model_dump_json()
+    with pytest.raises(ValueError):  # a value of the wrong type is still validated, and refused
+        assemble_trace(spans[0].trace_id, spans, "f.jsonl", source_format=None)
+
+
+def test_a_time_in_nanoseconds_reads_as_before() -> None:
+    from datetime import timedelta
+
+    from auditor_otel.spans import to_datetime
+
+    epoch = datetime(1970, 1, 1, tzinfo=UTC)
+    for ns in (1, 999, 1_772_000_000_123_456_789, -5_000, 253_402_300_799_999_999_000):
+        assert to_datetime(ns) == epoch + timedelta(microseconds=ns // 1000)
+    for ns in (10**22, 10**30):  # beyond datetime's range: the same error as before
+        with pytest.raises(OverflowError) as new:
+            to_datetime(ns)
+        with pytest.raises(OverflowError) as old:
+            _ = epoch + timedelta(microseconds=ns // 1000)
+        assert str(new.value) == str(old.value)
+
+
+def test_indexed_keys_follow_the_pattern_rule_for_any_key() -> None:
+    import re
+
+    rule = re.compile(r"^(\d+)\.(.+)$")
+
+    def by_rule(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
+        groups: dict[int, dict[str, Any]] = {}
+        for key, value in attrs.items():
+            match = rule.match(key[len(prefix) + 1 :]) if key.startswith(prefix + ".") else None
+            if match:
+                groups.setdefault(int(match.group(1)), {})[match.group(2)] = value
+        return [groups[i] for i in sorted(groups)]
+
+    rng = random.Random(7)
+    alphabet = ["0", "1", "9", ".", "a", "\n", "\u0663", "\u00b2", " ", "-", "_"]
+    for _ in range(5000):
+        keys = ["p." + "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 6))) for _ in range(4)]
+        attrs = {key: n for n, key in enumerate(keys)}
+        assert indexed(attrs, "p") == by_rule(attrs, "p"), attrs

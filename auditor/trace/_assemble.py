@@ -139,7 +139,16 @@ def assemble_trace(
     conversation = fields.pop("conversation_id", None) or next(
         (s.conversation_id for s in ordered if s.conversation_id), None
     )
-    trace = Trace(
+    # Every value has its field's type (built so above) when the extra fields are strings, as the
+    # adapters pass them: nothing to validate again. Anything else is validated (and refused) as before.
+    build = (
+        Trace.trusted
+        if type(trace_id) is str
+        and (conversation is None or type(conversation) is str)
+        and all(type(value) is str for value in fields.values())
+        else Trace
+    )
+    trace = build(
         trace_id=trace_id,
         spans=ordered,
         conversation_id=conversation,

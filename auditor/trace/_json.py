@@ -40,9 +40,14 @@ class _Reader(threading.local):
         # Imported on first use: ``auditor --help`` and ``auditor adapters`` never read JSON.
         import msgspec
 
-        self.plain: Callable[[bytes], Any] = msgspec.json.Decoder().decode
+        # The text inside _MARGIN levels of one-item arrays, the levels checked by the reader itself
+        # (a fixed-length tuple each), so that unwrapping them is only indexing.
+        shape: Any = Any
+        for _ in range(_MARGIN):
+            shape = tuple[shape]
+        self.plain: Callable[[bytes], Any] = msgspec.json.Decoder(shape).decode
         # With a hook per float (a call each: dear for a line of many floats, so only where asked).
-        self.decode: Callable[[bytes], Any] = msgspec.json.Decoder(float_hook=self._float).decode
+        self.decode: Callable[[bytes], Any] = msgspec.json.Decoder(shape, float_hook=self._float).decode
         self.spell: Callable[[Any], bytes] = msgspec.json.Encoder().encode
         self.odd = False
         # _MARGIN levels of lists around one slot, for dumps_fast (built once per thread).
@@ -91,10 +96,9 @@ def _read(decode: Callable[[bytes], Any], data: bytes) -> Any:
 
 
 def _unwrap(value: Any) -> Any:
-    # Each added level holds one item only if ``data`` is one JSON value ("1, 2" or "1], [2" is not).
+    # Each added level held one item (the reader checked it), so ``data`` was one JSON value
+    # ("1, 2" or "1], [2" is not: the reader refuses it).
     for _ in range(_MARGIN):
-        if type(value) is not list or len(value) != 1:
-            raise ValueError("not one JSON value")
         value = value[0]
     return value
 

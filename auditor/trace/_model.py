@@ -51,7 +51,7 @@ class _Frozen(BaseModel):
         """
         defaults, factories, required = _BLUEPRINTS.get(cls) or _blueprint(cls)
         values = {**defaults, **fields}  # the field order validation gives
-        if len(values) != len(defaults) or not required <= fields.keys():
+        if len(values) != len(defaults) or not fields.keys() >= required:  # faster than required <= keys
             raise TypeError(
                 f"{cls.__name__}.trusted: unknown fields {sorted(values.keys() - defaults.keys())}, "
                 f"missing fields {sorted(set(required) - fields.keys())}"

@@ -34,31 +34,40 @@ def build_traces(records: list[Record], source: str) -> Iterator[Trace | Problem
         yield from build_trace(trace_id, members, source)
 
 
+def build_run(
+    trace_id: str, record: Record, source: str, parent_id: str | None
+) -> tuple[Span | None, list[Problem]]:
+    """One run's span (None when it is skipped) and the problems found, in the order they are
+    reported; built when the trace is, or as soon as the run has ended (``Record.keep_built``)."""
+    run = record.run
+    run_id = normalise_id(run.get("id")) or ""
+    ctx = RunContext(
+        trace_id=trace_id, parent_id=parent_id, source=source, line=record.line, fast=record.fast
+    )
+    start = parse_time(run.get("start_time"))
+    if start is None:
+        raw = run.get("start_time")
+        what = "no start_time" if raw is None else f"an unreadable start_time {quote_value(raw)}"
+        ctx.warn(run_id, f"run has {what}; skipped", Severity.ERROR)
+        return None, ctx.problems
+    try:
+        span = run_to_span(run, run_id, start, ctx)
+    except Exception as exc:  # a shape this adapter did not foresee must not end the file
+        ctx.warn(run_id, f"run could not be read ({type(exc).__name__}: {exc}); skipped", Severity.ERROR)
+        return None, ctx.problems
+    return span, ctx.problems
+
+
 def build_trace(
     trace_id: str, records: list[Record], source: str, earlier: Emitted | None = None
 ) -> Iterator[Trace | Problem]:
     """One trace from its runs; ``earlier`` when it is a later part of an emitted trace."""
     spans: list[Span] = []
     for record in records:
-        run_id = normalise_id(record.run.get("id")) or ""
-        ctx = RunContext(
-            trace_id=trace_id, parent_id=parent_of(record), source=source, line=record.line, fast=record.fast
-        )
-        start = parse_time(record.run.get("start_time"))
-        if start is None:
-            raw = record.run.get("start_time")
-            what = "no start_time" if raw is None else f"an unreadable start_time {quote_value(raw)}"
-            ctx.warn(run_id, f"run has {what}; skipped", Severity.ERROR)
-            yield from ctx.problems
-            continue
-        try:
-            span = run_to_span(record.run, run_id, start, ctx)
-        except Exception as exc:  # a shape this adapter did not foresee must not end the file
-            ctx.warn(run_id, f"run could not be read ({type(exc).__name__}: {exc}); skipped", Severity.ERROR)
-            yield from ctx.problems
-            continue
-        yield from ctx.problems
-        spans.append(span)
+        span, problems = record.built or build_run(trace_id, record, source, parent_of(record))
+        yield from problems
+        if span is not None:
+            spans.append(span)
     if not spans:
         yield Problem(file=source, trace_id=trace_id, reason="trace has no readable runs; skipped")
         return

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from auditor.trace import Problem, Severity, Trace
-from auditor_langchain.assemble import Emitted, build_trace, build_traces
+from auditor_langchain.assemble import Emitted, build_run, build_trace, build_traces
 from auditor_langchain.ids import normalise_id
 from auditor_langchain.records import Record, dotted_root, merge, merge_into, parent_of
 
@@ -39,9 +39,12 @@ class OpenTrace:
         earlier_ids = self.earlier.run_ids if self.earlier is not None else frozenset()
         has_root = self.earlier is not None
         for record in self.records.values():
-            if record.run.get("end_time") is None:
+            if record.built is not None:  # built once it had ended
+                parent = record.built_parent
+            elif record.run.get("end_time") is None:
                 return False
-            parent = parent_of(record)
+            else:
+                parent = parent_of(record)
             if parent is None:
                 has_root = True
             elif parent not in self.records and parent not in earlier_ids:
@@ -50,7 +53,12 @@ class OpenTrace:
 
 
 class Collector:
-    """Runs in, complete traces out, by the streaming rule in :mod:`auditor_langchain.runtree`'s docstring."""
+    """Runs in, complete traces out, by the streaming rule in :mod:`auditor_langchain.runtree`'s docstring.
+
+    A run read from a line of its own is built into its span as soon as it has ended
+    (:meth:`~auditor_langchain.records.Record.keep_built`); the traces and problems are those of
+    building it with its trace, in the same order.
+    """
 
     def __init__(self, source: str, quiet: int, max_open: int, remember: int) -> None:
         self.source = source
@@ -130,6 +138,14 @@ class Collector:
         before = len(entry.records)
         merge_into(entry.records, record, self.source, problems)
         self._open_runs += len(entry.records) - before
+        if (
+            record.raw is not None
+            and entry.records.get(run_id) is record
+            and record.run.get("end_time") is not None
+        ):
+            # A run of its own line, ended: build its span now and drop its JSON while it waits.
+            parent = parent_of(record)
+            record.keep_built(build_run(trace_id, record, self.source, parent), parent)
         self._run_trace[run_id] = trace_id
         for child in self._unresolved.pop(run_id, []):
             self._add(child, problems)

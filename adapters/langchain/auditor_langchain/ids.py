@@ -16,6 +16,8 @@ from typing import Any
 
 _IDS: dict[str, str] = {}
 _TIMES: dict[str, datetime] = {}
+#: :func:`parse_time`'s cache, for a loop that looks a time up before calling it.
+KNOWN_TIMES = _TIMES
 _KEPT = 8192
 _CANONICAL_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 

@@ -63,8 +63,9 @@ def _feed(
     collector: Collector,
     *,
     fast: bool = False,
+    raw: bytes | None = None,
 ) -> Iterator[Trace | Problem]:
-    records = flatten(values, source, problems, fast=fast)
+    records = flatten(values, source, problems, fast=fast, raw=raw)
     yield from problems
     problems.clear()
     yield from collector.add(records)
@@ -97,7 +98,10 @@ def _read_jsonl(
                 )
                 yield from problems
                 continue
-        yield from _feed(_expand(value, number, source, problems), source, problems, collector, fast=fast)
+        values = _expand(value, number, source, problems)
+        # The line's bytes go with a line that is one run (flatten keeps them for a run without children).
+        whole = raw if fast and len(values) == 1 and values[0][0] is value else None
+        yield from _feed(values, source, problems, collector, fast=fast, raw=whole)
 
 
 def _read_document(

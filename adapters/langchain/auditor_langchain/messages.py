@@ -146,8 +146,13 @@ def tool_calls(fields: dict[str, Any]) -> tuple[ToolCall, ...]:
     """
     calls: list[ToolCall] = []
     extra = fields.get("additional_kwargs")
-    sources = [fields.get("tool_calls"), fields.get("invalid_tool_calls")]
-    if not any(isinstance(s, list) and s for s in sources) and isinstance(extra, dict):
+    given, invalid = fields.get("tool_calls"), fields.get("invalid_tool_calls")
+    sources = [given, invalid]
+    if (
+        not (isinstance(given, list) and given)
+        and not (isinstance(invalid, list) and invalid)
+        and isinstance(extra, dict)
+    ):
         sources.append(extra.get("tool_calls"))
     for source in sources:
         if not isinstance(source, list):

@@ -10,21 +10,56 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from auditor.trace import Problem, Severity, quote_value
+from auditor.trace import Problem, Severity, Span, loads_fast_writable, quote_value
 from auditor_langchain.ids import normalise_id
 
 _DOTTED_SEGMENT = re.compile(r"^\d{8}T\d{6,12}Z(.+)$")
 
 
-@dataclass
+@dataclass(slots=True)
 class Record:
-    run: dict[str, Any]
+    """One run as read, and where.
+
+    A run read whole from a line of its own (``raw``, read by the fast reader) may be built into
+    its span as soon as it has ended (:meth:`keep_built`), while it waits for the rest of its
+    trace: its JSON is then dropped, so that the runs waiting in open traces hold their spans and
+    their lines' bytes rather than every object of their JSON (less memory, and less for the
+    garbage collector to walk again and again). Should the JSON be needed after all (a later
+    record of the same run, to merge), :attr:`run` reads it again from ``raw``: the same value.
+    """
+
+    _run: dict[str, Any] | None
     line: int | None
     parent_hint: str | None = None
     root_hint: str | None = None
     #: Read by the fast JSON reader (``auditor.trace.loads_fast``): JSON's types only, no NaN or
     #: infinity, so its values may be written back by ``auditor.trace.dumps_fast``.
     fast: bool = False
+    #: The line the run was read from, when it held this run alone and the fast reader read it.
+    raw: bytes | None = None
+    #: The span built from the run (None when it was skipped) and the problems found building it.
+    built: tuple[Span | None, list[Problem]] | None = None
+    #: The run's parent, read when it was built.
+    built_parent: str | None = None
+
+    @property
+    def run(self) -> dict[str, Any]:
+        if self._run is None:
+            if self.raw is None:  # not reachable: only a run with its line is dropped
+                raise ValueError("run dropped without its line")
+            value, _ = loads_fast_writable(self.raw)
+            self._run = value
+        return self._run
+
+    @run.setter
+    def run(self, value: dict[str, Any]) -> None:
+        self._run = value
+        self.built = None  # a changed run is built again
+
+    def keep_built(self, built: tuple[Span | None, list[Problem]], parent: str | None) -> None:
+        """Keep the span built from this (ended) run, and drop its JSON (read again if needed)."""
+        self.built, self.built_parent = built, parent
+        self._run = None
 
 
 def describe(value: Any) -> str:
@@ -35,11 +70,17 @@ def describe(value: Any) -> str:
 
 
 def flatten(
-    values: list[tuple[Any, int | None]], source: str, problems: list[Problem], *, fast: bool = False
+    values: list[tuple[Any, int | None]],
+    source: str,
+    problems: list[Problem],
+    *,
+    fast: bool = False,
+    raw: bytes | None = None,
 ) -> list[Record]:
     """Unnest ``child_runs`` and merge repeated records of one run; drop runs without an id.
 
-    ``fast``: the values were read by the fast JSON reader (:attr:`Record.fast`).
+    ``fast``: the values were read by the fast JSON reader (:attr:`Record.fast`); ``raw``: the
+    line the one value was read from (kept by a run without children: :attr:`Record.raw`).
     """
     flat: list[Record] = []
     stack: list[tuple[Any, int | None, str | None, str | None]] = [
@@ -65,7 +106,9 @@ def flatten(
                 )
             )
         else:
-            flat.append(Record(run=run, line=line, parent_hint=parent, root_hint=root, fast=fast))
+            alone = len(values) == 1 and run is values[0][0] and run.get("child_runs") is None
+            whole = raw if fast and alone else None
+            flat.append(Record(run, line, parent_hint=parent, root_hint=root, fast=fast, raw=whole))
         children = run.get("child_runs")
         if isinstance(children, list):
             here = run_id or parent

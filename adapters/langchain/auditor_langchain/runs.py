@@ -26,7 +26,7 @@ from auditor.trace import (
     ToolInvocation,
     quote_value,
 )
-from auditor_langchain.ids import parse_time
+from auditor_langchain.ids import KNOWN_TIMES, parse_time
 from auditor_langchain.messages import (
     content_text,
     decode_document,
@@ -240,16 +240,23 @@ def _events(raw: Any) -> tuple[tuple[SpanEvent, ...], int]:
     tokens = 0
     if not isinstance(raw, list):
         return (), 0
+    event = SpanEvent.trusted
     for item in raw:
-        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+        if type(item) is not dict and not isinstance(item, dict):
             continue
-        if item["name"] == "new_token":
+        name = item.get("name")
+        if type(name) is not str and not isinstance(name, str):
+            continue
+        if name == "new_token":
             tokens += 1
             continue
-        attrs = _dict(item.get("kwargs"))
-        events.append(
-            SpanEvent.trusted(name=item["name"], time=parse_time(item.get("time")), attributes=attrs)
-        )
+        attrs = item.get("kwargs")
+        if type(attrs) is not dict and not isinstance(attrs, dict):
+            attrs = {}
+        time = item.get("time")
+        # parse_time's cache, looked up here: a run's events repeat its start and end times
+        when = KNOWN_TIMES.get(time) if type(time) is str else None
+        events.append(event(name=name, time=when or parse_time(time), attributes=attrs))
     return tuple(events), tokens
 
 
@@ -274,7 +281,9 @@ def run_to_span(run: dict[str, Any], span_id: str, start: datetime, ctx: RunCont
     name = name or run_type or "run"
 
     end_time = run.get("end_time")
-    end = parse_time(end_time)
+    end = KNOWN_TIMES.get(end_time) if type(end_time) is str else None
+    if end is None:
+        end = parse_time(end_time)
     if end is None:
         if end_time is not None:
             ctx.warn(span_id, f"unreadable end_time {quote_value(end_time)}; end set to start")
@@ -286,10 +295,12 @@ def run_to_span(run: dict[str, Any], span_id: str, start: datetime, ctx: RunCont
     for key, value in (("inputs", raw_inputs), ("outputs", raw_outputs), ("extra", raw_extra)):
         if value is not None and not isinstance(value, dict):
             ctx.warn(span_id, f"run {key} is a {type(value).__name__}, not an object")
-    inputs = _dict(raw_inputs)
-    outputs = _dict(raw_outputs)
-    extra = _dict(raw_extra)
-    metadata = _dict(extra.get("metadata")) or _dict(run.get("metadata"))
+    # _dict's rule, its common case inline (a call per field costs more than the test)
+    inputs = raw_inputs if type(raw_inputs) is dict else _dict(raw_inputs)
+    outputs = raw_outputs if type(raw_outputs) is dict else _dict(raw_outputs)
+    extra = raw_extra if type(raw_extra) is dict else _dict(raw_extra)
+    metadata = extra.get("metadata")
+    metadata = (metadata if type(metadata) is dict else _dict(metadata)) or _dict(run.get("metadata"))
     params = _dict(extra.get("invocation_params"))
 
     attributes: dict[str, Any] = {"langchain.run_type": run_type}
@@ -364,7 +375,9 @@ def run_to_span(run: dict[str, Any], span_id: str, start: datetime, ctx: RunCont
         end=end,
         status=status,
         status_message=status_message,
-        conversation_id=_first_str(*[metadata.get(k) for k in _CONVERSATION_KEYS]) or _opt_id(metadata),
+        conversation_id=(_first_str(*[metadata.get(k) for k in _CONVERSATION_KEYS]) or _opt_id(metadata))
+        if metadata
+        else None,
         attributes=attributes,
         events=events,
         source=SourceRef.trusted(file=ctx.source, line=ctx.line),

@@ -10,6 +10,11 @@ hex ids in any case, base64 ids, enum names, int64 as numbers, snake_case keys, 
 byte-order mark. A ``scopeSpans``, ``spans`` or ``events`` value that is not a list, and a line
 nested too deeply to read, are problems on their line.
 
+A line in the standard shape (lowerCamelCase keys only) is decoded straight into structs by
+:mod:`auditor_otel.otlp_typed`, which gives the very spans this module's reader gives; any other
+line is read by this module's reader (dicts, every field under its two names, repairs and
+complaints), as before.
+
 JSON Lines are streamed one line at a time: after each line, the traces that are complete (root
 span present, every parent present; see :mod:`auditor_otel.collect` for the rule, late spans and
 the buffer cap) are yielded and freed, so memory does not grow with the file. Only a multi-line
@@ -31,18 +36,12 @@ from auditor.trace import Problem, ReceivedBatch, Severity, Trace, loads_fast
 from . import ids
 from .anyvalue import as_int, decode_json_attributes
 from .collect import MAX_OPEN_SPANS, QUIET_BATCHES, TraceCollector
+from .otlp_typed import typed_spans
+from .spans import STATUS_NAMES as _STATUS_NAMES
 from .spans import RawEvent, RawSpan
 
 FORMAT = "otlp-json"
 _TOO_DEEP = "JSON nested too deeply to read (about 1,000 levels)"
-_STATUS_NAMES = {
-    "STATUS_CODE_UNSET": 0,
-    "UNSET": 0,
-    "STATUS_CODE_OK": 1,
-    "OK": 1,
-    "STATUS_CODE_ERROR": 2,
-    "ERROR": 2,
-}
 
 
 def _get(obj: dict[str, Any], *names: str) -> Any:
@@ -252,6 +251,15 @@ class OtlpJsonAdapter:
     ) -> Iterator[Trace | Problem]:
         for number, data in lines:
             if not data or data.isspace():
+                continue
+            try:  # a line in the standard shape, read straight into structs
+                spans = typed_spans(data, number)
+            except ValueError:  # not surely read so: the general reader below
+                pass
+            else:
+                for raw in spans:
+                    yield from collector.add(raw)
+                yield from collector.complete()
                 continue
             try:
                 request = loads_fast(data)

@@ -33,6 +33,15 @@ _EXTRACTORS: dict[str, Callable[[str, dict[str, Any], list[tuple[str, dict[str, 
     GENAI: genai.extract,
 }
 _STATUS = {0: SpanStatus.UNSET, 1: SpanStatus.OK, 2: SpanStatus.ERROR}
+#: Status codes by name (the enum names, with and without their prefix), as some writers spell them.
+STATUS_NAMES = {
+    "STATUS_CODE_UNSET": 0,
+    "UNSET": 0,
+    "STATUS_CODE_OK": 1,
+    "OK": 1,
+    "STATUS_CODE_ERROR": 2,
+    "ERROR": 2,
+}
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -64,7 +73,23 @@ class RawSpan:
 
 def to_datetime(ns: int) -> datetime:
     """Unix nanoseconds as an aware UTC datetime (microsecond precision)."""
-    return _EPOCH + timedelta(microseconds=ns // 1000)
+    return _EPOCH + timedelta(0, 0, ns // 1000)  # positional: the same value, without keyword parsing
+
+
+#: The last span's source: the spans of one line (one request) share it (it is frozen).
+_LAST_SOURCE: list[SourceRef] = []
+
+
+def _source_ref(file: str, line: int | None) -> SourceRef:
+    if _LAST_SOURCE:
+        last = _LAST_SOURCE[0]
+        if last.line == line and last.file == file:
+            return last
+        ref = _LAST_SOURCE[0] = SourceRef.trusted(file=file, line=line)
+        return ref
+    ref = SourceRef.trusted(file=file, line=line)
+    _LAST_SOURCE.append(ref)
+    return ref
 
 
 def detect_convention(raw: RawSpan) -> str | None:
@@ -157,7 +182,7 @@ def build_span(raw: RawSpan, source: str) -> tuple[Span | None, str | None, list
                     for e in raw.events
                 ]
             ),
-            source=SourceRef.trusted(file=source, line=raw.line),
+            source=_source_ref(source, raw.line),
         )
     except (ValueError, OverflowError) as exc:
         problems.append(

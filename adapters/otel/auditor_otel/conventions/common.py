@@ -161,13 +161,19 @@ def indexed(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
     # can only make it look for them in vain).
     if "\n" + start not in "\n" + "\n".join(attrs):
         return []
-    keys = [key for key in attrs if key.startswith(start)]
     groups: dict[int, dict[str, Any]] = {}
     size = len(start)
-    for key in keys:
-        match = _INDEXED.match(key[size:])
-        if match:
-            groups.setdefault(int(match.group(1)), {})[match.group(2)] = attrs[key]
+    for key in [key for key in attrs if key.startswith(start)]:
+        rest = key[size:]
+        number, _, tail = rest.partition(".")
+        # _INDEXED's rule without the regex (\d is a decimal digit, as str.isdecimal says), except
+        # for a key holding a newline, where ``.`` and ``$`` have their own say.
+        if "\n" in rest:
+            match = _INDEXED.match(rest)
+            if match:
+                groups.setdefault(int(match.group(1)), {})[match.group(2)] = attrs[key]
+        elif tail and number.isdecimal():
+            groups.setdefault(int(number), {})[tail] = attrs[key]
     return [groups[i] for i in sorted(groups)]
 
 
