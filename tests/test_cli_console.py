@@ -49,6 +49,57 @@ def test_by_default_only_answers_with_problems_are_shown_and_the_rest_counted(tm
     assert "NOT grounded" in out and out.count("NOT grounded") == verbose.count("NOT grounded")
 
 
+def test_the_listing_skips_highlighting_only_where_colour_is_not_shown(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import io
+
+    from rich.console import Console
+
+    from auditor.cli.audit import print_audit
+    from auditor.cli.output import listing_console
+    from auditor.run import audit
+
+    result = audit(INPUTS, store=False)
+    highlighted = Console(file=io.StringIO(), width=100)
+    print_audit(result, highlighted, "all")
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    monkeypatch.setenv("COLUMNS", "100")
+    piped = listing_console()
+    assert piped.color_system is None
+    print_audit(result, piped, "all")
+    listing = sys.stdout.getvalue()
+    assert listing == highlighted.file.getvalue() and "─ answer " in listing  # the same text
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    coloured = listing_console()
+    assert coloured.color_system is not None
+    coloured.print("refund 120.00 approved", end="")
+    assert "\x1b[" in sys.stdout.getvalue()[len(listing) :]  # a terminal keeps rich's highlighter
+
+
+def test_start_up_objects_are_frozen_for_the_audit_and_thawed_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gc
+
+    import auditor.run
+
+    frozen: list[int] = []
+    real = auditor.run.audit
+
+    def counting(*args: object, **kwargs: object) -> object:
+        frozen.append(gc.get_freeze_count())
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(auditor.run, "audit", counting)
+    before = gc.get_freeze_count()
+    code, out, _ = invoke("audit", *map(str, INPUTS), "--db", f"sqlite:///{tmp_path / 'a.db'}", "-q")
+    assert code == 0 and "groundedness rate:" in out
+    assert frozen and frozen[0] > before  # the audit ran with start-up's objects out of the collector's way
+    assert gc.get_freeze_count() == before  # and the command gave them back (tests run it in-process)
+
+
 def test_quiet_prints_the_summary_only(tmp_path: Path) -> None:
     code, out, err = invoke("audit", *map(str, INPUTS), "--db", f"sqlite:///{tmp_path / 'a.db'}", "-q")
     assert code == 0

@@ -4,6 +4,7 @@ the run's writer thread, and SQLite in WAL mode. On SQLite and PostgreSQL, like 
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -20,7 +21,11 @@ from auditor.judges import CachingJudge, ClaimVerdict, JudgeIdentity, Label
 from auditor.policy import load_policy
 from auditor.run import Progress, audit
 from auditor.store import SqlVerdictCache, Store, StoreWriter, trace_digest
+from auditor.store import _write as write_module
+from auditor.store import _writer as writer_module
+from auditor.store._migrate import json_text
 from auditor.store._schema import AnswerRecord
+from auditor.store._writer import _Save
 from tests.conftest import FIXTURES
 from tests.test_audit_runs import INPUTS
 from tests.test_store import answer, run_info
@@ -228,3 +233,88 @@ def test_an_answer_s_rows_name_every_column_of_their_tables() -> None:
         columns = {c.key for c in model.__table__.columns}
         assert all(set(v) == columns for v in values), model.__name__
     assert {(v["run_id"], v["answer_id"]) for v in rows.claims} == {("run-1", "a1")}
+
+
+def test_a_whole_batch_is_committed_at_once_without_lingering(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(writer_module, "LINGER", 60.0)  # a wait that ran out would fail the test below
+    monkeypatch.setattr(writer_module, "BATCH", 8)
+    run_id = store.begin_run(run_info(), owner="me", lease_seconds=60)
+    statements = Statements(store)
+    woken: list[bool] = []
+
+    async def save_all() -> None:
+        with StoreWriter(store) as writer:
+            original = writer._hurry.wait
+            monkeypatch.setattr(
+                writer._hurry, "wait", lambda timeout: woken.append(original(timeout)) or True
+            )
+            await asyncio.gather(*(writer.save_answer(run_id, answer(f"a{i}"), owner="me") for i in range(8)))
+
+    asyncio.run(save_all())
+    assert all(woken), woken  # the eighth job queued woke the thread: it never waited its linger out
+    assert statements.commits == 1 and statements.on("answers", "insert") == 1
+    assert [a.answer_id for a in store.load_run(run_id).answers] == [f"a{i}" for i in range(8)]
+
+
+def test_closing_the_writer_commits_what_is_queued_at_once(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(writer_module, "LINGER", 60.0)
+    run_id = store.begin_run(run_info(), owner="me", lease_seconds=60)
+    writer = StoreWriter(store)
+    woken: list[bool] = []
+    original = writer._hurry.wait
+    monkeypatch.setattr(writer._hurry, "wait", lambda timeout: woken.append(original(timeout)) or True)
+    writer.start()
+    saved = writer.submit(_Save(run_id, "me", answer("a1"), None))
+    writer.close()
+    assert saved.done() and saved.exception() is None
+    assert woken in ([], [True])  # either it had not begun to linger, or the close cut it short
+    assert [a.answer_id for a in store.load_run(run_id).answers] == ["a1"]
+
+
+def test_sqlite_rows_through_the_driver_are_the_rows_sqlalchemy_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def saved_rows(name: str) -> dict[str, list[tuple[Any, ...]]]:
+        with Store(f"sqlite:///{tmp_path / name}") as opened:
+            run_id = opened.begin_run(run_info(run_id="r1"), owner="me", lease_seconds=60)
+            for i, long in ((1, False), (2, True)):
+                opened.save_answer(run_id, answer(f"a{i}", long=long), owner="me")
+            with opened.engine.connect() as conn:
+                return {
+                    table: [
+                        tuple(v for k, v in row._mapping.items() if k != "saved_at")
+                        for row in conn.exec_driver_sql(f"SELECT * FROM {table} ORDER BY rowid")
+                    ]
+                    for table in ("answers", "evidence", "claims", "verdicts")
+                }
+
+    direct = saved_rows("direct.db")
+    monkeypatch.setattr(
+        write_module, "_driver_insert", lambda table, dialect: None
+    )  # SQLAlchemy's executemany
+    through_sqlalchemy = saved_rows("orm.db")
+    assert direct == through_sqlalchemy
+    assert all(direct[table] for table in direct)  # every table holds rows: the comparison compares something
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        [],
+        (),
+        {},
+        None,
+        [1, "two", None],
+        {"a": [], "é": "✅ 退款"},
+        {"nested": {"x": [{}]}},
+        "text",
+        0.1,
+        True,
+    ],
+)
+def test_json_columns_hold_json_dumps_text(value: Any) -> None:
+    assert json_text(value) == json.dumps(value)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -394,7 +395,7 @@ def audit_command(
     """
     from rich.console import Console
 
-    from auditor.cli.interrupt import EXIT_INTERRUPTED, command_line, print_interrupted
+    from auditor.cli.interrupt import EXIT_INTERRUPTED, command_line, print_interrupted, saved_answers
     from auditor.cli.output import check_outputs
     from auditor.cli.progress import Tracker, progress_reporter
     from auditor.metrics import load_labels
@@ -408,42 +409,54 @@ def audit_command(
     labels = load_labels(labels_path) if labels_path else None
     err = Console(stderr=True)
     tracker = Tracker()
-    try:  # the bar is closed before the message, so the message stays on screen
-        with progress_reporter(err, enabled=not quiet, tracker=tracker) as on_progress:
-            common: dict[str, Any] = {
-                "policy": policy,
-                "judge": setting("judge", judge_spec) or "offline",
-                "base_url": setting("base_url", base_url),
-                "cascade": cascade,
-                "cache": cache,
-                "decomposer": decomposer,
-                "format": format_,
-                "concurrency": concurrency,
-                "rate_limit": rate_per_second(rate_limit),
-                "labels": labels,
-                "db_url": db_url,
-                "resume": resume,
-                "on_progress": on_progress,
-                "calibration": calibration,
-            }
-            if engine == "ray":
-                result = audit_on_cluster(list(traces), common, address, workers, trace_id, store)
-            else:
-                result = audit(list(traces), trace_id=trace_id, store=store, **common)
-    except KeyboardInterrupt:
-        print_interrupted(tracker, command_line(ctx), err, stored=store)
-        sys.exit(EXIT_INTERRUPTED)
-    finish_command(
-        result,
-        policy,
-        err,
-        json_path=json_path,
-        report_path=report_path,
-        stored=store,
-        labels_path=labels_path,
-        quiet=quiet,
-        verbose=verbose,
-    )
+    # What start-up made (modules, classes, the policy) lives as long as the command: out of the
+    # cyclic collector's way, so its full collections walk only what the audit makes. The command
+    # also runs in-process (tests, benchmarks, a host that froze its own objects): a freeze it did
+    # not make is left alone, and its own ends with it.
+    thaw = gc.get_freeze_count() == 0
+    if thaw:
+        gc.freeze()
+    try:
+        try:  # the bar is closed before the message, so the message stays on screen
+            with progress_reporter(err, enabled=not quiet, tracker=tracker) as on_progress:
+                common: dict[str, Any] = {
+                    "policy": policy,
+                    "judge": setting("judge", judge_spec) or "offline",
+                    "base_url": setting("base_url", base_url),
+                    "cascade": cascade,
+                    "cache": cache,
+                    "decomposer": decomposer,
+                    "format": format_,
+                    "concurrency": concurrency,
+                    "rate_limit": rate_per_second(rate_limit),
+                    "labels": labels,
+                    "db_url": db_url,
+                    "resume": resume,
+                    "on_progress": on_progress,
+                    "calibration": calibration,
+                }
+                if engine == "ray":
+                    result = audit_on_cluster(list(traces), common, address, workers, trace_id, store)
+                else:
+                    result = audit(list(traces), trace_id=trace_id, store=store, **common)
+        except KeyboardInterrupt:
+            saved = saved_answers(tracker, db_url) if store else None
+            print_interrupted(tracker, command_line(ctx), err, stored=store, saved=saved)
+            sys.exit(EXIT_INTERRUPTED)
+        finish_command(
+            result,
+            policy,
+            err,
+            json_path=json_path,
+            report_path=report_path,
+            stored=store,
+            labels_path=labels_path,
+            quiet=quiet,
+            verbose=verbose,
+        )
+    finally:
+        if thaw:
+            gc.unfreeze()
 
 
 def finish_command(
@@ -461,17 +474,15 @@ def finish_command(
     """What ``auditor audit`` (and ``auditor reaudit``) show once the run is done: the answers and
     summary or the JSON, the report, the stored run, why claims went unjudged, the input problems;
     then the exit status (:data:`EXIT_UNJUDGED` when some claims could not be judged)."""
-    from rich.console import Console
-
     from auditor.cli.evidence import print_problems
-    from auditor.cli.output import shown
+    from auditor.cli.output import listing_console, shown
     from auditor.report import write_report
     from auditor.text import json_printable
 
     if json_path is not None and str(json_path) == "-":
         click.echo(json_printable(result.to_json()), nl=False)
     else:
-        print_audit(result, Console(), "none" if quiet else "all" if verbose else "problems")
+        print_audit(result, listing_console(), "none" if quiet else "all" if verbose else "problems")
         if json_path is not None:
             json_path.write_text(result.to_json(), encoding="utf-8")
             if not quiet:

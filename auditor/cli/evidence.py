@@ -104,7 +104,7 @@ def evidence_command(
     """Find every answer in TRACES and the evidence it could have drawn on."""
     from rich.console import Console
 
-    from auditor.cli.output import check_outputs, shown
+    from auditor.cli.output import check_outputs, listing_console, shown
     from auditor.pipeline import collect_evidence
     from auditor.policy import load_policy
     from auditor.text import json_printable
@@ -115,7 +115,7 @@ def evidence_command(
     if json_path is not None and str(json_path) == "-":
         click.echo(json_printable(result.to_json()), nl=False)
     else:
-        print_evidence(result, Console())
+        print_evidence(result, listing_console())
         if json_path is not None:
             json_path.write_text(result.to_json(), encoding="utf-8")
             err.print(f"Wrote {shown(str(json_path))}")

@@ -55,12 +55,34 @@ def _long(opts: list[str]) -> str:
     return max(opts, key=len)
 
 
-def print_interrupted(tracker: Tracker, command: str, console: Console, *, stored: bool) -> None:
-    """The lines after Ctrl-C: answers finished and where they are, then how to go on."""
+def saved_answers(tracker: Tracker, db_url: str | None) -> int | None:
+    """How many answers the interrupted run holds, as its store says (None: no run, or the store
+    cannot say). The run's writer commits what was handed to it before the run is marked
+    interrupted, so the store may hold answers whose commit the progress had not reported yet."""
+    from auditor.errors import StoreError
+    from auditor.store import Store
+
+    p = tracker.last
+    if p is None or p.run_id is None:
+        return None
+    try:
+        with Store(db_url, create=False) as store:
+            return len(store.finished_answer_ids(p.run_id))
+    except StoreError:
+        return None
+
+
+def print_interrupted(
+    tracker: Tracker, command: str, console: Console, *, stored: bool, saved: int | None = None
+) -> None:
+    """The lines after Ctrl-C: answers finished and where they are (``saved``: as the store
+    counts them, when known), then how to go on."""
     from auditor.cli.output import shown
 
     p = tracker.last
     done = 0 if p is None else p.answers_done
+    if stored and saved is not None:
+        done = max(done, saved)
     total = "?" if p is None else str(p.answers_total)
     console.print("[bold yellow]Interrupted.[/]", highlight=False)
     if not stored:

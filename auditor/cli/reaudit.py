@@ -106,7 +106,7 @@ def reaudit_command(
     from rich.console import Console
 
     from auditor.cli.audit import finish_command
-    from auditor.cli.interrupt import EXIT_INTERRUPTED, command_line, print_interrupted
+    from auditor.cli.interrupt import EXIT_INTERRUPTED, command_line, print_interrupted, saved_answers
     from auditor.cli.output import check_outputs
     from auditor.cli.progress import Tracker, progress_reporter
     from auditor.metrics import load_labels
@@ -145,7 +145,7 @@ def reaudit_command(
                 rate_limit=rate,
             )
     except KeyboardInterrupt:
-        print_interrupted(tracker, command_line(ctx), err, stored=True)
+        print_interrupted(tracker, command_line(ctx), err, stored=True, saved=saved_answers(tracker, db_url))
         sys.exit(EXIT_INTERRUPTED)
     finish_command(
         result,

@@ -16,6 +16,7 @@ The Alembic migrations in :mod:`auditor.store.migrations` must match these model
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -85,6 +86,13 @@ class SafeText(TypeDecorator[str]):
         if value is not None and dialect.name == "postgresql" and "\x00" in value:
             return value.replace("\x00", "\ufffd")
         return value
+
+    def bind_processor(self, dialect: Dialect) -> Callable[[str | None], Any] | None:
+        # Elsewhere the text goes as it is: only the inner type's processing (none for Text), not
+        # a call per value that returns it unchanged (a run binds tens of thousands of texts).
+        if dialect.name != "postgresql":
+            return self.impl_instance.bind_processor(dialect)
+        return super().bind_processor(dialect)
 
 
 def _json() -> JSON:

@@ -15,10 +15,13 @@ batch of the run's writer, :mod:`._writer`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import functools
+import operator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Table, bindparam, delete, select, tuple_
+from sqlalchemy import Dialect, Table, bindparam, delete, select, tuple_
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -37,6 +40,8 @@ from auditor.store._schema import (
 #: Rows per statement, and keys per ``IN (...)`` lookup: far below SQLite's bound on parameters.
 CHUNK = 500
 
+Processor = Callable[[Any], Any]
+
 
 def _table(model: type[Base]) -> Table:
     table = model.__table__
@@ -50,12 +55,56 @@ def _pages(values: Sequence[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
         yield list(values[start : start + CHUNK])
 
 
+@dataclass(frozen=True)
+class _DriverInsert:
+    """The ``INSERT`` of every column of a table in the driver's SQL, and how a row becomes its
+    parameters: the values by column key, then each column type's own bind processor (as
+    SQLAlchemy applies them) on the columns that have one."""
+
+    sql: str
+    values: Callable[[Mapping[str, Any]], tuple[Any, ...]]
+    processors: tuple[tuple[int, Processor], ...]
+
+    def parameters(self, rows: Sequence[Mapping[str, Any]]) -> list[tuple[Any, ...]]:
+        out = []
+        for row in rows:
+            values = list(self.values(row))
+            for index, process in self.processors:
+                values[index] = process(values[index])
+            out.append(tuple(values))
+        return out
+
+
+@functools.lru_cache(maxsize=64)
+def _driver_insert(table: Table, dialect: Dialect) -> _DriverInsert | None:
+    """The driver-level insert of ``table`` on ``dialect``; None when the compiled statement's
+    parameters are not its columns one for one (then SQLAlchemy executes it)."""
+    keys = [c.key for c in table.columns]
+    compiled = table.insert().compile(dialect=dialect, column_keys=keys)
+    names = compiled.positiontup
+    if names is None or len(names) < 2 or sorted(names) != sorted(keys):  # pragma: no cover
+        return None
+    processors = [compiled.binds[name].type.dialect_impl(dialect).bind_processor(dialect) for name in names]
+    return _DriverInsert(
+        compiled.string,
+        operator.itemgetter(*names),
+        tuple((i, p) for i, p in enumerate(processors) if p is not None),
+    )
+
+
 def _insert_chunks(session: Session, model: type[Base], values: Sequence[dict[str, Any]]) -> None:
     # executemany of one compiled statement: a multi-row VALUES is compiled afresh for each
-    # number of rows, which costs more than it saves.
+    # number of rows, which costs more than it saves. On SQLite the rows go to the driver's
+    # executemany directly, through the same bind processors: SQLAlchemy's handling of each
+    # parameter of each row cost more than SQLite's insert of it (the rows name every column).
     table = _table(model)
+    connection = session.connection()
+    plan = _driver_insert(table, connection.dialect) if connection.dialect.name == "sqlite" else None
     for page in _pages(values):
-        session.execute(table.insert(), page)
+        if plan is None:
+            session.execute(table.insert(), page)
+        else:
+            connection.exec_driver_sql(plan.sql, plan.parameters(page))
 
 
 def insert_missing(session: Session, model: type[Base], values: Sequence[dict[str, Any]]) -> None:

@@ -2,10 +2,11 @@
 
 An audit hands each finished answer to :meth:`StoreWriter.save_answer` and awaits it; the thread
 takes what is queued (up to :data:`BATCH` jobs: answers, and the cache entries the judges wrote
-meanwhile; after the first job it waits up to :data:`LINGER` seconds for more), writes it in **one
-transaction** and commits, then resolves the awaits. So LLM
-requests keep flowing while answers are saved, a run costs one commit per batch instead of several
-per answer, and writes to SQLite never contend with each other (one writer).
+meanwhile; after the first job it sleeps :data:`LINGER` seconds, or until a whole batch is queued,
+then takes what came), writes it in **one transaction** and commits, then resolves the awaits. So
+LLM requests keep flowing while answers are saved, a run costs one commit per batch instead of
+several per answer, and writes to SQLite never contend with each other (one writer). The thread
+wakes once per batch, not once per job: each wake-up takes the interpreter lock from the event loop.
 
 Guarantees:
 
@@ -27,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import queue
 import threading
-import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -43,8 +43,11 @@ from auditor.store._store import Store
 
 #: Jobs written in one transaction at most.
 BATCH = 64
-#: Seconds a batch waits for more jobs after its first.
-LINGER = 0.05
+#: Seconds a batch waits for more jobs after its first (less once :data:`BATCH` jobs are queued,
+#: and none when the writer closes). Each transaction costs about 3 ms of CPU besides its rows
+#: (the lease renewal, the lookup of answers to replace, a statement per table, the commit): at
+#: 0.05 s a dev-set audit committed 4 answers a transaction, 70 to 150 transactions a run.
+LINGER = 0.25
 #: Answers handed over and not yet committed, at most.
 PENDING = 256
 
@@ -86,6 +89,7 @@ class StoreWriter:
         self._inline = store.in_memory
         self._pending: asyncio.Semaphore | None = None
         self._thread = threading.Thread(target=self._work, name="auditor-store-writer", daemon=True)
+        self._hurry = threading.Event()  # a whole batch is queued, or the writer is closing: stop lingering
         self._closed = False
 
     def start(self) -> StoreWriter:
@@ -115,6 +119,8 @@ class StoreWriter:
             self._run([(job, done)])
         else:
             self._queue.put((job, done))
+            if self._queue.qsize() >= BATCH - 1:  # with the job the thread holds: a whole batch
+                self._hurry.set()
         return done
 
     async def save_answer(
@@ -145,12 +151,15 @@ class StoreWriter:
                 return
             batch = [item]
             stop = False
-            # Wait a little for more: a transaction costs about as much as several answers' rows,
-            # and an answer's wait for its commit does not hold up the run's next LLM requests.
-            deadline = time.monotonic() + LINGER
+            # Let more arrive: a transaction costs about as much as several answers' rows, and an
+            # answer's wait for its commit does not hold up the run's next LLM requests. One sleep,
+            # then whatever is queued: waiting job by job would wake the thread for each.
+            self._hurry.clear()  # then look: a job or a close after this sets it again
+            if not self._closed and self._queue.qsize() < BATCH - 1:
+                self._hurry.wait(LINGER)
             while len(batch) < BATCH:
                 try:
-                    more = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
+                    more = self._queue.get_nowait()
                 except queue.Empty:
                     break
                 if more is None:
@@ -200,6 +209,7 @@ class StoreWriter:
             self._closed = True
             if self._thread.is_alive():
                 self._queue.put(None)
+                self._hurry.set()
                 self._thread.join()
         if raise_error and self.error is not None:
             raise self.error
