@@ -17,19 +17,34 @@ the store, when on, is created and migrated before the clock starts).
   (the CLI default), fused mode and the LLM decomposer. ``ratio_to_bound`` is answers/s over what
   the calls allow: ``C / latency`` for one call per answer, ``C / (2 x latency)`` for the LLM
   decomposer's two steps in sequence;
+- a ``bare openai.AsyncOpenAI`` row after each store-on row: the same request bodies that row
+  posted (as the server received them), posted again at the same ``C`` through a bare client and
+  nothing else (no auditor work), so ``ratio_to_bound`` of the bare row is the ceiling of the
+  client/server machinery on this machine; each auditor row's ``ratio_to_bare`` is its
+  ``ratio_to_bound`` over the bare row's. Requests per second count as answers per second there
+  (the LLM decomposer's two steps are two requests);
+- every row's ``server_cpu_ms_per_request``: the fake server's own CPU per request (it shares the
+  machine's cores with the auditor, which a real endpoint does not);
+- each default-settings row (and its bare row) is run ``repeats`` times; the row kept is the one
+  with the median answers/s, the others' figures are in its ``runs``;
 - a second audit of the same file with the verdict cache on: its LLM calls (must be 0).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any, get_args
+
+import openai
+from openai.types.chat import ChatCompletion
 
 from auditor.judges import Decomposer, clear_quote_caches
 from auditor.metrics import clear_interval_cache
@@ -100,7 +115,7 @@ async def _audit(
     concurrency: int,
     store: bool = False,
 ) -> dict[str, Any]:
-    before = server.requests
+    before, server_cpu = server.requests, server.cpu_seconds
     clear_caches()
     if store:
         Store().close()  # the new store is created and migrated before the clock starts
@@ -120,6 +135,7 @@ async def _audit(
     usage = (result.run.usage or {}).get("llm", {})
     n = len(result.answers)
     calls = int(usage.get("calls", 0))
+    requests = server.requests - before
     return {
         "answers": n,
         "seconds": seconds,
@@ -128,7 +144,11 @@ async def _audit(
         # shared machine the wall-clock ratios move with the load, this much less.
         "cpu_ms_per_answer": cpu_seconds * 1000 / n if n else None,
         "llm_calls": calls,
-        "http_requests": server.requests - before,
+        "http_requests": requests,
+        # the fake server's own CPU (another process, the same two cores): the machine's other load
+        "server_cpu_ms_per_request": (server.cpu_seconds - server_cpu) * 1000 / requests
+        if requests
+        else None,
         "calls_per_answer": calls / n if n else None,
         "prompt_tokens_per_answer": usage.get("prompt_tokens", 0) / n if n else None,
         "completion_tokens_per_answer": usage.get("completion_tokens", 0) / n if n else None,
@@ -142,6 +162,87 @@ async def _audit(
         "cascade_on": cascade,
         "cache_on": cache,
     }
+
+
+async def _bare(bodies: list[dict[str, Any]], server: ServerProcess, concurrency: int) -> dict[str, Any]:
+    """``bodies`` posted again through a bare ``openai.AsyncOpenAI`` at ``concurrency``, nothing else.
+
+    The request goes the way the auditor's client posts it (``post("/chat/completions")`` cast
+    to ``ChatCompletion``: the cheapest route through the ``openai`` client), so the row is the
+    ceiling of the client and the server, not of any auditor work.
+    """
+    before, server_cpu = server.requests, server.cpu_seconds
+    client = openai.AsyncOpenAI(api_key="bench", base_url=server.base_url, max_retries=0, timeout=60.0)
+    limiter = asyncio.Semaphore(concurrency)
+    tokens = [0, 0]
+
+    async def post(body: dict[str, Any]) -> None:
+        async with limiter:
+            response = await client.post("/chat/completions", cast_to=ChatCompletion, body=body)
+        if response.usage is not None:
+            tokens[0] += response.usage.prompt_tokens
+            tokens[1] += response.usage.completion_tokens
+
+    try:
+        started, cpu = time.perf_counter(), time.process_time()
+        await asyncio.gather(*(post(b) for b in bodies))
+        seconds, cpu_seconds = time.perf_counter() - started, time.process_time() - cpu
+    finally:
+        await client.close()
+    n = len(bodies)
+    requests = server.requests - before
+    return {
+        "answers": n,
+        "seconds": seconds,
+        "answers_per_second": n / seconds,
+        "cpu_ms_per_answer": cpu_seconds * 1000 / n if n else None,
+        "llm_calls": n,
+        "http_requests": requests,
+        "server_cpu_ms_per_request": (server.cpu_seconds - server_cpu) * 1000 / requests
+        if requests
+        else None,
+        "calls_per_answer": 1.0,
+        "prompt_tokens_per_answer": tokens[0] / n if n else None,
+        "completion_tokens_per_answer": tokens[1] / n if n else None,
+        "by_kind": {"bare": n},
+        "unjudged": None,
+        "cascade": None,
+        "cache": None,
+        "concurrency": concurrency,
+        "store": False,
+        "decomposer": "rules",  # one request is one unit of the bound
+        "cascade_on": False,
+        "cache_on": False,
+        "bare": True,
+    }
+
+
+async def _audit_fresh(
+    path: Path, server: ServerProcess, *, decomposer: Decomposer, concurrency: int, store: bool
+) -> dict[str, Any]:
+    """A default-settings row (cascade and verdict cache on) in a fresh app directory."""
+    with _fresh_home():
+        return await _audit(
+            path,
+            server,
+            decomposer=decomposer,
+            cascade=True,
+            cache=True,
+            concurrency=concurrency,
+            store=store,
+        )
+
+
+async def _median(repeats: int, measure: Callable[[], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
+    """The run of ``measure`` with the median answers/s out of ``repeats``, the others in ``runs``."""
+    rows = [await measure() for _ in range(max(1, repeats))]
+    ranked = sorted(rows, key=lambda r: r["answers_per_second"])
+    kept = ranked[(len(ranked) - 1) // 2]
+    runs = [
+        {"answers_per_second": r["answers_per_second"], "cpu_ms_per_answer": r["cpu_ms_per_answer"]}
+        for r in rows
+    ]
+    return {**kept, "runs": runs}
 
 
 def _bounded(row: dict[str, Any], latency: float) -> dict[str, Any]:
@@ -174,6 +275,7 @@ async def run(
     latency: float = 0.2,
     store_answers: int | None = None,
     concurrencies: tuple[int, ...] = (8, 32),
+    repeats: int = 3,
 ) -> dict[str, Any]:
     path = workdir / "bench-records.jsonl"
     write_records(path, answers)
@@ -187,6 +289,7 @@ async def run(
         "latency_seconds": latency,
         "ideal_answers_per_second": concurrency / latency,
         "server": "subprocess",
+        "repeats": repeats,
         "modes": {},
     }
     modes: list[tuple[str, Decomposer, bool]] = [
@@ -222,19 +325,22 @@ async def run(
             for label, decomposer in DEFAULT_MODES:
                 if decomposer not in get_args(Decomposer):
                     continue
+                bodies: list[dict[str, Any]] = []
                 for store in (True, False):
-                    with _fresh_home():
-                        row = await _audit(
-                            many,
-                            server,
-                            decomposer=decomposer,
-                            cascade=True,
-                            cache=True,
-                            concurrency=c,
-                            store=store,
-                        )
+                    since = server.requests
+                    measure = partial(
+                        _audit_fresh, many, server, decomposer=decomposer, concurrency=c, store=store
+                    )
+                    row = await _median(repeats, measure)
+                    if store:  # the first run's requests, as the server received them
+                        bodies = server.bodies(since, workdir / "bodies.jsonl")[: row["http_requests"]]
                     name = f"{label}, {'store' if store else '--no-store'}, C = {c}"
                     results["modes"][name] = _bounded(row, latency)
+                bare = _bounded(await _median(repeats, partial(_bare, bodies, server, c)), latency)
+                results["modes"][f"bare openai.AsyncOpenAI, {label}'s requests, C = {c}"] = bare
+                for store in (True, False):
+                    row = results["modes"][f"{label}, {'store' if store else '--no-store'}, C = {c}"]
+                    row["ratio_to_bare"] = row["ratio_to_bound"] / bare["ratio_to_bound"]
         second: dict[str, Any] = {}
         repeated: list[tuple[str, Decomposer, bool]] = [
             ("cascade (rules decomposer)", "rules", True),

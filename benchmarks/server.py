@@ -3,18 +3,24 @@
 In the benchmark's process the server's work (reading the prompt, the offline judge behind each
 verdict, JSON) would share the interpreter lock with the auditor it is serving, and the figure
 would measure both; a real endpoint is another machine. ``python -m benchmarks.server --latency
-0.2`` prints its port on the first line, then answers each line on stdin with the number of chat
-requests served so far (how the benchmark counts HTTP requests); end of input stops it.
+0.2`` prints its port on the first line, then answers each line on stdin: ``requests`` with the
+number of chat requests served so far (how the benchmark counts HTTP requests), ``bodies N PATH``
+by writing the request bodies from the N-th on to ``PATH`` (JSON lines) and printing how many (how
+the bare-client row replays the auditor's own requests), ``cpu`` with the CPU seconds the server
+process has used (its share of the machine's two cores); end of input stops it.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -62,11 +68,25 @@ class ServerProcess:
     @property
     def requests(self) -> int:
         """Chat requests the server has answered so far."""
+        return int(self._ask("requests"))
+
+    @property
+    def cpu_seconds(self) -> float:
+        """CPU seconds the server process has used so far (every thread of it)."""
+        return float(self._ask("cpu"))
+
+    def bodies(self, since: int, path: Path) -> list[dict[str, Any]]:
+        """The JSON bodies of the chat requests from the ``since``-th on, as the server received them."""
+        self._ask(f"bodies {since} {path}")
+        with path.open(encoding="utf-8") as lines:
+            return [json.loads(line) for line in lines]
+
+    def _ask(self, command: str) -> str:
         if self._child is None or self._child.stdin is None:
             raise RuntimeError("the fake server is not running")
-        self._child.stdin.write("requests\n")
+        self._child.stdin.write(command + "\n")
         self._child.stdin.flush()
-        return int(self._line())
+        return self._line()
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -93,8 +113,17 @@ def main() -> None:
     args = parser.parse_args()
     with FakeOpenAI(port=0, latency=args.latency, offline_judge=True) as server:
         print(server.port, flush=True)
-        for _ in sys.stdin:
-            print(server.requests, flush=True)
+        for line in sys.stdin:
+            command, *rest = line.rstrip("\n").split(" ", 2)
+            if command == "bodies":
+                bodies = server.bodies[int(rest[0]) :]
+                with open(rest[1], "w", encoding="utf-8") as out:
+                    out.writelines(json.dumps(b) + "\n" for b in bodies)
+                print(len(bodies), flush=True)
+            elif command == "cpu":
+                print(time.process_time(), flush=True)
+            else:
+                print(server.requests, flush=True)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,8 @@ import asyncio
 import json
 from pathlib import Path
 
+import pytest
+
 from benchmarks import accuracy, ingest, judge, llm, quotes
 from benchmarks.__main__ import machine, render
 
@@ -88,9 +90,18 @@ def test_every_benchmark_path_on_small_inputs(tmp_path: Path) -> None:
     assert cascade["llm_alone"]["http_requests"] == 2 and cascade["agreement"] is not None
     results["accuracy"] = measured
 
-    pipeline = asyncio.run(llm.run(tmp_path, answers=4, concurrency=2, latency=0.01))
+    pipeline = asyncio.run(llm.run(tmp_path, answers=4, concurrency=2, latency=0.01, repeats=2))
     cascade = pipeline["modes"]["cascade (rules decomposer)"]
     assert cascade["answers"] == 4 and cascade["unjudged"] == 0
+    assert cascade["server_cpu_ms_per_request"] > 0
+    for c in (8, 32):
+        # the bare client posts the store-on row's own requests again, as many, and only those
+        stored = pipeline["modes"][f"llm decomposer, store, C = {c}"]
+        bare = pipeline["modes"][f"bare openai.AsyncOpenAI, llm decomposer's requests, C = {c}"]
+        assert bare["bare"] and bare["http_requests"] == bare["answers"] == stored["http_requests"] == 8
+        assert len(stored["runs"]) == len(bare["runs"]) == 2
+        assert stored["ratio_to_bare"] == pytest.approx(stored["ratio_to_bound"] / bare["ratio_to_bound"])
+        assert pipeline["modes"][f"fused, --no-store, C = {c}"]["ratio_to_bare"] > 0
     assert pipeline["modes"]["separate (llm decomposer, no cascade)"]["calls_per_answer"] == 2.0
     assert pipeline["second_audit"]["cascade (rules decomposer)"]["second_calls"] == 0
     results["llm"] = pipeline

@@ -11,12 +11,13 @@ from __future__ import annotations
 import os
 import ssl
 import urllib.parse
-from typing import Any, Literal
-
-import openai
+from typing import TYPE_CHECKING, Any, Literal
 
 from auditor.errors import LLMConnectionError, LLMStatusError, LLMTimeoutError
 from auditor.text import clip
+
+if TYPE_CHECKING:
+    import openai
 
 # 400/422: the server read the request and accepted the key (a one-token probe may be too small
 # for its rules); 429: it is there but busy. The audit's own calls and retries take it from there.
@@ -57,6 +58,8 @@ async def check_endpoint(
         LLMTimeoutError: it did not answer within ``timeout``.
         LLMStatusError: it rejected the key (401), has no such model (404) or failed (5xx).
     """
+    import openai
+
     listed: list[str] | None = None
     try:
         try:
