@@ -1,8 +1,16 @@
-"""Shared test helpers: paths and a small builder for normalised traces."""
+"""Shared test helpers: paths, an isolated app directory per test, and the one Ray cluster.
+
+The Ray tests (marker ``ray``) share one local cluster for the session, started by the first of them
+(a start costs seconds on two cores), and run last, together: the cluster's processes never sit
+beside the rest of the suite, and it is shut down once, at the end.
+"""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,6 +22,33 @@ FIXTURES = ROOT / "tests" / "fixtures"
 def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every test gets its own app directory, so no test touches the user's store."""
     monkeypatch.setenv("AUDITOR_HOME", str(tmp_path_factory.mktemp("auditor-home")))
+
+
+@pytest.fixture(scope="session")
+def ray_cluster() -> Iterator[Any]:
+    """A real local Ray cluster (``num_cpus=2``), the ``ray`` module; skipped without Ray (the ``ray``
+    extra), a failure when ``CI`` is set, since CI installs it. One cluster serves every Ray test."""
+    try:
+        import ray
+    except ImportError:
+        if os.environ.get("CI"):  # CI installs the ray extra: these tests must run there
+            pytest.fail("Ray is not installed: pip install -e '.[ray]' (scripts/test does)")
+        pytest.skip("Ray is not installed (the ray extra)")
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray
+    if started:
+        ray.shutdown()
+
+
+@pytest.hookimpl(trylast=True)  # after any reordering plugin (pytest-randomly): keeps its order
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests on the shared Ray cluster last, together, in their order."""
+    on_ray = [item for item in items if "ray_cluster" in getattr(item, "fixturenames", ())]
+    if on_ray:
+        rest = [item for item in items if "ray_cluster" not in getattr(item, "fixturenames", ())]
+        items[:] = [*rest, *on_ray]
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -8,7 +8,6 @@ within any one second (``FakeOpenAI.most_in_window``), through the real ``openai
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -216,23 +215,6 @@ def test_a_429_with_retry_after_pauses_the_requests_of_every_client_sharing_the_
 # ---- ClusterBudget: one budget for the processes of a real local Ray cluster ----
 
 
-@pytest.fixture(scope="module")
-def ray_cluster() -> Iterator[None]:
-    """A real local Ray cluster: skipped without Ray (the ``ray`` extra), a failure when ``CI=true``."""
-    try:
-        import ray
-    except ImportError:
-        if os.environ.get("CI") == "true":
-            pytest.fail("Ray is not installed: pip install -e '.[ray]' (CI runs the ray tests)")
-        pytest.skip("Ray is not installed (the ray extra)")
-    started = not ray.is_initialized()
-    if started:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    if started:
-        ray.shutdown()
-
-
 def run_workers(base_url: str, handle: LLMBudget, per_worker: int, workers: int = 2) -> list[dict[str, Any]]:
     """``workers`` Ray tasks, each posting ``per_worker`` requests through its own client holding
     ``handle``, all at once (a barrier: none starts before every one runs, so each runs in its own
@@ -303,7 +285,7 @@ def per_model(server: FakeOpenAI) -> dict[str, int]:
 
 @pytest.mark.ray
 def test_cluster_budget_holds_the_rate_across_two_worker_processes(
-    ray_cluster: None, server: FakeOpenAI
+    ray_cluster: Any, server: FakeOpenAI
 ) -> None:
     from auditor.scale._budget import ClusterBudget
 
@@ -325,7 +307,7 @@ def test_cluster_budget_holds_the_rate_across_two_worker_processes(
 
 
 @pytest.mark.ray
-def test_cluster_budget_a_429_on_one_worker_pauses_the_other(ray_cluster: None, server: FakeOpenAI) -> None:
+def test_cluster_budget_a_429_on_one_worker_pauses_the_other(ray_cluster: Any, server: FakeOpenAI) -> None:
     from auditor.scale._budget import ClusterBudget
 
     server.enqueue("429", retry_after="1")

@@ -1,7 +1,7 @@
 """``--engine ray``: the same audit on a real local Ray cluster (``ray.init(num_cpus=2)``).
 
-One cluster is shared by the module (a Ray start costs seconds on two cores). The tests show what
-issue 17 asks: the same answers, verdicts, problems and summary as one process (SQLite and
+One cluster serves every Ray test of the session (``ray_cluster``, tests/conftest.py). The tests
+show what issue 17 asks: the same answers, verdicts, problems and summary as one process (SQLite and
 PostgreSQL); a worker process killed for real (SIGKILL) and the audit still complete, each answer
 stored once; a task that fails for good names its traces and leaves the run to resume; a second
 run makes no LLM call (counted at the fake server); the cluster-wide rate limit holds across
@@ -17,7 +17,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,19 +41,6 @@ fresh_pg_url = tests.test_store.fresh_pg_url
 INPUTS = [FIXTURES, ROOT / "examples" / "traces"]
 EXAMPLES = [ROOT / "examples" / "traces"]
 LLM = {"judge": "openai:fake-judge", "cascade": False}
-
-
-@pytest.fixture(scope="module")
-def ray_cluster() -> Iterator[Any]:
-    try:
-        import ray
-    except ImportError:
-        if os.environ.get("CI"):  # CI installs the ray extra: these tests must run there
-            pytest.fail("Ray is not installed: pip install -e '.[ray]' (scripts/test does)")
-        pytest.skip("Ray is not installed (the ray extra)")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield ray
-    ray.shutdown()
 
 
 def on_ray(paths: list[Path], db: str, **options: Any) -> AuditResult:

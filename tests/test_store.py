@@ -8,6 +8,7 @@ afterwards, so runs never collide. Without a server the PostgreSQL variants skip
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -559,56 +560,90 @@ import sys, time
 from pathlib import Path
 from auditor.store import Store
 from auditor.cli import cli
-go = Path(sys.argv[1])
+go, me, how, urls = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
 print("ready", flush=True)
-while not go.exists():  # everything imported: start together
-    time.sleep(0.005)
-if sys.argv[3] == "open":
-    Store(sys.argv[2]).close()  # what `auditor audit` does first on SQLite
-else:
-    cli.main(["db", "upgrade", "--db", sys.argv[2]], prog_name="auditor")
+for n, url in enumerate(urls):
+    while not Path(f"{go}-{n}").exists():  # everything imported, the last store done: start together
+        time.sleep(0.005)
+    print(f"-- store {n}", flush=True)
+    if how == "open":
+        Store(url).close()  # what `auditor audit` does first on SQLite
+    else:
+        try:
+            cli.main(["db", "upgrade", "--db", url], prog_name="auditor")
+        except SystemExit as end:  # the command's own exit: a failure ends this child with its code
+            if end.code:
+                raise
+    sys.stdout.flush()
+    Path(f"{go}-{n}-{me}").touch()
 """
 
+#: New stores each set of processes races on: the race twice, for the start-up cost of once.
+RACES = 2
 
-def open_at_once(tmp_path: Path, url: str, how: str, processes: int = 4) -> list[tuple[int, str]]:
-    """Start ``processes`` interpreters that open (or upgrade) a new store at the same instant."""
-    go = tmp_path / f"go-{uuid.uuid4().hex[:8]}"
+
+def open_at_once(
+    tmp_path: Path, urls: list[str], how: str, processes: int = 4
+) -> list[tuple[int, list[str]]]:
+    """Start ``processes`` interpreters that open (or upgrade) each new store of ``urls`` at the same
+    instant, one store after another; each child's exit code and its output for each store."""
+    go = str(tmp_path / f"go-{uuid.uuid4().hex[:8]}")
     children = [
         subprocess.Popen(
-            [sys.executable, "-c", OPEN_AT_ONCE, str(go), url, how],
+            [sys.executable, "-c", OPEN_AT_ONCE, go, str(me), how, *urls],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
         )
-        for _ in range(processes)
+        for me in range(processes)
     ]
-    for child in children:
-        assert child.stdout is not None
-        child.stdout.readline()  # "ready" (or nothing, from a child that failed to start)
-    go.touch()
-    return [(child.wait(timeout=60), child.communicate()[0]) for child in children]
+    try:
+        for child in children:
+            assert child.stdout is not None
+            child.stdout.readline()  # "ready" (or nothing, from a child that failed to start)
+        for n in range(len(urls)):
+            Path(f"{go}-{n}").touch()
+            deadline = time.monotonic() + 60
+            while not all(
+                Path(f"{go}-{n}-{me}").exists() or child.poll() is not None
+                for me, child in enumerate(children)
+            ):
+                if time.monotonic() > deadline:
+                    pytest.fail(f"store {n} of {urls} was not opened by every process within 60 s")
+                time.sleep(0.01)
+        outputs = [child.communicate(timeout=60)[0] for child in children]
+    finally:
+        for child in children:
+            if child.poll() is None:
+                child.kill()
+                child.wait(10)
+    return [
+        (child.returncode, out.split("-- store ")[1:]) for child, out in zip(children, outputs, strict=True)
+    ]
 
 
-@pytest.mark.parametrize("attempt", range(2))
-def test_processes_opening_a_new_sqlite_store_at_once_all_succeed(tmp_path: Path, attempt: int) -> None:
-    url = f"sqlite:///{tmp_path / 'new' / 'auditor.db'}"
-    outcomes = open_at_once(tmp_path, url, "open")
-    assert [code for code, _ in outcomes] == [0, 0, 0, 0], [out for _, out in outcomes]
-    with Store(url) as store:
-        assert store.revision() == head_revision() and store.list_runs() == []
+def test_processes_opening_a_new_sqlite_store_at_once_all_succeed(tmp_path: Path) -> None:
+    urls = [f"sqlite:///{tmp_path / f'new-{n}' / 'auditor.db'}" for n in range(RACES)]
+    outcomes = open_at_once(tmp_path, urls, "open")
+    assert [code for code, _ in outcomes] == [0, 0, 0, 0], outcomes
+    assert all(len(parts) == RACES for _, parts in outcomes), outcomes
+    for url in urls:
+        with Store(url) as store:
+            assert store.revision() == head_revision() and store.list_runs() == []
 
 
-@pytest.mark.parametrize("attempt", range(2))
-def test_concurrent_db_upgrades_of_a_new_postgres_schema_all_succeed(
-    tmp_path: Path, fresh_pg_url: str, attempt: int
-) -> None:
-    outcomes = open_at_once(tmp_path, fresh_pg_url, "upgrade")
-    assert [code for code, _ in outcomes] == [0, 0, 0, 0], [out for _, out in outcomes]
-    assert all("schema revision" in out for _, out in outcomes)
-    with Store(fresh_pg_url) as store:
-        assert store.revision() == head_revision()
-        with store.engine.connect() as conn:
-            assert conn.scalar(text("select count(*) from alembic_version")) == 1
+def test_concurrent_db_upgrades_of_a_new_postgres_schema_all_succeed(tmp_path: Path, pg_url: str) -> None:
+    with contextlib.ExitStack() as schemas:
+        urls = [schemas.enter_context(pg_schema(pg_url)) for _ in range(RACES)]
+        outcomes = open_at_once(tmp_path, urls, "upgrade")
+        assert [code for code, _ in outcomes] == [0, 0, 0, 0], outcomes
+        assert all(len(parts) == RACES for _, parts in outcomes), outcomes
+        assert all("schema revision" in part for _, parts in outcomes for part in parts), outcomes
+        for url in urls:
+            with Store(url) as store:
+                assert store.revision() == head_revision()
+                with store.engine.connect() as conn:
+                    assert conn.scalar(text("select count(*) from alembic_version")) == 1
 
 
 # -- listing --------------------------------------------------------------------------------------
