@@ -105,6 +105,24 @@ def _fresh_home() -> Iterator[Path]:
                 os.environ["AUDITOR_HOME"] = previous
 
 
+def _timing(
+    n: int, seconds: float, cpu_seconds: float, calls: int, requests: int, server_cpu_seconds: float
+) -> dict[str, Any]:
+    """A row's rate and CPU figures, the same keys for the auditor's rows and the bare client's."""
+    return {
+        "answers": n,
+        "seconds": seconds,
+        "answers_per_second": n / seconds,
+        # The auditor's own CPU (every thread of this process; the fake server runs in another): on a
+        # shared machine the wall-clock ratios move with the load, this much less.
+        "cpu_ms_per_answer": cpu_seconds * 1000 / n if n else None,
+        "llm_calls": calls,
+        "http_requests": requests,
+        # the fake server's own CPU (another process, the same two cores): the machine's other load
+        "server_cpu_ms_per_request": server_cpu_seconds * 1000 / requests if requests else None,
+    }
+
+
 async def _audit(
     path: Path,
     server: ServerProcess,
@@ -137,18 +155,7 @@ async def _audit(
     calls = int(usage.get("calls", 0))
     requests = server.requests - before
     return {
-        "answers": n,
-        "seconds": seconds,
-        "answers_per_second": n / seconds,
-        # The auditor's own CPU (every thread of this process; the fake server runs in another): on a
-        # shared machine the wall-clock ratios move with the load, this much less.
-        "cpu_ms_per_answer": cpu_seconds * 1000 / n if n else None,
-        "llm_calls": calls,
-        "http_requests": requests,
-        # the fake server's own CPU (another process, the same two cores): the machine's other load
-        "server_cpu_ms_per_request": (server.cpu_seconds - server_cpu) * 1000 / requests
-        if requests
-        else None,
+        **_timing(n, seconds, cpu_seconds, calls, requests, server.cpu_seconds - server_cpu),
         "calls_per_answer": calls / n if n else None,
         "prompt_tokens_per_answer": usage.get("prompt_tokens", 0) / n if n else None,
         "completion_tokens_per_answer": usage.get("completion_tokens", 0) / n if n else None,
@@ -192,15 +199,7 @@ async def _bare(bodies: list[dict[str, Any]], server: ServerProcess, concurrency
     n = len(bodies)
     requests = server.requests - before
     return {
-        "answers": n,
-        "seconds": seconds,
-        "answers_per_second": n / seconds,
-        "cpu_ms_per_answer": cpu_seconds * 1000 / n if n else None,
-        "llm_calls": n,
-        "http_requests": requests,
-        "server_cpu_ms_per_request": (server.cpu_seconds - server_cpu) * 1000 / requests
-        if requests
-        else None,
+        **_timing(n, seconds, cpu_seconds, n, requests, server.cpu_seconds - server_cpu),
         "calls_per_answer": 1.0,
         "prompt_tokens_per_answer": tokens[0] / n if n else None,
         "completion_tokens_per_answer": tokens[1] / n if n else None,
