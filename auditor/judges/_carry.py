@@ -71,6 +71,11 @@ def _cues(claim: str) -> ClaimCues:
     return claim_cues(claim)  # each verdict is checked twice (judge, then pipeline): read the claim once
 
 
+#: ``claim_cues`` through the quote check's cache: the offline judge, ``settle()`` and the quote
+#: check read a claim's cues up to five times per verdict, from one reading.
+cached_claim_cues = _cues
+
+
 @dataclass(frozen=True)
 class _Said:
     """What one quote states on its own (the part of :class:`Quoted` that does not depend on its item)."""

@@ -53,9 +53,10 @@ from auditor.judges import _entities as ent
 from auditor.judges import _numbers as num
 from auditor.judges import _settle
 from auditor.judges._attributes import attribute_flip, unknown_attribute
+from auditor.judges._carry import cached_claim_cues
 from auditor.judges._combiner import Combiner, shipped
 from auditor.judges._conflicts import contradicting_items, with_conflict
-from auditor.judges._cues import ClaimCues, claim_cues
+from auditor.judges._cues import ClaimCues
 from auditor.judges._features import FEATURES, Cue, features
 from auditor.judges._rules import (
     best_window,
@@ -166,9 +167,11 @@ class OfflineJudge:
             verdict = self._judge_one(claim, items, names, judged)
             if verdict.label is Label.SUPPORTED:
                 cited = {c.evidence_id for c in verdict.citations}
-                verdict = with_conflict(verdict, contradicting_items(claim_cues(claim.text), cited, items))
+                verdict = with_conflict(
+                    verdict, contradicting_items(cached_claim_cues(claim.text), cited, items)
+                )
             if verdict.label is not Label.SUPPORTED and out_items:
-                cues = claim_cues(claim.text)
+                cues = cached_claim_cues(claim.text)
                 inadmissible = tuple(
                     i.evidence_id for i in out_items if supporting_window(cues, i) is not None
                 )
@@ -204,7 +207,7 @@ class OfflineJudge:
     def _assess(
         self, claim: Claim, items: Sequence[Item], names: dict[str, str]
     ) -> tuple[ClaimVerdict, SupportScore]:
-        cues = claim_cues(claim.text)
+        cues = cached_claim_cues(claim.text)
         verdict, rule = self._rule(claim, cues, items, names)
         x = features(cues, items, rule, _verbatim(claim.text, items))
         combiner = self.combiner or shipped()
@@ -232,7 +235,7 @@ class OfflineJudge:
             return verdict
         partial = (self.combiner or shipped()).partial(judged)
         if score.rule == "coverage" and partial is not None and p >= partial:
-            cues = claim_cues(claim.text)
+            cues = cached_claim_cues(claim.text)
             found = partial_window(cues, items)
             if found is not None:
                 item, window = found
