@@ -275,6 +275,40 @@ def test_closing_the_writer_commits_what_is_queued_at_once(
     assert [a.answer_id for a in store.load_run(run_id).answers] == ["a1"]
 
 
+def test_the_last_answer_of_a_run_is_committed_without_lingering(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(writer_module, "LINGER", 60.0)  # a wait that ran out would fail the test below
+    run_id = store.begin_run(run_info(), owner="me", lease_seconds=60)
+    waits: list[bool] = []
+
+    async def save_two() -> None:
+        with StoreWriter(store) as writer:
+            original = writer._hurry.wait
+            monkeypatch.setattr(
+                writer._hurry, "wait", lambda timeout: waits.append(original(timeout)) or True
+            )
+            first = asyncio.ensure_future(writer.save_answer(run_id, answer("a1"), owner="me"))
+            await asyncio.sleep(0)  # handed over; the thread lingers for more
+            await asyncio.wait_for(writer.save_answer(run_id, answer("a2"), owner="me", last=True), 30)
+            await first
+
+    asyncio.run(save_two())
+    assert waits in ([], [True]), waits  # a linger, if begun, was cut short by the last answer
+    assert [a.answer_id for a in store.load_run(run_id).answers] == ["a1", "a2"]
+
+
+def test_a_run_hands_its_last_answer_over_as_the_last(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AUDITOR_HOME", str(tmp_path))
+    monkeypatch.setattr(writer_module, "LINGER", 60.0)  # a run still lingering at its end would take a minute
+    flushed: list[int] = []
+    original = StoreWriter.flush
+    monkeypatch.setattr(StoreWriter, "flush", lambda self: flushed.append(self._submitted) or original(self))
+    result = audit(INPUTS)
+    assert len(flushed) == 1 and flushed[0] >= len(result.answers)
+    assert Store().load_run(result.run.id).answers
+
+
 def test_sqlite_rows_through_the_driver_are_the_rows_sqlalchemy_writes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -90,8 +90,11 @@ async def audit_into_run(
         The public form of each answer audited, by answer id, and the audits in input order.
     """
     fresh: dict[str, AnswerOut] = {}
+    finished = 0
 
     async def on_done(audit: AnswerAudit) -> None:
+        nonlocal finished
+        finished += 1
         out = fresh[audit.answer.answer_id] = audit_out(audit)
         if target.writer is not None:
             await target.writer.save_answer(
@@ -100,6 +103,7 @@ async def audit_into_run(
                 target.digests.get(audit.answer.trace_id),
                 owner=target.owner,
                 if_absent=target.if_absent,
+                last=finished == len(answers),  # nothing else will come: no need to wait for more
             )
         if on_saved is not None:
             on_saved(audit)

@@ -85,12 +85,14 @@ class StoreWriter:
         self.store = store
         self.batches = 0  # transactions committed
         self.error: BaseException | None = None
-        self._queue: queue.SimpleQueue[tuple[Upsert | _Save, Future[None]] | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[tuple[Upsert | _Save, Future[None], int] | None] = queue.SimpleQueue()
         self._inline = store.in_memory
         self._pending: asyncio.Semaphore | None = None
         self._thread = threading.Thread(target=self._work, name="auditor-store-writer", daemon=True)
         self._hurry = threading.Event()  # a whole batch is queued, or the writer is closing: stop lingering
         self._closed = False
+        self._submitted = 0  # jobs handed over so far; each job's number is its place in that count
+        self._flushed = 0  # jobs up to this number are written without lingering (:meth:`flush`)
 
     def start(self) -> StoreWriter:
         """Start the thread (nothing to start for an in-memory database)."""
@@ -118,10 +120,20 @@ class StoreWriter:
         elif self._inline:
             self._run([(job, done)])
         else:
-            self._queue.put((job, done))
+            self._submitted += 1
+            self._queue.put((job, done, self._submitted))
             if self._queue.qsize() >= BATCH - 1:  # with the job the thread holds: a whole batch
                 self._hurry.set()
         return done
+
+    def flush(self) -> None:
+        """Write every job handed over so far without waiting for more: the caller has no more to come.
+
+        A run calls it with its last answer, so the last batch is not held back :data:`LINGER`
+        seconds for jobs that will never arrive (a quarter of a second at the end of every run).
+        """
+        self._flushed = self._submitted
+        self._hurry.set()
 
     async def save_answer(
         self,
@@ -131,8 +143,12 @@ class StoreWriter:
         *,
         owner: str | None = None,
         if_absent: bool = False,
+        last: bool = False,
     ) -> None:
         """Save one answer as :meth:`Store.save_answer` does (``if_absent`` too); returns once committed.
+
+        ``last``: the caller hands over no more answers for now, so the batch is written at once
+        (:meth:`flush`).
 
         Raises:
             StoreError, LeaseLostError: as :meth:`Store.save_answer` (the batch's error).
@@ -140,7 +156,10 @@ class StoreWriter:
         if self._pending is None:
             self._pending = asyncio.Semaphore(PENDING)
         async with self._pending:
-            await asyncio.wrap_future(self.submit(_Save(run_id, owner, answer, trace_digest, if_absent)))
+            saved = self.submit(_Save(run_id, owner, answer, trace_digest, if_absent))
+            if last:
+                self.flush()
+            await asyncio.wrap_future(saved)
 
     # -- the thread --------------------------------------------------------------------------------
 
@@ -149,13 +168,13 @@ class StoreWriter:
             item = self._queue.get()
             if item is None:
                 return
-            batch = [item]
+            batch = [item[:2]]
             stop = False
             # Let more arrive: a transaction costs about as much as several answers' rows, and an
             # answer's wait for its commit does not hold up the run's next LLM requests. One sleep,
             # then whatever is queued: waiting job by job would wake the thread for each.
-            self._hurry.clear()  # then look: a job or a close after this sets it again
-            if not self._closed and self._queue.qsize() < BATCH - 1:
+            self._hurry.clear()  # then look: a job, a flush or a close after this sets it again
+            if not self._closed and item[2] > self._flushed and self._queue.qsize() < BATCH - 1:
                 self._hurry.wait(LINGER)
             while len(batch) < BATCH:
                 try:
@@ -165,7 +184,7 @@ class StoreWriter:
                 if more is None:
                     stop = True
                     break
-                batch.append(more)
+                batch.append(more[:2])
             self._run(batch)
             if stop:
                 return
