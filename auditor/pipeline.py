@@ -323,11 +323,40 @@ async def audit_all(
     if fused is not None:
         jobs = [partial(audit_answer_fused, a, policy, fused, judge) for a in answers]
     else:
-        decompositions = await extractor.decompose(answers)
-        jobs = [
-            partial(audit_answer, a, d, policy, judge) for a, d in zip(answers, decompositions, strict=True)
-        ]
+        ahead = _DecomposedAhead(extractor, answers, max(1, concurrency))
+        jobs = [partial(ahead.audit, i, policy, judge) for i in range(len(answers))]
     return list(await asyncio.gather(*(limited(job) for job in jobs)))
+
+
+class _DecomposedAhead:
+    """Answers decomposed a batch at a time, one batch ahead of the judging.
+
+    Decomposing a whole run before judging any of it held back the first requests: about 0.15 s
+    for 768 small answers with the rule-based decomposer, and for a large run the time to split
+    every answer before the first verdict. A batch (``size`` answers, the concurrency) is still one
+    :meth:`~auditor.claims.ClaimExtractor.decompose` call, so an LLM decomposer's cache is asked
+    once per batch and equal answers in a batch share one call.
+    """
+
+    def __init__(self, extractor: ClaimExtractor, answers: Sequence[Answer], size: int) -> None:
+        self.extractor = extractor
+        self.answers = answers
+        self.size = size
+        self._batches: dict[int, asyncio.Future[list[Decomposition]]] = {}
+
+    def _batch(self, k: int) -> asyncio.Future[list[Decomposition]]:
+        if k not in self._batches:
+            self._batches[k] = asyncio.ensure_future(
+                self.extractor.decompose(self.answers[k * self.size : (k + 1) * self.size])
+            )
+        return self._batches[k]
+
+    async def audit(self, index: int, policy: Policy, judge: Judge) -> AnswerAudit:
+        k = index // self.size
+        decompositions = await self._batch(k)
+        if (k + 1) * self.size < len(self.answers):
+            self._batch(k + 1)  # the next batch is split while this one waits on the judge
+        return await audit_answer(self.answers[index], decompositions[index % self.size], policy, judge)
 
 
 def audit_result(

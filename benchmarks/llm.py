@@ -13,7 +13,10 @@ the store, when on, is created and migrated before the clock starts).
   ``cascade`` (rules decomposer, the offline judge settles what it is certain of): answers/s as a
   ratio to the ideal ``C / latency``, calls and tokens per answer;
 - ``modes`` rows at the default settings (cascade and verdict cache on) with the store on and with
-  ``--no-store``, at each of ``concurrencies`` on ``store_answers`` records: the rules decomposer
+  ``--no-store``, at each of ``concurrencies`` on ``store_answers`` records at the lowest
+  concurrency and as many rounds at the others (``store_answers x C / min(concurrencies)``: 192
+  at C = 8, 768 at C = 32; until 2026-12-01 every C ran 192, so C = 32 ran 6 rounds of requests
+  against C = 8's 24, and its figure was mostly the run's start and end): the rules decomposer
   (the CLI default), fused mode and the LLM decomposer. ``ratio_to_bound`` is answers/s over what
   the calls allow: ``C / latency`` for one call per answer, ``C / (2 x latency)`` for the LLM
   decomposer's two steps in sequence;
@@ -278,11 +281,16 @@ async def run(
 ) -> dict[str, Any]:
     path = workdir / "bench-records.jsonl"
     write_records(path, answers)
-    many = workdir / "bench-records-store.jsonl"
-    write_records(many, store_answers or answers)
+    # The same number of rounds of requests at every concurrency (a round: C answers in flight).
+    per_concurrency = {c: (store_answers or answers) * c // min(concurrencies) for c in concurrencies}
+    many: dict[int, Path] = {}
+    for c, n in per_concurrency.items():
+        many[c] = workdir / f"bench-records-store-{n}.jsonl"
+        write_records(many[c], n)
     results: dict[str, Any] = {
         "answers": answers,
         "store_answers": store_answers or answers,
+        "store_answers_by_concurrency": {str(c): n for c, n in per_concurrency.items()},
         "concurrency": concurrency,
         "concurrencies": list(concurrencies),
         "latency_seconds": latency,
@@ -328,7 +336,7 @@ async def run(
                 for store in (True, False):
                     since = server.requests
                     measure = partial(
-                        _audit_fresh, many, server, decomposer=decomposer, concurrency=c, store=store
+                        _audit_fresh, many[c], server, decomposer=decomposer, concurrency=c, store=store
                     )
                     row = await _median(repeats, measure)
                     if store:  # the first run's requests, as the server received them

@@ -298,7 +298,9 @@ def test_the_last_answer_of_a_run_is_committed_without_lingering(
     assert [a.answer_id for a in store.load_run(run_id).answers] == ["a1", "a2"]
 
 
-def test_a_run_hands_its_last_answer_over_as_the_last(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_run_hands_its_last_answer_over_as_the_last(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("AUDITOR_HOME", str(tmp_path))
     monkeypatch.setattr(writer_module, "LINGER", 60.0)  # a run still lingering at its end would take a minute
     flushed: list[int] = []
