@@ -14,15 +14,17 @@ import pytest
 from sqlalchemy import create_engine, event, func, select, text
 
 import tests.test_store
-from auditor.claims import Claim
+from auditor.claims import Claim, Decomposition
 from auditor.errors import LeaseLostError
 from auditor.evidence import Answer, Evidence
 from auditor.judges import CachingJudge, ClaimVerdict, JudgeIdentity, Label
 from auditor.policy import load_policy
 from auditor.run import Progress, audit
-from auditor.store import SqlVerdictCache, Store, StoreWriter, trace_digest
+from auditor.store import SqlDecompositionCache, SqlVerdictCache, Store, StoreWriter, trace_digest
+from auditor.store import _cache as cache_module
 from auditor.store import _write as write_module
 from auditor.store import _writer as writer_module
+from auditor.store._lookup import driver_rows, driver_select
 from auditor.store._migrate import json_text
 from auditor.store._schema import AnswerRecord
 from auditor.store._writer import _Save
@@ -37,14 +39,23 @@ store = tests.test_store.store
 
 
 class Statements:
-    """Counts the statements and commits an engine runs, by the table they name."""
+    """Counts the statements and commits an engine runs, by the table they name: those SQLAlchemy
+    executes, and the cache lookups run at the driver on SQLite (:mod:`auditor.store._lookup`)."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, monkeypatch: pytest.MonkeyPatch | None = None) -> None:
         self.sql: list[str] = []
         self.commits = 0
         self._lock = threading.Lock()
         event.listen(store.engine, "before_cursor_execute", self._statement)
         event.listen(store.engine, "commit", self._commit)
+        if monkeypatch is not None:
+            driver_rows = cache_module.driver_rows
+
+            def counted(engine: Any, plan: Any, keys: Any) -> Any:
+                self._statement(None, None, plan.sql)
+                return driver_rows(engine, plan, keys)
+
+            monkeypatch.setattr(cache_module, "driver_rows", counted)
 
     def _statement(self, _conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
         with self._lock:
@@ -95,8 +106,10 @@ def an_answer(answer_id: str) -> Answer:
     )
 
 
-def test_a_judged_answer_costs_one_cache_lookup_and_one_cache_write(store: Store) -> None:
-    statements = Statements(store)
+def test_a_judged_answer_costs_one_cache_lookup_and_one_cache_write(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    statements = Statements(store, monkeypatch)
     inner = Scripted()
     judge = CachingJudge(inner, SqlVerdictCache(store, inner.identity))
     first = asyncio.run(judge.judge(an_answer("a1"), claims_of("a1", 6), [], []))
@@ -119,6 +132,33 @@ def test_cache_writes_queued_to_the_writer_are_hits_before_and_after_their_commi
     fresh = CachingJudge(inner, SqlVerdictCache(store, inner.identity))  # from the database alone
     asyncio.run(fresh.judge(an_answer("a3"), claims_of("a3", 3), [], []))
     assert len(inner.asked) == 3 and fresh.hits == 3
+
+
+def test_sqlite_cache_lookups_at_the_driver_read_the_rows_sqlalchemy_reads(tmp_path: Path) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'a.db'}", upgrade=True)
+    verdicts = SqlVerdictCache(store, Scripted.identity)
+    stored = {
+        f"k{i}": ClaimVerdict(
+            claim_id=f"c{i}", label=Label.SUPPORTED, rationale="caf\u00e9 \u2014 ok", settled_by="llm"
+        )
+        for i in range(3)
+    }
+    verdicts.put_many(stored)
+    decompositions = SqlDecompositionCache(store)
+    decompositions.put_many(
+        {"d1": Decomposition(answer_id="a1", claims=tuple(claims_of("a1", 2)), extractor="llm:m")}
+    )
+    for cache in (verdicts, decompositions):
+        statement = cache._statement()
+        keys = ["k0", "k2", "missing", "d1"]
+        plan = driver_select(statement, store.engine.dialect, len(keys))
+        assert plan is not None
+        with store.engine.connect() as conn:
+            expected = sorted(tuple(row) for row in conn.execute(statement, {"keys": keys}))
+        assert expected  # each cache finds its own rows
+        assert sorted(tuple(row) for row in driver_rows(store.engine, plan, keys)) == expected
+    assert verdicts.get_many(["k0", "k1", "nope"]) == {"k0": stored["k0"], "k1": stored["k1"]}
+    store.close()
 
 
 def test_the_writer_saves_answers_in_at_most_one_transaction_each(store: Store) -> None:

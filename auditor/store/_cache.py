@@ -39,6 +39,7 @@ from auditor.judges import (
     fused_to_json,
 )
 from auditor.store import _write as write
+from auditor.store._lookup import driver_rows, driver_select
 from auditor.store._schema import Base, CachedDecompositionRecord, CachedVerdictRecord
 from auditor.store._store import Store
 from auditor.store._translate import store_errors
@@ -97,9 +98,17 @@ class _SqlCache(Generic[T]):
         if not rest:
             return found
         statement = self._statement()
-        with store_errors(self.store.url), self.store.engine.connect() as conn:
+        engine = self.store.engine
+        with store_errors(self.store.url):
             for start in range(0, len(rest), CHUNK):
-                for row in conn.execute(statement, {"keys": rest[start : start + CHUNK]}):
+                chunk = rest[start : start + CHUNK]
+                plan = driver_select(statement, engine.dialect, len(chunk))
+                if plan is not None:  # SQLite: at the driver (auditor/store/_lookup.py)
+                    rows = driver_rows(engine, plan, chunk)
+                else:
+                    with engine.connect() as conn:
+                        rows = list(conn.execute(statement, {"keys": chunk}))
+                for row in rows:
                     try:
                         found[row.key] = self._load(row)
                     except (ValueError, KeyError, TypeError, ValidationError):
