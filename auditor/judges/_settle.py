@@ -53,7 +53,7 @@ from auditor.judges import _numbers as num
 from auditor.judges._carry import _cues as carry_cues
 from auditor.judges._conflicts import contradicting_items
 from auditor.judges._cues import ClaimCues
-from auditor.judges._lexical import negated, stem, words
+from auditor.judges._lexical import content_stems, negated, stem, words
 from auditor.judges._rules import _about, coverage, quote, support_stands
 from auditor.judges._verdicts import Citation, ClaimVerdict, Label
 from auditor.judges._windows import Item, Window, prepare, read_limits
@@ -69,6 +69,19 @@ MAX_SPREAD = 2.0  # prose: the claim's stems within this many times its word cou
 # ("provides", "features" and "serves" are "offer" through the synonym list). Never "local" ("loc"),
 # which is a claim of its own; never a word of time ("currently").
 PRESENCE = frozenset({"offer", "avail", "locat", "option", "servic", "amen", "busi", "establish"})
+# Words that link a claim to the answer around it or quantify loosely, and state nothing a window
+# must hold (see :func:`_light`): a connective opening the claim ("Meanwhile, grill the bratwurst",
+# "Additionally, it offers ..."), and "a variety of" / "a range of" before what it lists.
+_OPENING = re.compile(
+    r"^\W*(?:(?:in addition|in the meantime|on the other hand|as well),?|(?:additionally|alternatively|"
+    r"furthermore|moreover|meanwhile|finally|lastly|then|therefore|thus|hence|firstly|secondly|"
+    r"thirdly|also)\b,?|next,)",
+    re.I,
+)
+_LOOSE = re.compile(
+    r"\b(?:a|an)\s+(?:(?:wide|broad|large|great|diverse)\s+)?(?:variety|range|selection|array|assortment)\s+of\b",
+    re.I,
+)
 _NULL = re.compile(r":\s*null\s*$")  # a JSON pair whose value is null states nothing
 # A clause boundary: a claim of several clauses may hold both polarities ("no WiFi, but takeout").
 _CLAUSES = re.compile(r"[,;:]|\b(?:but|while|whereas|although|though|however|yet|except|unless)\b", re.I)
@@ -154,12 +167,26 @@ def _verbatim(claim: Claim, admitted: Sequence[Evidence], items: Sequence[Item])
     return None
 
 
+@lru_cache(maxsize=4096)
+def _light(text: str) -> frozenset[str]:
+    """The claim's stems that only link or quantify loosely (:data:`_OPENING`, :data:`_LOOSE`):
+    a window need not hold them. A stem the claim also uses elsewhere is not light."""
+    spans = [m.span() for m in (_OPENING.match(text), *_LOOSE.finditer(text)) if m and m.end() > m.start()]
+    if not spans:
+        return frozenset()
+    light = content_stems(" ".join(text[a:b] for a, b in spans))
+    rest = list(text)
+    for a, b in spans:
+        rest[a:b] = " " * (b - a)
+    return frozenset(light - content_stems("".join(rest)))
+
+
 def _one_window(
     claim: Claim, cues: ClaimCues, admitted: Sequence[Evidence], items: Sequence[Item]
 ) -> ClaimVerdict | None:
     if len(cues.stems) < MIN_RECORD_STEMS:
         return None
-    need = cues.stems - PRESENCE  # the stems a window must hold (see PRESENCE)
+    need = cues.stems - PRESENCE - _light(claim.text)  # the stems a window must hold (see PRESENCE)
     if not need:
         return None  # "offers various amenities": nothing but presence is not a claim to settle
     prose = len(cues.stems) >= MIN_STEMS
@@ -177,6 +204,8 @@ def _one_window(
                 continue
             if item.is_json and not need <= _stated_stems(w):
                 continue  # a stem met only in a null pair: "RestaurantsGoodForGroups": null
+            if item.is_json and not _one_text(need, w):
+                continue  # words gathered from several reviews of a record
             if not _states_all(cues, w) or not _compact(claim.text, need, w, item):
                 continue
             polarity = _polarity(claim.text, cues, w, item.is_json)
@@ -225,7 +254,27 @@ def _polarity(text: str, cues: ClaimCues, w: Window, is_json: bool) -> str | Non
         return "words"
     if is_json and not _CLAUSES.search(text) and _record_polarity(cues, w):
         return "record"
+    if is_json and _pair_polarity(cues, w):
+        return "record"
     return None
+
+
+def _pair_polarity(cues: ClaimCues, w: Window) -> bool:
+    """A claim against a record window whose word-by-word test fails on a pair the claim is not
+    about (``"RestaurantsReservations": false`` negates "restaurant" for "The restaurant takes
+    out orders"). Certain when every boolean pair the claim is about (:func:`_about`) has the
+    claim's polarity for its words (``"valet": false`` for "no valet", ``"street": true`` for
+    "street parking is available"), and each of the claim's other stems is stated by some pair
+    of the window that is not null, with the claim's polarity."""
+    about = [p for p in w.parts if p.boolean and _about(cues, Window(p, (p,), (), True))]
+    if any(p.negative != bool(cues.negated_stems & p.stems) for p in about):
+        return False
+    held: frozenset[str] = frozenset().union(*(p.stems for p in about))
+    stated = [p for p in w.parts if not _NULL.search(p.text)]
+    return all(
+        any(s in p.stems and (s in p.negated) == (s in cues.negated_stems) for p in stated)
+        for s in cues.stems - held - PRESENCE
+    )
 
 
 def _record_polarity(cues: ClaimCues, w: Window) -> bool:
@@ -244,6 +293,22 @@ def _record_polarity(cues: ClaimCues, w: Window) -> bool:
     negated: frozenset[str] = frozenset().union(*(p.negated for p in rest))
     shared = cues.stems & stems
     return not (cues.negated_stems & shared) ^ (negated & shared)
+
+
+# A part of a record that is prose (a sentence of a review), not an attribute: it does not open
+# with a key, or its value holds a sentence end.
+_PROSE = re.compile(r'^\s*[^"\s]|[a-z][.!?](?:\s|\\n|"?\s*$)')
+
+
+def _one_text(need: frozenset[str], w: Window) -> bool:
+    """In a record, the claim's stems that no attribute pair states lie in one prose part (one
+    sentence of one review): words gathered across reviews state nothing together."""
+    prose = [p for p in w.parts if _PROSE.search(p.text)]
+    if not prose:
+        return True
+    attributes: frozenset[str] = frozenset().union(*(p.stems for p in w.parts if p not in prose))
+    rest = need - attributes
+    return not rest or any(rest <= p.stems for p in prose)
 
 
 def _stated_stems(w: Window) -> frozenset[str]:
