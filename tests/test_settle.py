@@ -261,8 +261,10 @@ def test_an_opening_connective_or_a_variety_of_need_not_be_in_the_window(text: s
         "They offer a variety of pizzas, salads and burgers",  # "a variety of" excuses no listed item
         "Next year, preheat an outdoor grill for medium-high heat",  # "next" without its comma is a time
         "The bratwurst is grilled meanwhile for 10 to 14 minutes",  # a connective opens the claim only
+        # a light word does not count towards the three content words prose needs
+        "Therefore, preheat the grill",
     ],
-    ids=["word", "figure", "negation", "listed-item", "next-year", "not-opening"],
+    ids=["word", "figure", "negation", "listed-item", "next-year", "not-opening", "light-not-counted"],
 )
 def test_light_words_excuse_nothing_else(text: str) -> None:
     assert certain(text, STEPS) is None
