@@ -76,6 +76,7 @@ from auditor.judges._conflicts import contradicting_items
 from auditor.judges._cues import ClaimCues
 from auditor.judges._lexical import content_stems, negated, stem, words
 from auditor.judges._rules import _about, coverage, quote, support_stands
+from auditor.judges._segments import Segment
 from auditor.judges._verdicts import Citation, ClaimVerdict, Label
 from auditor.judges._windows import Item, Window, prepare, read_limits
 from auditor.text import normalise
@@ -276,18 +277,19 @@ def _polarity(text: str, cues: ClaimCues, w: Window, is_json: bool) -> str | Non
         return "words"
     if is_json and not _CLAUSES.search(text) and _record_polarity(cues, w):
         return "record"
-    if is_json and _pair_polarity(cues, w):
+    if is_json and _pair_polarity(cues, w, _light(text)):
         return "record"
     return None
 
 
-def _pair_polarity(cues: ClaimCues, w: Window) -> bool:
+def _pair_polarity(cues: ClaimCues, w: Window, light: frozenset[str] = frozenset()) -> bool:
     """A claim against a record window whose word-by-word test fails on a pair the claim is not
     about (``"RestaurantsReservations": false`` negates "restaurant" for "The restaurant takes
     out orders"). Certain when every boolean pair the claim is about (:func:`_about`) has the
     claim's polarity for its words (``"valet": false`` for "no valet", ``"street": true`` for
     "street parking is available"), and each of the claim's other stems is stated by some pair
-    of the window that is not null, with the claim's polarity."""
+    of the window that is not null, with the claim's polarity (its ``light`` words and presence
+    words aside: no window need hold them)."""
     about = [p for p in w.parts if p.boolean and _about(cues, Window(p, (p,), (), True))]
     if any(p.negative != bool(cues.negated_stems & p.stems) for p in about):
         return False
@@ -295,7 +297,7 @@ def _pair_polarity(cues: ClaimCues, w: Window) -> bool:
     stated = [p for p in w.parts if not _NULL.search(p.text)]
     return all(
         any(s in p.stems and (s in p.negated) == (s in cues.negated_stems) for p in stated)
-        for s in cues.stems - held - PRESENCE
+        for s in cues.stems - held - PRESENCE - light
     )
 
 
@@ -325,12 +327,15 @@ _PROSE = re.compile(r'^\s*[^"\s]|[a-z][.!?](?:\s|\\n|"?\s*$)')
 def _one_text(need: frozenset[str], w: Window) -> bool:
     """In a record, the claim's stems that no attribute pair states lie in one prose part (one
     sentence of one review): words gathered across reviews state nothing together."""
-    prose = [p for p in w.parts if _PROSE.search(p.text)]
-    if not prose:
-        return True
-    attributes: frozenset[str] = frozenset().union(*(p.stems for p in w.parts if p not in prose))
+    prose: list[Segment] = []
+    attributes: set[str] = set()
+    for p in w.parts:
+        if _PROSE.search(p.text):
+            prose.append(p)
+        else:
+            attributes |= p.stems
     rest = need - attributes
-    return not rest or any(rest <= p.stems for p in prose)
+    return not prose or not rest or any(rest <= p.stems for p in prose)
 
 
 def _stated_stems(w: Window) -> frozenset[str]:
