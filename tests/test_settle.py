@@ -313,3 +313,19 @@ def test_a_record_pair_the_claim_is_not_about_does_not_undo_it(text: str) -> Non
 )
 def test_a_record_claim_against_its_pairs_or_across_reviews_stays_unsettled(text: str) -> None:
     assert certain(text, DINER) is None
+
+
+CAFE = (
+    '{"name": "Taffy\'s Pizza", "attributes": {"WiFi": "paid", "RestaurantsTakeOut": true}, '
+    '"review_info": [{"review_text": "Great pizza. We love the free delivery and the patio."}]}'
+)
+
+
+def test_a_review_word_does_not_stand_in_for_an_attributes_value() -> None:
+    # "free" from a review, where the record's own WiFi pair says "paid" (settled before)
+    assert certain("Taffy's Pizza offers free WiFi", CAFE) is None
+    # what a review states with the record's name and an attribute the claim is not about stays certain
+    verdict = certain("Taffy's Pizza has free delivery and a patio", CAFE)
+    assert verdict is not None and verdict.label is Label.SUPPORTED
+    paid = certain("Taffy's Pizza offers paid WiFi and takeout", CAFE)
+    assert paid is not None and paid.label is Label.SUPPORTED

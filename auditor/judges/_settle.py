@@ -35,7 +35,9 @@ that does not depend on how often a data set's claims happen to be true:
   available", pair by pair). And the words of a claim that no attribute pair of a record states
   must lie in *one* sentence of its prose (one review): words gathered across several reviews
   ("the mimosas are highly recommended" from "Mimosas are the best." and "I recommend chatting
-  with him") state nothing together (:func:`_one_text`), as scattered words do not in prose.
+  with him") state nothing together (:func:`_one_text`), as scattered words do not in prose; nor
+  does a review's word stand in for the value of an attribute the claim is about ("offers free
+  WiFi" against ``"WiFi": "paid"`` and a review's "free delivery").
   This implies the rules' own ``supported`` reading (a window covering the claim, its figures
   stated, its entities present, its polarity standing), so the support score is not consulted:
   its coefficients and thresholds are retrained for the judge's decisions, and certainty should not
@@ -227,7 +229,7 @@ def _one_window(
                 continue
             if item.is_json and not need <= _stated_stems(w):
                 continue  # a stem met only in a null pair: "RestaurantsGoodForGroups": null
-            if item.is_json and not _one_text(need, w):
+            if item.is_json and not _one_text(claim.text, cues, need, w):
                 continue  # words gathered from several reviews of a record
             if not _states_all(cues, w) or not _compact(claim.text, need, w, item):
                 continue
@@ -324,18 +326,39 @@ def _record_polarity(cues: ClaimCues, w: Window) -> bool:
 _PROSE = re.compile(r'^\s*[^"\s]|[a-z][.!?](?:\s|\\n|"?\s*$)')
 
 
-def _one_text(need: frozenset[str], w: Window) -> bool:
+def _one_text(text: str, cues: ClaimCues, need: frozenset[str], w: Window) -> bool:
     """In a record, the claim's stems that no attribute pair states lie in one prose part (one
-    sentence of one review): words gathered across reviews state nothing together."""
+    sentence of one review): words gathered across reviews state nothing together. Nor may a
+    review's word stand in for the value of an attribute the claim is about: "offers free WiFi"
+    is not stated by ``"WiFi": "paid"`` and a review's "free delivery"."""
     prose: list[Segment] = []
-    attributes: set[str] = set()
+    attributes: list[Segment] = []
     for p in w.parts:
-        if _PROSE.search(p.text):
-            prose.append(p)
-        else:
-            attributes |= p.stems
-    rest = need - attributes
-    return not prose or not rest or any(rest <= p.stems for p in prose)
+        (prose if _PROSE.search(p.text) else attributes).append(p)
+    rest = need.difference(*(p.stems for p in attributes))
+    if not prose or not rest:
+        return True
+    if not any(rest <= p.stems for p in prose):
+        return False
+    said = cues.stems | _said(text)
+    for p in attributes:
+        if p.boolean or _NULL.search(p.text) or (m := _KEY.match(p.text)) is None:
+            continue
+        key = [stem(k) for k in words(m.group())]
+        # about the claim: the key's last word and half its words are the claim's ("WiFi") ...
+        about = bool(key) and key[-1] in said and 2 * len(said.intersection(key)) >= len(key)
+        if about and not content_stems(p.text[m.end() :]) <= said:
+            return False  # ... and the claim does not say the record's value ("paid")
+    return True
+
+
+@lru_cache(maxsize=4096)
+def _said(text: str) -> frozenset[str]:
+    """Every content stem of the claim's text, its figures' words and names included."""
+    return frozenset(content_stems(text))
+
+
+_KEY = re.compile(r'^\s*"(?:[^"\\]|\\.)*"\s*:')
 
 
 def _stated_stems(w: Window) -> frozenset[str]:
