@@ -211,8 +211,9 @@ def render_accuracy(ac: dict[str, Any]) -> str:
         for name, split in ac["splits"].items()
     ]
     for name, ls in (ac.get("cascade") or {}).items():
+        shown = f"{name}, generated: {ls['mix']['label']}" if "mix" in ls else name
         parts.append(
-            f"Cascade on {name} ({ls['answers']} answers, {ls['claims']} claims, fake server): "
+            f"Cascade on {shown} ({ls['answers']} answers, {ls['claims']} claims, fake server): "
             f"{_f(ls['llm_alone']['calls_per_answer'])} calls/answer alone, "
             f"{_f(ls['cascade']['calls_per_answer'])} through the cascade "
             f"({_f(ls['calls_saved_per_answer'])} saved per answer); agreement with the LLM alone "

@@ -1,7 +1,11 @@
 """The cascade against the LLM judge alone on the LLM benchmark's set (part of ``--only accuracy``).
 
-The records of :func:`benchmarks.llm.write_records` (one copied sentence, one paraphrase, one changed
-figure per answer), the labelled dev set and 60 of its answers (``dev_60``, evenly spaced through the
+The records of :func:`benchmarks.llm.write_records` (``llm_set``: one copied sentence, one
+paraphrase, one changed figure per answer, so no answer can be settled whole and the cascade saves
+no call there by construction), a realistic mix of generated answers (``mix_set``,
+:func:`write_mix_records`: of every five answers, two restate their tool results verbatim, one
+restates them reordered, one paraphrases one sentence and one changes one figure, :data:`MIX`),
+the labelled dev set and 60 of its answers (``dev_60``, evenly spaced through the
 file: realistic answers beside the synthetic set) are audited twice against the fake OpenAI server in its own process
 (:class:`benchmarks.server.ServerProcess`): by the LLM judge alone (``--no-cascade``) and through the
 cascade, each in a fresh app directory with the verdict cache off, the HTTP requests counted at the
@@ -19,6 +23,7 @@ ratio, measured in the same run.
 
 from __future__ import annotations
 
+import json
 import re
 import tempfile
 import time
@@ -37,7 +42,7 @@ from auditor.judges._lexical import negated
 from auditor.judges._windows import prepare, read_limits
 from auditor.run import audit_async
 from auditor.trace import FORMAT
-from benchmarks.llm import _fresh_home, write_records
+from benchmarks.llm import _CITIES, _fresh_home, write_records
 from benchmarks.server import ServerProcess
 
 
@@ -99,6 +104,75 @@ def _compare(
     }
 
 
+# The realistic mix: the kind of each answer of ``mix_set``, in turn. "verbatim" and "reordered"
+# answers restate their tool results (extractive answers: the cascade may settle every claim);
+# "paraphrase" and "changed_figure" keep one claim only the LLM can judge.
+MIX = ("verbatim", "verbatim", "reordered", "paraphrase", "changed_figure")
+
+
+def mix_label(mix: Sequence[str] = MIX) -> str:
+    """The mix in words, for the table: "2/5 verbatim, 1/5 reordered, ..."."""
+    kinds = dict.fromkeys(mix, 0)
+    for kind in mix:
+        kinds[kind] += 1
+    return ", ".join(f"{n}/{len(mix)} {kind.replace('_', ' ')}" for kind, n in kinds.items())
+
+
+def write_mix_records(path: Path, answers: int, mix: Sequence[str] = MIX) -> dict[str, int]:
+    """``answers`` records of a support agent's answers over two tool results (a JSON order record
+    and a prose policy page), the ``i``-th of kind ``mix[i % len(mix)]``; returns the count per kind.
+
+    - ``verbatim``: every sentence copied from the policy page;
+    - ``reordered``: the same facts with clauses and a list in another order ("Within 12 days of
+      delivery, store 2 in Turin accepts returns"; "mugs, toasters and kettles") and the order's
+      carrier and status from the record;
+    - ``paraphrase``: as ``verbatim`` but one sentence in other words ("paid back to the card used
+      for the purchase" for "go to the original card");
+    - ``changed_figure``: as ``verbatim`` but the restocking fee $3 higher.
+    """
+    counts = dict.fromkeys(mix, 0)
+    with path.open("w", encoding="utf-8") as out:
+        for i in range(answers):
+            kind = mix[i % len(mix)]
+            counts[kind] += 1
+            city = _CITIES[i % len(_CITIES)]
+            days, fee = 10 + i, 5 + i % 7
+            policy = (
+                f"Store {i} in {city} accepts returns within {days} days of delivery. "
+                f"A restocking fee of ${fee}.00 applies to opened items. Refunds go to the original card. "
+                f"Store {i} sells kettles, toasters and mugs."
+            )
+            order = json.dumps(
+                {"order_id": f"A-{1000 + i}", "status": "shipped", "carrier": "DHL", "store": f"Store {i}"}
+            )
+            sentences = [
+                f"Store {i} in {city} accepts returns within {days} days of delivery.",
+                f"A restocking fee of ${fee}.00 applies to opened items.",
+                "Refunds go to the original card.",
+            ]
+            if kind == "reordered":
+                sentences = [
+                    f"Within {days} days of delivery, store {i} in {city} accepts returns.",
+                    f"Store {i} sells mugs, toasters and kettles.",
+                    f"Order A-{1000 + i} was shipped by DHL.",
+                ]
+            elif kind == "paraphrase":
+                sentences[2] = "Refunds are paid back to the card used for the purchase."
+            elif kind == "changed_figure":
+                sentences[1] = f"A restocking fee of ${fee + 3}.00 applies to opened items."
+            record = {
+                "id": f"mix-{i}",
+                "question": f"Can I return my order A-{1000 + i} to store {i}?",
+                "sources": [
+                    {"id": "get_order", "text": order},
+                    {"id": "return_policy", "text": policy},
+                ],
+                "answer": " ".join(sentences),
+            }
+            out.write(json.dumps(record) + "\n")
+    return counts
+
+
 SAMPLE = 60  # answers of each further records file in its sampled row (``dev_60``)
 
 
@@ -123,7 +197,9 @@ async def llm_set(answers: int, also: dict[str, Path] | None = None) -> dict[str
     with tempfile.TemporaryDirectory(prefix="bench-cascade-") as tmp:
         path = Path(tmp) / "llm-set.jsonl"
         write_records(path, answers)
-        sets = {"llm_set": path}
+        mix = Path(tmp) / "mix-set.jsonl"
+        kinds = write_mix_records(mix, answers)
+        sets = {"llm_set": path, "mix_set": mix}
         for name, records in (also or {}).items():
             sets[name] = records
             sample = Path(tmp) / f"{name}-{SAMPLE}.jsonl"
@@ -134,6 +210,7 @@ async def llm_set(answers: int, also: dict[str, Path] | None = None) -> dict[str
             for name, records in sets.items():
                 alone = await _verdicts(records, server, cascade=False)
                 out[name] = _compare(alone, await _verdicts(records, server, cascade=True))
+        out["mix_set"]["mix"] = {"kinds": kinds, "label": mix_label()}
     return out
 
 

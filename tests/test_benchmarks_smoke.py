@@ -88,6 +88,11 @@ def test_every_benchmark_path_on_small_inputs(tmp_path: Path) -> None:
     assert everything["settle"]["settled"] == everything["settle"]["agree"] == 1
     cascade = measured["cascade"]["llm_set"]
     assert cascade["llm_alone"]["http_requests"] == 2 and cascade["agreement"] is not None
+    # the realistic mix: of two answers, both verbatim (the first two of MIX), no call needed
+    mix = measured["cascade"]["mix_set"]
+    assert mix["mix"]["kinds"] == {"verbatim": 2, "reordered": 0, "paraphrase": 0, "changed_figure": 0}
+    assert mix["llm_alone"]["http_requests"] == 2 and mix["cascade"]["http_requests"] == 0
+    assert mix["calls_saved_per_answer"] == 1.0
     results["accuracy"] = measured
 
     pipeline = asyncio.run(llm.run(tmp_path, answers=4, concurrency=2, latency=0.01, repeats=2))
@@ -121,4 +126,5 @@ def test_every_benchmark_path_on_small_inputs(tmp_path: Path) -> None:
     table = render(results)
     assert "Ingest throughput" in table and "ds/QA" in table and "Second audit" in table
     assert "Offline judge on dev" in table and "Cascade on llm_set" in table
+    assert "Cascade on mix_set, generated: 2/5 verbatim, 1/5 reordered" in table
     assert "Quotes must carry the claim" in table and "MIN_SHARE sweep" in table

@@ -221,3 +221,111 @@ def test_prose_states_a_claim_without_its_presence_words() -> None:
 )
 def test_presence_words_never_settle_what_the_window_does_not_state(text: str, source: str) -> None:
     assert certain(text, source) is None
+
+
+# --- words that state nothing a window must hold; a record's pairs read one by one (issue 13, part 2)
+
+STEPS = (
+    "1 Preheat an outdoor grill for medium-high heat. 2 Place the bratwurst in a pot with the beer. "
+    "3 Tap Reset phone, and then tap Erase everything. "
+    "4 Grill the bratwurst on the preheated grill for 10 to 14 minutes, turning occasionally. "
+    "The menu lists pizzas, salads and sandwiches."
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a connective opening the claim links it to the answer before it
+        "Meanwhile, grill the bratwurst on the preheated grill for 10 to 14 minutes",
+        "In the meantime, preheat an outdoor grill for medium-high heat",
+        "Finally tap Reset phone and Erase everything",
+        "Next, tap Reset phone and erase everything",
+        # "a variety of" quantifies what it lists
+        "They offer a wide variety of pizzas, salads and sandwiches",
+    ],
+    ids=["meanwhile", "in-the-meantime", "finally", "next", "variety"],
+)
+def test_an_opening_connective_or_a_variety_of_need_not_be_in_the_window(text: str) -> None:
+    verdict = certain(text, STEPS)
+    assert verdict is not None and verdict.label is Label.SUPPORTED
+    assert all(c.quote in STEPS for c in verdict.citations)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Meanwhile, boil the bratwurst on the preheated grill for 10 to 14 minutes",  # one word changed
+        "Meanwhile, grill the bratwurst on the preheated grill for 10 to 15 minutes",  # a figure changed
+        "Finally, do not tap Reset phone and Erase everything",  # a negation
+        "They offer a variety of pizzas, salads and burgers",  # "a variety of" excuses no listed item
+        "Next year, preheat an outdoor grill for medium-high heat",  # "next" without its comma is a time
+        "The bratwurst is grilled meanwhile for 10 to 14 minutes",  # a connective opens the claim only
+        # a light word does not count towards the three content words prose needs
+        "Therefore, preheat the grill",
+    ],
+    ids=["word", "figure", "negation", "listed-item", "next-year", "not-opening", "light-not-counted"],
+)
+def test_light_words_excuse_nothing_else(text: str) -> None:
+    assert certain(text, STEPS) is None
+
+
+DINER = (
+    '{"name": "Tinker\'s Burgers", "city": "Summerland", "categories": "Burgers, Restaurants", '
+    '"attributes": {"RestaurantsReservations": false, "RestaurantsTakeOut": true, "WiFi": "no", '
+    '"RestaurantsGoodForGroups": true, "OutdoorSeating": null, '
+    '"Ambience": {"classy": true, "divey": true, "romantic": false}}, '
+    '"review_info": [{"review_text": "We came for the first time a month ago. We have become regulars."}, '
+    '{"review_text": "The fries were soggy. The staff were friendly and fast."}]}'
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # "RestaurantsReservations": false negates "restaurant", a pair the claim is not about
+        "The restaurant has a classy, divey ambience",
+        # two clauses, each pair it is about with its own polarity
+        "The restaurant does not offer WiFi, but takeout and good options for groups are available",
+        # the words no attribute states, all in one sentence of one review
+        "They have become regulars at the restaurant",
+    ],
+    ids=["not-about", "two-clauses", "one-review"],
+)
+def test_a_record_pair_the_claim_is_not_about_does_not_undo_it(text: str) -> None:
+    verdict = certain(text, DINER)
+    assert verdict is not None and verdict.label is Label.SUPPORTED
+    assert all(c.quote in DINER for c in verdict.citations)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The restaurant accepts reservations and offers takeout",  # a pair it is about says false
+        "The restaurant offers WiFi, but takeout is not available",  # both pairs the other way
+        "The restaurant has a romantic ambience",  # "romantic": false
+        "The restaurant has outdoor seating",  # null: not known
+        # "soggy" and "regulars" from two reviews: words gathered across reviews state nothing
+        "Regulars say the fries are soggy at the restaurant",
+        "Regulars say the fries were soggy",  # (settled before: every word is in the whole record)
+    ],
+    ids=["false-pair", "reversed", "false-nested", "null", "two-reviews", "two-reviews-no-pair"],
+)
+def test_a_record_claim_against_its_pairs_or_across_reviews_stays_unsettled(text: str) -> None:
+    assert certain(text, DINER) is None
+
+
+CAFE = (
+    '{"name": "Taffy\'s Pizza", "attributes": {"WiFi": "paid", "RestaurantsTakeOut": true}, '
+    '"review_info": [{"review_text": "Great pizza. We love the free delivery and the patio."}]}'
+)
+
+
+def test_a_review_word_does_not_stand_in_for_an_attributes_value() -> None:
+    # "free" from a review, where the record's own WiFi pair says "paid" (settled before)
+    assert certain("Taffy's Pizza offers free WiFi", CAFE) is None
+    # what a review states with the record's name and an attribute the claim is not about stays certain
+    verdict = certain("Taffy's Pizza has free delivery and a patio", CAFE)
+    assert verdict is not None and verdict.label is Label.SUPPORTED
+    paid = certain("Taffy's Pizza offers paid WiFi and takeout", CAFE)
+    assert paid is not None and paid.label is Label.SUPPORTED
