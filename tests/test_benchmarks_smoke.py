@@ -99,11 +99,14 @@ def test_every_benchmark_path_on_small_inputs(tmp_path: Path) -> None:
     cascade = pipeline["modes"]["cascade (rules decomposer)"]
     assert cascade["answers"] == 4 and cascade["unjudged"] == 0
     assert cascade["server_cpu_ms_per_request"] > 0
+    # the same rounds of requests at each concurrency: 4 answers at C = 8, 16 at C = 32
+    assert pipeline["store_answers_by_concurrency"] == {"8": 4, "32": 16}
     for c in (8, 32):
         # the bare client posts the store-on row's own requests again, as many, and only those
         stored = pipeline["modes"][f"llm decomposer, store, C = {c}"]
         bare = pipeline["modes"][f"bare openai.AsyncOpenAI, llm decomposer's requests, C = {c}"]
-        assert bare["bare"] and bare["http_requests"] == bare["answers"] == stored["http_requests"] == 8
+        assert stored["answers"] == 4 * c // 8
+        assert bare["bare"] and bare["http_requests"] == bare["answers"] == stored["http_requests"] == c
         assert len(stored["runs"]) == len(bare["runs"]) == 2
         assert stored["ratio_to_bare"] == pytest.approx(stored["ratio_to_bound"] / bare["ratio_to_bound"])
         assert pipeline["modes"][f"fused, --no-store, C = {c}"]["ratio_to_bare"] > 0
