@@ -323,13 +323,18 @@ async def audit_all(
     if fused is not None:
         jobs = [partial(audit_answer_fused, a, policy, fused, judge) for a in answers]
     else:
-        ahead = _DecomposedAhead(extractor, answers, max(1, concurrency))
+        # A local extractor (the rule-based one) splits a batch just ahead of the judging; one
+        # that makes calls (an LLM decomposer) is given every answer at once, so its requests
+        # fill the concurrency from the start instead of waiting batch by batch.
+        local = getattr(extractor, "local", False)
+        ahead = _DecomposedAhead(extractor, answers, max(1, concurrency) if local else max(1, len(answers)))
         jobs = [partial(ahead.audit, i, policy, judge) for i in range(len(answers))]
     return list(await asyncio.gather(*(limited(job) for job in jobs)))
 
 
 class _DecomposedAhead:
-    """Answers decomposed a batch at a time, one batch ahead of the judging.
+    """Answers decomposed a batch at a time, one batch ahead of the judging (for a local extractor;
+    one whose every answer is one batch behaves as before: all split, then all judged).
 
     Decomposing a whole run before judging any of it held back the first requests: about 0.15 s
     for 768 small answers with the rule-based decomposer, and for a large run the time to split

@@ -1,4 +1,5 @@
-"""The pipeline splits answers a batch at a time, one batch ahead of the judging, not all first."""
+"""The pipeline splits answers a batch at a time, one batch ahead of the judging, not all first,
+when the extractor is local; an extractor that makes calls gets every answer at once."""
 
 from __future__ import annotations
 
@@ -25,9 +26,10 @@ class Recorder:
 class RecordingExtractor:
     name = "rules"
 
-    def __init__(self, log: Recorder) -> None:
+    def __init__(self, log: Recorder, local: bool = True) -> None:
         self.inner = RuleExtractor()
         self.log = log
+        self.local = local
 
     async def decompose(self, answers: Sequence[Answer]) -> list[Decomposition]:
         self.log.events.append(("split", tuple(a.answer_id for a in answers)))
@@ -76,3 +78,14 @@ def test_answers_are_split_a_batch_ahead_and_judged_as_when_split_all_at_once() 
     assert [[(v.claim_id, v.label) for v in a.verdicts] for a in audits] == [
         [(v.claim_id, v.label) for v in a.verdicts] for a in together
     ]
+
+
+def test_an_extractor_that_makes_calls_is_given_every_answer_at_once() -> None:
+    policy = load_policy()
+    _, answers = find_answers(INPUTS, None, policy, None)
+    log = Recorder()
+    asyncio.run(
+        audit_all(answers, policy, RecordingExtractor(log, local=False), RecordingJudge(log), concurrency=2)
+    )
+    assert [ids for kind, ids in log.events if kind == "split"] == [tuple(a.answer_id for a in answers)]
+    assert log.events[0][0] == "split"  # its requests fill the concurrency before any judging

@@ -83,6 +83,9 @@ class RuleExtractor:
     """Rule-based claim extractor: deterministic, offline, stdlib ``re`` only."""
 
     name: str = EXTRACTOR_NAME
+    #: Splits in this process, without calls: the pipeline splits a batch at a time, just ahead of
+    #: the judging (:func:`auditor.pipeline.audit_all`), rather than every answer first.
+    local: bool = True
 
     async def decompose(self, answers: Sequence[Answer]) -> list[Decomposition]:
         return [decompose_answer(a) for a in answers]
