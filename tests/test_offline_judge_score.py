@@ -19,7 +19,7 @@ from auditor.judges import Label, OfflineJudge, UnjudgedReason
 from auditor.judges._combiner import WEIGHTS_FILE, Combiner, fit, from_json, neutral, shipped
 from auditor.judges._features import FEATURES
 from auditor.policy import parse_policy
-from tests.test_offline_judge import REFUND, claim, evidence
+from tests.test_offline_judge import REFUND, assert_quotes_verified, claim, evidence
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = evidence("d", "The guided tour of the castle lasts two hours and starts at the north gate.")
@@ -277,3 +277,31 @@ def test_a_long_answers_paraphrase_is_supported_from_a_partly_covering_window() 
     late = claim("Visitors meet their castle guide at the north gate at 11 am.", "c0")
     [figure, *_] = judge.judge_sync([late, *others], [doc])
     assert figure.label is not Label.SUPPORTED
+
+
+def test_a_long_answers_claim_is_supported_by_two_sentences_of_one_item_together() -> None:
+    # a summary merging two sentences: no one window holds half of the claim, the two together do
+    doc = evidence(
+        "d",
+        "Burns was a founding member of Lynyrd Skynyrd. The group toured widely in the South. "
+        "Its fans packed every hall. It recorded the anthem Sweet Home Alabama in 1973.",
+    )
+    merged = claim("Burns, a founding member of the band, recorded the hit Sweet Home Alabama in 1973.", "c0")
+    others = [
+        claim("Burns was a founding member of Lynyrd Skynyrd.", "c1"),
+        claim("The group toured widely.", "c2"),
+    ]
+    lenient = replace(shipped(), answer_partial=0.0, answer_supported=0.0, unsupported=0.0)
+    first, *_ = OfflineJudge(lenient).judge_sync([merged, *others], [doc])
+    assert first.label is Label.SUPPORTED and first.rationale is not None
+    assert first.rationale.startswith("mostly stated in two sentences of")
+    assert [c.quote for c in first.citations] == [
+        "Burns was a founding member of Lynyrd Skynyrd.",
+        "It recorded the anthem Sweet Home Alabama in 1973.",
+    ]
+    assert_quotes_verified(first, [doc], merged.text)  # the quotes carry it, as every judge's must
+    # a figure neither sentence states, or a short answer: not supported this way
+    late = claim("Burns, a founding member of the band, recorded the hit Sweet Home Alabama in 1975.", "c0")
+    assert OfflineJudge(lenient).judge_sync([late, *others], [doc])[0].label is not Label.SUPPORTED
+    [alone] = OfflineJudge(lenient).judge_sync([merged], [doc])
+    assert alone.label is not Label.SUPPORTED

@@ -62,7 +62,7 @@ from auditor.judges._rules import (
     best_window,
     combined_support,
     coverage,
-    partial_window,
+    partial_support,
     polarity_conflict,
     quote,
     rival_figures,
@@ -236,15 +236,22 @@ class OfflineJudge:
         partial = (self.combiner or shipped()).partial(judged)
         if score.rule == "coverage" and partial is not None and p >= partial:
             cues = cached_claim_cues(claim.text)
-            found = partial_window(cues, items)
+            found = partial_support(cues, items)
             if found is not None:
-                item, window = found
+                item, windows = found
+                if len(windows) == 1:
+                    where, cov = _where(item, names), coverage(cues, windows[0])
+                else:  # two sentences of one item (a summary merging them)
+                    where = f"two sentences of {_where(item, names)} together"
+                    cov = len(cues.stems & windows[0].seg.stems | cues.stems & windows[1].seg.stems) / len(
+                        cues.stems
+                    )
                 return _verdict(
                     claim,
                     Label.SUPPORTED,
-                    f"mostly stated in {_where(item, names)} ({coverage(cues, window):.0%} of content "
-                    f"words, all figures match; support score {p:.2f} in a long answer)",
-                    quote(item, window, cues),
+                    f"mostly stated in {where} ({cov:.0%} of content words, all figures match; "
+                    f"support score {p:.2f} in a long answer)",
+                    tuple(c for w in windows for c in quote(item, w, cues)),
                 )
         return verdict.model_copy(
             update={

@@ -7,6 +7,7 @@ rules, and every threshold lives here. Quotes are exact evidence spans.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 from auditor.judges import _entities as ent
@@ -144,6 +145,56 @@ def combined_support(cues: ClaimCues, items: Sequence[Item]) -> list[tuple[Item,
                     continue
                 return [(i1, w1), (i2, w2)]
     return None
+
+
+# The sentences of an item sharing most words with a claim that :func:`stitched_sentences` pairs up.
+STITCH_SENTENCES = 8
+
+
+def stitched_sentences(cues: ClaimCues, items: Sequence[Item]) -> tuple[Item, Window, Window] | None:
+    """Two sentences of one prose item that together state most of the claim, or None.
+
+    A summary merges sentences of its source ("Burns was part of the band's original lineup,
+    which formed in 1965" from "Burns was a founding member" and, further on, "the band formed in
+    1965"), so no one window covers it. Together the two cover :data:`PARTIAL_COVERAGE` of the
+    claim's stems, each brings words the other lacks, they state all its figures, the item names
+    all its entities, and the polarity rule undoes neither. Of each item's
+    :data:`STITCH_SENTENCES` sentences sharing most words with the claim, the pair covering most
+    is taken (then the earlier sentences); the best item wins. Like :func:`partial_window`, the
+    judge uses it only where the support score says a paraphrase is likely.
+    """
+    if not cues.stems:
+        return None
+    best: tuple[float, Item, Window, Window] | None = None
+    for item in items:
+        if item.is_json or any(not ent.present(e, item.norm) for e in cues.entities):
+            continue
+        shared = [(cues.stems & w.seg.stems, k) for k, w in enumerate(item.singles)]
+        ranked = sorted((x for x in shared if x[0]), key=lambda x: (-len(x[0]), x[1]))[:STITCH_SENTENCES]
+        top: tuple[float, int, int] | None = None
+        for (sa, ka), (sb, kb) in itertools.combinations(ranked, 2):
+            cov = len(sa | sb) / len(cues.stems)
+            if cov < PARTIAL_COVERAGE or not sa - sb or not sb - sa or (top is not None and cov <= top[0]):
+                continue
+            first, second = item.singles[min(ka, kb)], item.singles[max(ka, kb)]
+            if all(stated(q, first) or stated(q, second) for q in cues.quantities):
+                top = (cov, min(ka, kb), max(ka, kb))
+        if top is None or (best is not None and top[0] <= best[0]):
+            continue
+        first, second = item.singles[top[1]], item.singles[top[2]]
+        if support_stands(cues, item, first) and support_stands(cues, item, second):
+            best = (top[0], item, first, second)
+    return (best[1], best[2], best[3]) if best else None
+
+
+def partial_support(cues: ClaimCues, items: Sequence[Item]) -> tuple[Item, tuple[Window, ...]] | None:
+    """What a long answer's partly covered claim may rest on: the window of :func:`partial_window`,
+    else the two sentences of :func:`stitched_sentences`; or None."""
+    one = partial_window(cues, items)
+    if one is not None:
+        return one[0], (one[1],)
+    two = stitched_sentences(cues, items)
+    return (two[0], (two[1], two[2])) if two is not None else None
 
 
 def polarity_conflict(cues: ClaimCues, items: Sequence[Item]) -> tuple[Item, Window] | None:
