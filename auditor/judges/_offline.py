@@ -298,16 +298,21 @@ class OfflineJudge:
             return _verdict(
                 claim, Label.SUPPORTED, f"aggregated claim supported by {len(support)} items: {where}", cites
             ), "aggregate_supported"
-        if support and not cues.aggregated:
-            item, window = max(support, key=lambda iw: (coverage(cues, iw[1]), -len(iw[1].parts)))
-            if support_stands(cues, item, window):
-                return _verdict(
-                    claim,
-                    Label.SUPPORTED,
-                    f"stated in {_where(item, names)} "
-                    f"({coverage(cues, window):.0%} of content words, all figures match)",
-                    quote(item, window, cues),
-                ), "supported"
+        # the best supporting window whose own item does not undo it: an item stating the claim's
+        # words with the other polarity does not shadow another item stating them as claimed
+        ranked = sorted(support, key=lambda iw: (coverage(cues, iw[1]), -len(iw[1].parts)), reverse=True)
+        standing = (
+            None if cues.aggregated else next(((i, w) for i, w in ranked if support_stands(cues, i, w)), None)
+        )
+        if standing is not None:
+            item, window = standing
+            return _verdict(
+                claim,
+                Label.SUPPORTED,
+                f"stated in {_where(item, names)} "
+                f"({coverage(cues, window):.0%} of content words, all figures match)",
+                quote(item, window, cues),
+            ), "supported"
         if not cues.aggregated and (combined := combined_support(cues, items)) is not None:
             return _verdict(
                 claim,
