@@ -305,3 +305,30 @@ def test_a_long_answers_claim_is_supported_by_two_sentences_of_one_item_together
     assert OfflineJudge(lenient).judge_sync([late, *others], [doc])[0].label is not Label.SUPPORTED
     [alone] = OfflineJudge(lenient).judge_sync([merged], [doc])
     assert alone.label is not Label.SUPPORTED
+
+
+def test_two_sentences_stitched_may_bring_a_figure_but_not_join_two_names() -> None:
+    lenient = replace(shipped(), answer_partial=0.0, answer_supported=0.0, unsupported=0.0)
+    others = [claim("The band toured for years.", "c1"), claim("Its fans packed every hall.", "c2")]
+    # the words in one sentence, the year in another (not adjacent): stitched
+    doc = evidence(
+        "d",
+        "Burns was a founding member of the band and toured with it for years. "
+        "Its fans packed every hall. The band was formed in 1965.",
+    )
+    year = claim("Burns, a founding member, toured with the band from 1965.", "c0")
+    first, *_ = OfflineJudge(lenient).judge_sync([year, *others], [doc])
+    assert first.label is Label.SUPPORTED
+    assert [c.quote for c in first.citations][-1] == "The band was formed in 1965."
+    # a relation between two names needs a sentence naming both: not stitched from one about each
+    towns = evidence(
+        "t",
+        "Lake Providence is a port town in Louisiana. Cotton was grown nearby. "
+        "The University of Mississippi enrols 20,000 students.",
+    )
+    joined = claim(
+        "The University of Mississippi, located in the port town of Lake Providence, enrols 20,000 students.",
+        "c0",
+    )
+    first, *_ = OfflineJudge(lenient).judge_sync([joined, *others], [towns])
+    assert first.label is not Label.SUPPORTED

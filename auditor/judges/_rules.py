@@ -16,6 +16,7 @@ from auditor.judges._cues import ClaimCues
 from auditor.judges._lexical import content_stems, stem, words
 from auditor.judges._verdicts import Citation
 from auditor.judges._windows import Item, Window
+from auditor.text import normalise
 
 SUPPORT_COVERAGE = 0.6  # share of the claim's content stems a window must contain to support it
 CONTRADICT_COVERAGE = 0.6  # ... for a different number in that window to count as a contradiction
@@ -157,11 +158,14 @@ def stitched_sentences(cues: ClaimCues, items: Sequence[Item]) -> tuple[Item, Wi
     A summary merges sentences of its source ("Burns was part of the band's original lineup,
     which formed in 1965" from "Burns was a founding member" and, further on, "the band formed in
     1965"), so no one window covers it. Together the two cover :data:`PARTIAL_COVERAGE` of the
-    claim's stems, each brings words the other lacks, they state all its figures, the item names
-    all its entities, and the polarity rule undoes neither. Of each item's
-    :data:`STITCH_SENTENCES` sentences sharing most words with the claim, the pair covering most
-    is taken (then the earlier sentences); the best item wins. Like :func:`partial_window`, the
-    judge uses it only where the support score says a paraphrase is likely.
+    claim's stems and state all its figures, each brings words or figures the other lacks, one of
+    them names all the claim's entities (a relation between two names needs a sentence naming
+    both: "the University of Mississippi, located in Lake Providence" is not stitched from a
+    sentence about each), and the polarity rule undoes neither. Of each item's
+    :data:`STITCH_SENTENCES` sentences sharing most of the claim's words and figures, the pair
+    covering most is taken (then the earlier sentences); the best item wins. Like
+    :func:`partial_window`, the judge uses it only where the support score says a paraphrase is
+    likely.
     """
     if not cues.stems:
         return None
@@ -169,15 +173,23 @@ def stitched_sentences(cues: ClaimCues, items: Sequence[Item]) -> tuple[Item, Wi
     for item in items:
         if item.is_json or any(not ent.present(e, item.norm) for e in cues.entities):
             continue
-        shared = [(cues.stems & w.seg.stems, k) for k, w in enumerate(item.singles)]
-        ranked = sorted((x for x in shared if x[0]), key=lambda x: (-len(x[0]), x[1]))[:STITCH_SENTENCES]
+        shared = [
+            (cues.stems & w.seg.stems, frozenset(n for n, q in enumerate(cues.quantities) if stated(q, w)), k)
+            for k, w in enumerate(item.singles)
+        ]
+        ranked = sorted((x for x in shared if x[0] or x[1]), key=lambda x: (-len(x[0]) - len(x[1]), x[2]))[
+            :STITCH_SENTENCES
+        ]
         top: tuple[float, int, int] | None = None
-        for (sa, ka), (sb, kb) in itertools.combinations(ranked, 2):
+        for (sa, qa, ka), (sb, qb, kb) in itertools.combinations(ranked, 2):
             cov = len(sa | sb) / len(cues.stems)
-            if cov < PARTIAL_COVERAGE or not sa - sb or not sb - sa or (top is not None and cov <= top[0]):
+            if (
+                cov < PARTIAL_COVERAGE
+                or len(qa | qb) < len(cues.quantities)
+                or (top is not None and cov <= top[0])
+            ):
                 continue
-            first, second = item.singles[min(ka, kb)], item.singles[max(ka, kb)]
-            if all(stated(q, first) or stated(q, second) for q in cues.quantities):
+            if (sa - sb or qa - qb) and (sb - sa or qb - qa) and _names_all(cues, item, ka, kb):
                 top = (cov, min(ka, kb), max(ka, kb))
         if top is None or (best is not None and top[0] <= best[0]):
             continue
@@ -185,6 +197,13 @@ def stitched_sentences(cues: ClaimCues, items: Sequence[Item]) -> tuple[Item, Wi
         if support_stands(cues, item, first) and support_stands(cues, item, second):
             best = (top[0], item, first, second)
     return (best[1], best[2], best[3]) if best else None
+
+
+def _names_all(cues: ClaimCues, item: Item, *sentences: int) -> bool:
+    """Whether one of the item's ``sentences`` names every entity of the claim."""
+    return not cues.entities or any(
+        all(ent.present(e, normalise(item.singles[k].seg.text)) for e in cues.entities) for k in sentences
+    )
 
 
 def partial_support(cues: ClaimCues, items: Sequence[Item]) -> tuple[Item, tuple[Window, ...]] | None:
