@@ -332,3 +332,17 @@ def test_two_sentences_stitched_may_bring_a_figure_but_not_join_two_names() -> N
     )
     first, *_ = OfflineJudge(lenient).judge_sync([joined, *others], [towns])
     assert first.label is not Label.SUPPORTED
+
+
+def test_a_missing_count_in_words_is_never_decided_absent_in_a_long_answer() -> None:
+    # the source names the sisters rather than counting them
+    doc = evidence("d", "Iman and Siham Hashi fled Somalia and recorded an album in Los Angeles.")
+    count = claim("Two sisters recorded an album in Los Angeles.", "c0")
+    others = [claim("Iman Hashi fled Somalia.", "c1"), claim("Siham Hashi recorded an album.", "c2")]
+    eager = replace(shipped(), unsupported=1.0, answer_unsupported=1.0, answer_partial=None)
+    first, *_ = OfflineJudge(eager).judge_sync([count, *others], [doc])
+    assert first.label is Label.UNJUDGED and first.unjudged_reason is UnjudgedReason.OFFLINE_UNDECIDED
+    assert first.rationale is not None and "two sisters found nowhere" in first.rationale.casefold()
+    # alone (a short answer) the score still decides it
+    [alone] = OfflineJudge(eager).judge_sync([count], [doc])
+    assert alone.label is Label.ABSENT

@@ -21,7 +21,8 @@ It judges each claim against the admitted evidence with surface cues only:
    :mod:`auditor.judges._features`) decides whether the rules' reading is decisive: ``supported``
    needs a score at or above the shipped ``supported`` threshold, ``absent`` from low coverage one
    at or below ``unsupported``; figures, names and polarity (``HARD_RULES``) decide whatever the
-   score, except a prose negation flip in a long answer (``SOFT_IN_LONG_ANSWERS``). Anything else
+   score, except a prose negation flip in a long answer (``SOFT_IN_LONG_ANSWERS``); in a long
+   answer a missing count in words is never decided absent (``UNDECIDED_IN_LONG_ANSWERS``). Anything else
    is ``unjudged: offline_undecided`` (fail closed), with the score in the rationale. The claims of a long answer (``answer_claims`` judged claims or more: a summary)
    are decided with the ``answer_supported`` / ``answer_unsupported`` pair instead, and one no
    window supports is ``supported`` at a score of at least ``answer_partial`` when a window covers
@@ -224,16 +225,19 @@ class OfflineJudge:
         (:meth:`auditor.judges._combiner.Combiner.thresholds`).
         """
         verdict, score = self._assess(claim, items, names)
-        hi, lo = (self.combiner or shipped()).thresholds(judged)
+        combiner = self.combiner or shipped()
+        hi, lo = combiner.thresholds(judged)
         p = score.score
         decided = (verdict.label is Label.SUPPORTED and p >= hi) or (
-            verdict.label in (Label.ABSENT, Label.CONTRADICTED) and p <= lo
+            verdict.label in (Label.ABSENT, Label.CONTRADICTED)
+            and p <= lo
+            and combiner.low_decides(score.rule, judged)
         )
-        decided = decided or (self.combiner or shipped()).hard(score.rule, judged)
+        decided = decided or combiner.hard(score.rule, judged)
         decided = decided or (score.rule == "nothing" and not items)
         if decided:
             return verdict
-        partial = (self.combiner or shipped()).partial(judged)
+        partial = combiner.partial(judged)
         if score.rule == "coverage" and partial is not None and p >= partial:
             cues = cached_claim_cues(claim.text)
             found = partial_support(cues, items)
