@@ -294,7 +294,7 @@ def test_a_long_answers_claim_is_supported_by_two_sentences_of_one_item_together
     lenient = replace(shipped(), answer_partial=0.0, answer_supported=0.0, unsupported=0.0)
     first, *_ = OfflineJudge(lenient).judge_sync([merged, *others], [doc])
     assert first.label is Label.SUPPORTED and first.rationale is not None
-    assert first.rationale.startswith("mostly stated in two sentences of")
+    assert first.rationale.startswith("mostly stated in 2 sentences of")
     assert [c.quote for c in first.citations] == [
         "Burns was a founding member of Lynyrd Skynyrd.",
         "It recorded the anthem Sweet Home Alabama in 1973.",
@@ -346,3 +346,28 @@ def test_a_missing_count_in_words_is_never_decided_absent_in_a_long_answer() -> 
     # alone (a short answer) the score still decides it
     [alone] = OfflineJudge(eager).judge_sync([count], [doc])
     assert alone.label is Label.ABSENT
+
+
+def test_three_sentences_of_one_item_may_state_a_long_answers_claim_together() -> None:
+    # any two of the three sentences hold less than half of the claim's words, the three together more
+    doc = evidence(
+        "d",
+        "Burns was a founding member of the band. Rain fell all week. He played slide guitar on every "
+        "track. Fans packed every hall. Their debut record topped the charts.",
+    )
+    merged = claim(
+        "Burns, a founding member, played slide guitar on the debut record, which topped the charts "
+        "in southern towns for many weeks during the summer tour.",
+        "c0",
+    )
+    others = [claim("Rain fell all week.", "c1"), claim("Fans packed every hall.", "c2")]
+    lenient = replace(shipped(), answer_partial=0.0, answer_supported=0.0, unsupported=0.0)
+    first, *_ = OfflineJudge(lenient).judge_sync([merged, *others], [doc])
+    assert first.label is Label.SUPPORTED and first.rationale is not None
+    assert first.rationale.startswith("mostly stated in 3 sentences of")
+    assert [c.quote for c in first.citations] == [
+        "Burns was a founding member of the band.",
+        "He played slide guitar on every track.",
+        "Their debut record topped the charts.",
+    ]
+    assert_quotes_verified(first, [doc], merged.text)

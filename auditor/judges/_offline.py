@@ -245,11 +245,10 @@ class OfflineJudge:
                 item, windows = found
                 if len(windows) == 1:
                     where, cov = _where(item, names), coverage(cues, windows[0])
-                else:  # two sentences of one item (a summary merging them)
-                    where = f"two sentences of {_where(item, names)} together"
-                    cov = len(cues.stems & windows[0].seg.stems | cues.stems & windows[1].seg.stems) / len(
-                        cues.stems
-                    )
+                else:  # sentences of one item (a summary merging them)
+                    where = f"{len(windows)} sentences of {_where(item, names)} together"
+                    stated = cues.stems.intersection(frozenset().union(*(w.seg.stems for w in windows)))
+                    cov = len(stated) / len(cues.stems)
                 return _verdict(
                     claim,
                     Label.SUPPORTED,

@@ -148,28 +148,30 @@ def combined_support(cues: ClaimCues, items: Sequence[Item]) -> list[tuple[Item,
     return None
 
 
-# The sentences of an item sharing most words with a claim that :func:`stitched_sentences` pairs up.
+# The sentences of an item sharing most words with a claim that :func:`stitched_sentences` combines,
+# and how many of them at most stand together for the claim.
 STITCH_SENTENCES = 8
+STITCH_PARTS = 3
 
 
-def stitched_sentences(cues: ClaimCues, items: Sequence[Item]) -> tuple[Item, Window, Window] | None:
-    """Two sentences of one prose item that together state most of the claim, or None.
+def stitched_sentences(cues: ClaimCues, items: Sequence[Item]) -> tuple[Item, tuple[Window, ...]] | None:
+    """Two or three sentences of one prose item that together state most of the claim, or None.
 
     A summary merges sentences of its source ("Burns was part of the band's original lineup,
     which formed in 1965" from "Burns was a founding member" and, further on, "the band formed in
-    1965"), so no one window covers it. Together the two cover :data:`PARTIAL_COVERAGE` of the
-    claim's stems and state all its figures, each brings words or figures the other lacks, one of
-    them names all the claim's entities (a relation between two names needs a sentence naming
+    1965"), so no one window covers it. Together the sentences cover :data:`PARTIAL_COVERAGE` of
+    the claim's stems and state all its figures, each brings words or figures the others lack, one
+    of them names all the claim's entities (a relation between two names needs a sentence naming
     both: "the University of Mississippi, located in Lake Providence" is not stitched from a
-    sentence about each), and the polarity rule undoes neither. Of each item's
-    :data:`STITCH_SENTENCES` sentences sharing most of the claim's words and figures, the pair
-    covering most is taken (then the earlier sentences); the best item wins. Like
-    :func:`partial_window`, the judge uses it only where the support score says a paraphrase is
-    likely.
+    sentence about each), and the polarity rule undoes none. Of each item's
+    :data:`STITCH_SENTENCES` sentences sharing most of the claim's words and figures, the fewest
+    sentences (two before three, at most :data:`STITCH_PARTS`) covering most are taken (then the
+    earlier sentences); the best item wins. Like :func:`partial_window`, the judge uses it only
+    where the support score says a paraphrase is likely.
     """
     if not cues.stems:
         return None
-    best: tuple[float, Item, Window, Window] | None = None
+    best: tuple[int, float, Item, tuple[Window, ...]] | None = None
     for item in items:
         if item.is_json or any(not ent.present(e, item.norm) for e in cues.entities):
             continue
@@ -180,23 +182,38 @@ def stitched_sentences(cues: ClaimCues, items: Sequence[Item]) -> tuple[Item, Wi
         ranked = sorted((x for x in shared if x[0] or x[1]), key=lambda x: (-len(x[0]) - len(x[1]), x[2]))[
             :STITCH_SENTENCES
         ]
-        top: tuple[float, int, int] | None = None
-        for (sa, qa, ka), (sb, qb, kb) in itertools.combinations(ranked, 2):
-            cov = len(sa | sb) / len(cues.stems)
-            if (
-                cov < PARTIAL_COVERAGE
-                or len(qa | qb) < len(cues.quantities)
-                or (top is not None and cov <= top[0])
-            ):
+        for size in range(2, STITCH_PARTS + 1):
+            top: tuple[float, tuple[int, ...]] | None = None
+            for group in itertools.combinations(ranked, size):
+                stems = frozenset().union(*(g[0] for g in group))
+                cov = len(stems) / len(cues.stems)
+                if cov < PARTIAL_COVERAGE or (top is not None and cov <= top[0]):
+                    continue
+                if len(frozenset().union(*(g[1] for g in group))) < len(cues.quantities):
+                    continue
+                if _each_brings(group) and _names_all(cues, item, *(g[2] for g in group)):
+                    top = (cov, tuple(sorted(g[2] for g in group)))
+            if top is None:
                 continue
-            if (sa - sb or qa - qb) and (sb - sa or qb - qa) and _names_all(cues, item, ka, kb):
-                top = (cov, min(ka, kb), max(ka, kb))
-        if top is None or (best is not None and top[0] <= best[0]):
-            continue
-        first, second = item.singles[top[1]], item.singles[top[2]]
-        if support_stands(cues, item, first) and support_stands(cues, item, second):
-            best = (top[0], item, first, second)
-    return (best[1], best[2], best[3]) if best else None
+            key = (-size, top[0])
+            windows = tuple(item.singles[k] for k in top[1])
+            if (best is None or key > (-best[0], best[1])) and all(
+                support_stands(cues, item, w) for w in windows
+            ):
+                best = (size, top[0], item, windows)
+            break
+    return (best[2], best[3]) if best else None
+
+
+def _each_brings(group: Sequence[tuple[frozenset[str], frozenset[int], int]]) -> bool:
+    """Whether each sentence of ``group`` brings a word or figure of the claim the others lack."""
+    for n, (stems, figures, _) in enumerate(group):
+        others = [g for m, g in enumerate(group) if m != n]
+        if not (stems - frozenset().union(*(g[0] for g in others))) and not (
+            figures - frozenset().union(*(g[1] for g in others))
+        ):
+            return False
+    return True
 
 
 def _names_all(cues: ClaimCues, item: Item, *sentences: int) -> bool:
@@ -208,12 +225,11 @@ def _names_all(cues: ClaimCues, item: Item, *sentences: int) -> bool:
 
 def partial_support(cues: ClaimCues, items: Sequence[Item]) -> tuple[Item, tuple[Window, ...]] | None:
     """What a long answer's partly covered claim may rest on: the window of :func:`partial_window`,
-    else the two sentences of :func:`stitched_sentences`; or None."""
+    else the sentences of :func:`stitched_sentences`; or None."""
     one = partial_window(cues, items)
     if one is not None:
         return one[0], (one[1],)
-    two = stitched_sentences(cues, items)
-    return (two[0], (two[1], two[2])) if two is not None else None
+    return stitched_sentences(cues, items)
 
 
 def polarity_conflict(cues: ClaimCues, items: Sequence[Item]) -> tuple[Item, Window] | None:
