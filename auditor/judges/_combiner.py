@@ -59,9 +59,9 @@ class Combiner:
     Between the two the claim is undecided.
     ``answer_supported`` / ``answer_unsupported``: the same two for the claims of an answer with
     at least ``answer_claims`` judged claims (None: the claim-level pair). ``answer_partial``: in
-    such an answer, a claim no window supports but one covers at least
-    :data:`~auditor.judges._rules.PARTIAL_COVERAGE` of is ``supported`` at a score at or above it
-    (None: never).
+    such an answer, a claim no window supports but one (or two or three sentences of one item
+    together) covers at least :data:`~auditor.judges._rules.PARTIAL_COVERAGE` of is ``supported``
+    at a score at or above it (None: never).
     """
 
     features: tuple[str, ...]

@@ -25,8 +25,9 @@ It judges each claim against the admitted evidence with surface cues only:
    answer a missing count in words is never decided absent (``UNDECIDED_IN_LONG_ANSWERS``). Anything else
    is ``unjudged: offline_undecided`` (fail closed), with the score in the rationale. The claims of a long answer (``answer_claims`` judged claims or more: a summary)
    are decided with the ``answer_supported`` / ``answer_unsupported`` pair instead, and one no
-   window supports is ``supported`` at a score of at least ``answer_partial`` when a window covers
-   :data:`~auditor.judges._rules.PARTIAL_COVERAGE` of it with all its figures (a paraphrase).
+   window supports is ``supported`` at a score of at least ``answer_partial`` when a window, or two
+   or three sentences of one item together, cover :data:`~auditor.judges._rules.PARTIAL_COVERAGE`
+   of it with all its figures (a paraphrase; :func:`~auditor.judges._rules.partial_support`).
 
 Quotes are always exact substrings of the evidence text and hold what the rule matched (for a JSON
 record, the pairs stating the claim's figures and words), so they pass
