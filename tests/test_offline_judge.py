@@ -125,6 +125,16 @@ def test_negation_flip_is_contradicted(claim_text: str, evidence_text: str) -> N
     assert_quotes_verified(verdict, [item], claim_text)
 
 
+def test_an_item_with_the_other_polarity_does_not_shadow_an_item_stating_the_claim() -> None:
+    # both items cover every word; the first one read says the opposite, the second says it as claimed
+    tickets = evidence("ev-tickets", "Raffle tickets are included in the price of entry.")
+    extras = evidence("ev-extras", "Raffle tickets are not included in the price of entry.")
+    verdict = judge_one("Raffle tickets are not included in the price of entry.", [tickets, extras])
+    assert verdict.label is Label.SUPPORTED
+    assert [c.evidence_id for c in verdict.citations] == ["ev-extras"]
+    assert verdict.conflicts  # the other item is kept as the other side, never silently outvoted
+
+
 def test_agreeing_negation_in_a_json_false_is_support() -> None:
     item = evidence(
         "ev-biz",

@@ -1,5 +1,5 @@
 """Offline judge rules for paraphrased support: inflections, synonyms, record codes, compounds,
-framing words, indefinite "one", source references and "No. 74". Each test fails without its rule."""
+framing words, indefinite "one", source references, "No. 74" and "not only". Each test fails without its rule."""
 
 from __future__ import annotations
 
@@ -101,3 +101,14 @@ def test_no_before_a_figure_abbreviates_number() -> None:
     assert negated_stems("there is no parking") == {"park"}
     doc = item("He could not land the title, losing to world No. 74 Kevin Streelman in a play-off.")
     assert judge("He lost to Kevin Streelman in a playoff.", doc).label is Label.SUPPORTED
+
+
+def test_not_only_adds_rather_than_negates() -> None:
+    text = "a fight is rated by not only the quality of the action but the political undertones"
+    assert negated_stems(text) == frozenset()
+    assert not negated("not just the food but the service")
+    assert negated_stems("it is not the quality") == {"qual"}
+    doc = item("Great fights are judged by not only the quality of the action but its political undertones.")
+    assert judge("Great fights are judged by the quality of the action and its undertones.", doc).label is (
+        Label.SUPPORTED
+    )

@@ -19,7 +19,7 @@ from auditor.judges import Label, OfflineJudge, UnjudgedReason
 from auditor.judges._combiner import WEIGHTS_FILE, Combiner, fit, from_json, neutral, shipped
 from auditor.judges._features import FEATURES
 from auditor.policy import parse_policy
-from tests.test_offline_judge import REFUND, claim, evidence
+from tests.test_offline_judge import REFUND, assert_quotes_verified, claim, evidence
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = evidence("d", "The guided tour of the castle lasts two hours and starts at the north gate.")
@@ -277,3 +277,97 @@ def test_a_long_answers_paraphrase_is_supported_from_a_partly_covering_window() 
     late = claim("Visitors meet their castle guide at the north gate at 11 am.", "c0")
     [figure, *_] = judge.judge_sync([late, *others], [doc])
     assert figure.label is not Label.SUPPORTED
+
+
+def test_a_long_answers_claim_is_supported_by_two_sentences_of_one_item_together() -> None:
+    # a summary merging two sentences: no one window holds half of the claim, the two together do
+    doc = evidence(
+        "d",
+        "Burns was a founding member of Lynyrd Skynyrd. The group toured widely in the South. "
+        "Its fans packed every hall. It recorded the anthem Sweet Home Alabama in 1973.",
+    )
+    merged = claim("Burns, a founding member of the band, recorded the hit Sweet Home Alabama in 1973.", "c0")
+    others = [
+        claim("Burns was a founding member of Lynyrd Skynyrd.", "c1"),
+        claim("The group toured widely.", "c2"),
+    ]
+    lenient = replace(shipped(), answer_partial=0.0, answer_supported=0.0, unsupported=0.0)
+    first, *_ = OfflineJudge(lenient).judge_sync([merged, *others], [doc])
+    assert first.label is Label.SUPPORTED and first.rationale is not None
+    assert first.rationale.startswith("mostly stated in 2 sentences of")
+    assert [c.quote for c in first.citations] == [
+        "Burns was a founding member of Lynyrd Skynyrd.",
+        "It recorded the anthem Sweet Home Alabama in 1973.",
+    ]
+    assert_quotes_verified(first, [doc], merged.text)  # the quotes carry it, as every judge's must
+    # a figure neither sentence states, or a short answer: not supported this way
+    late = claim("Burns, a founding member of the band, recorded the hit Sweet Home Alabama in 1975.", "c0")
+    assert OfflineJudge(lenient).judge_sync([late, *others], [doc])[0].label is not Label.SUPPORTED
+    [alone] = OfflineJudge(lenient).judge_sync([merged], [doc])
+    assert alone.label is not Label.SUPPORTED
+
+
+def test_two_sentences_stitched_may_bring_a_figure_but_not_join_two_names() -> None:
+    lenient = replace(shipped(), answer_partial=0.0, answer_supported=0.0, unsupported=0.0)
+    others = [claim("The band toured for years.", "c1"), claim("Its fans packed every hall.", "c2")]
+    # the words in one sentence, the year in another (not adjacent): stitched
+    doc = evidence(
+        "d",
+        "Burns was a founding member of the band and toured with it for years. "
+        "Its fans packed every hall. The band was formed in 1965.",
+    )
+    year = claim("Burns, a founding member, toured with the band from 1965.", "c0")
+    first, *_ = OfflineJudge(lenient).judge_sync([year, *others], [doc])
+    assert first.label is Label.SUPPORTED
+    assert [c.quote for c in first.citations][-1] == "The band was formed in 1965."
+    # a relation between two names needs a sentence naming both: not stitched from one about each
+    towns = evidence(
+        "t",
+        "Lake Providence is a port town in Louisiana. Cotton was grown nearby. "
+        "The University of Mississippi enrols 20,000 students.",
+    )
+    joined = claim(
+        "The University of Mississippi, located in the port town of Lake Providence, enrols 20,000 students.",
+        "c0",
+    )
+    first, *_ = OfflineJudge(lenient).judge_sync([joined, *others], [towns])
+    assert first.label is not Label.SUPPORTED
+
+
+def test_a_missing_count_in_words_is_never_decided_absent_in_a_long_answer() -> None:
+    # the source names the sisters rather than counting them
+    doc = evidence("d", "Iman and Siham Hashi fled Somalia and recorded an album in Los Angeles.")
+    count = claim("Two sisters recorded an album in Los Angeles.", "c0")
+    others = [claim("Iman Hashi fled Somalia.", "c1"), claim("Siham Hashi recorded an album.", "c2")]
+    eager = replace(shipped(), unsupported=1.0, answer_unsupported=1.0, answer_partial=None)
+    first, *_ = OfflineJudge(eager).judge_sync([count, *others], [doc])
+    assert first.label is Label.UNJUDGED and first.unjudged_reason is UnjudgedReason.OFFLINE_UNDECIDED
+    assert first.rationale is not None and "two sisters found nowhere" in first.rationale.casefold()
+    # alone (a short answer) the score still decides it
+    [alone] = OfflineJudge(eager).judge_sync([count], [doc])
+    assert alone.label is Label.ABSENT
+
+
+def test_three_sentences_of_one_item_may_state_a_long_answers_claim_together() -> None:
+    # any two of the three sentences hold less than half of the claim's words, the three together more
+    doc = evidence(
+        "d",
+        "Burns was a founding member of the band. Rain fell all week. He played slide guitar on every "
+        "track. Fans packed every hall. Their debut record topped the charts.",
+    )
+    merged = claim(
+        "Burns, a founding member, played slide guitar on the debut record, which topped the charts "
+        "in southern towns for many weeks during the summer tour.",
+        "c0",
+    )
+    others = [claim("Rain fell all week.", "c1"), claim("Fans packed every hall.", "c2")]
+    lenient = replace(shipped(), answer_partial=0.0, answer_supported=0.0, unsupported=0.0)
+    first, *_ = OfflineJudge(lenient).judge_sync([merged, *others], [doc])
+    assert first.label is Label.SUPPORTED and first.rationale is not None
+    assert first.rationale.startswith("mostly stated in 3 sentences of")
+    assert [c.quote for c in first.citations] == [
+        "Burns was a founding member of the band.",
+        "He played slide guitar on every track.",
+        "Their debut record topped the charts.",
+    ]
+    assert_quotes_verified(first, [doc], merged.text)

@@ -38,6 +38,11 @@ HARD_RULES = frozenset(
 # the score like coverage (on dev, 0 of the 5 it decided in long answers were unsupported; the JSON
 # attribute flip, ``attribute_flipped``, stays decisive).
 SOFT_IN_LONG_ANSWERS = frozenset({"polarity_contradicted"})
+# A count in words the sources do not state ("two sisters", "his two predecessors") never decides
+# ``absent`` in a long answer, whatever the score: a summary counts what its source lists or names
+# (on dev, 16 of the 18 such claims of long answers were supported for the annotators, and all 5
+# the score decided were); in a short answer the score weighs it as before.
+UNDECIDED_IN_LONG_ANSWERS = frozenset({"count_missing"})
 MIN_SCALE = 0.25
 # An answer with at least this many judged claims (a summary, a long answer) is decided with the
 # ``answer_*`` thresholds: its claims restate the sources far more often than a lone claim checked
@@ -54,9 +59,9 @@ class Combiner:
     Between the two the claim is undecided.
     ``answer_supported`` / ``answer_unsupported``: the same two for the claims of an answer with
     at least ``answer_claims`` judged claims (None: the claim-level pair). ``answer_partial``: in
-    such an answer, a claim no window supports but one covers at least
-    :data:`~auditor.judges._rules.PARTIAL_COVERAGE` of is ``supported`` at a score at or above it
-    (None: never).
+    such an answer, a claim no window supports but one (or two or three sentences of one item
+    together) covers at least :data:`~auditor.judges._rules.PARTIAL_COVERAGE` of is ``supported``
+    at a score at or above it (None: never).
     """
 
     features: tuple[str, ...]
@@ -85,6 +90,11 @@ class Combiner:
         """Whether ``rule``'s absent / contradicted decides a claim of an answer of ``judged``
         judged claims whatever the score (:data:`HARD_RULES`, :data:`SOFT_IN_LONG_ANSWERS`)."""
         return rule in HARD_RULES and not (rule in SOFT_IN_LONG_ANSWERS and judged >= self.answer_claims)
+
+    def low_decides(self, rule: str, judged: int) -> bool:
+        """Whether a low score may decide ``rule``'s absent / contradicted for a claim of an answer
+        of ``judged`` judged claims (not :data:`UNDECIDED_IN_LONG_ANSWERS` in a long one)."""
+        return not (rule in UNDECIDED_IN_LONG_ANSWERS and judged >= self.answer_claims)
 
     def partial(self, judged: int) -> float | None:
         """The score at which a partly covered claim of an answer of ``judged`` claims is supported."""

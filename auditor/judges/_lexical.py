@@ -126,12 +126,22 @@ _ANY_CUE = re.compile(r"no|ne|without|cannot|n't|n\u2019t", re.I)
 def negated(text: str) -> bool:
     """Whether the text carries a negation cue ("not", "no", "n't", "non-", "without"...)."""
     tokens = _WORD.findall(text)
-    return any(_is_cue(w) and not _is_ordinal_no(w, tokens[i + 1 : i + 2]) for i, w in enumerate(tokens))
+    return any(_is_cue(w) and not _negates_nothing(w, tokens[i + 1 : i + 2]) for i, w in enumerate(tokens))
 
 
-def _is_ordinal_no(word: str, following: list[str]) -> bool:
-    """ "No. 74", "world no 1": "no" before a figure abbreviates "number", it negates nothing."""
-    return word.casefold() == "no" and bool(following) and following[0][0].isdigit()
+_ADDITIVE = frozenset({"only", "just", "merely", "simply"})
+
+
+def _negates_nothing(word: str, following: list[str]) -> bool:
+    """A cue that negates nothing: "No. 74" / "world no 1" ("no" before a figure abbreviates
+    "number"), and "not only ... but" / "not just" (adds, never denies: "not only the quality of
+    the action but the political undertones" states both)."""
+    if not following:
+        return False
+    lowered = word.casefold()
+    if lowered == "no" and following[0][0].isdigit():
+        return True
+    return lowered == "not" and following[0].casefold() in _ADDITIVE
 
 
 def _is_cue(word: str) -> bool:
@@ -168,7 +178,7 @@ def negated_stems(text: str) -> frozenset[str]:
     tokens = _SCOPE_TOKEN.findall(_ESCAPE.sub(" ", text).replace("_", " "))
     out: set[str] = set()
     for i, tok in enumerate(tokens):
-        if not _is_cue(tok) or _is_ordinal_no(tok, tokens[i + 1 : i + 2]):
+        if not _is_cue(tok) or _negates_nothing(tok, tokens[i + 1 : i + 2]):
             continue
         taken = 0
         scope = tokens[i + 1 : i + 2 + NEGATION_SCOPE]

@@ -21,11 +21,13 @@ It judges each claim against the admitted evidence with surface cues only:
    :mod:`auditor.judges._features`) decides whether the rules' reading is decisive: ``supported``
    needs a score at or above the shipped ``supported`` threshold, ``absent`` from low coverage one
    at or below ``unsupported``; figures, names and polarity (``HARD_RULES``) decide whatever the
-   score, except a prose negation flip in a long answer (``SOFT_IN_LONG_ANSWERS``). Anything else
+   score, except a prose negation flip in a long answer (``SOFT_IN_LONG_ANSWERS``); in a long
+   answer a missing count in words is never decided absent (``UNDECIDED_IN_LONG_ANSWERS``). Anything else
    is ``unjudged: offline_undecided`` (fail closed), with the score in the rationale. The claims of a long answer (``answer_claims`` judged claims or more: a summary)
    are decided with the ``answer_supported`` / ``answer_unsupported`` pair instead, and one no
-   window supports is ``supported`` at a score of at least ``answer_partial`` when a window covers
-   :data:`~auditor.judges._rules.PARTIAL_COVERAGE` of it with all its figures (a paraphrase).
+   window supports is ``supported`` at a score of at least ``answer_partial`` when a window, or two
+   or three sentences of one item together, cover :data:`~auditor.judges._rules.PARTIAL_COVERAGE`
+   of it with all its figures (a paraphrase; :func:`~auditor.judges._rules.partial_support`).
 
 Quotes are always exact substrings of the evidence text and hold what the rule matched (for a JSON
 record, the pairs stating the claim's figures and words), so they pass
@@ -62,7 +64,7 @@ from auditor.judges._rules import (
     best_window,
     combined_support,
     coverage,
-    partial_window,
+    partial_support,
     polarity_conflict,
     quote,
     rival_figures,
@@ -224,27 +226,36 @@ class OfflineJudge:
         (:meth:`auditor.judges._combiner.Combiner.thresholds`).
         """
         verdict, score = self._assess(claim, items, names)
-        hi, lo = (self.combiner or shipped()).thresholds(judged)
+        combiner = self.combiner or shipped()
+        hi, lo = combiner.thresholds(judged)
         p = score.score
         decided = (verdict.label is Label.SUPPORTED and p >= hi) or (
-            verdict.label in (Label.ABSENT, Label.CONTRADICTED) and p <= lo
+            verdict.label in (Label.ABSENT, Label.CONTRADICTED)
+            and p <= lo
+            and combiner.low_decides(score.rule, judged)
         )
-        decided = decided or (self.combiner or shipped()).hard(score.rule, judged)
+        decided = decided or combiner.hard(score.rule, judged)
         decided = decided or (score.rule == "nothing" and not items)
         if decided:
             return verdict
-        partial = (self.combiner or shipped()).partial(judged)
+        partial = combiner.partial(judged)
         if score.rule == "coverage" and partial is not None and p >= partial:
             cues = cached_claim_cues(claim.text)
-            found = partial_window(cues, items)
+            found = partial_support(cues, items)
             if found is not None:
-                item, window = found
+                item, windows = found
+                if len(windows) == 1:
+                    where, cov = _where(item, names), coverage(cues, windows[0])
+                else:  # sentences of one item (a summary merging them)
+                    where = f"{len(windows)} sentences of {_where(item, names)} together"
+                    stated = cues.stems.intersection(frozenset().union(*(w.seg.stems for w in windows)))
+                    cov = len(stated) / len(cues.stems)
                 return _verdict(
                     claim,
                     Label.SUPPORTED,
-                    f"mostly stated in {_where(item, names)} ({coverage(cues, window):.0%} of content "
-                    f"words, all figures match; support score {p:.2f} in a long answer)",
-                    quote(item, window, cues),
+                    f"mostly stated in {where} ({cov:.0%} of content words, all figures match; "
+                    f"support score {p:.2f} in a long answer)",
+                    tuple(c for w in windows for c in quote(item, w, cues)),
                 )
         return verdict.model_copy(
             update={
@@ -291,16 +302,21 @@ class OfflineJudge:
             return _verdict(
                 claim, Label.SUPPORTED, f"aggregated claim supported by {len(support)} items: {where}", cites
             ), "aggregate_supported"
-        if support and not cues.aggregated:
-            item, window = max(support, key=lambda iw: (coverage(cues, iw[1]), -len(iw[1].parts)))
-            if support_stands(cues, item, window):
-                return _verdict(
-                    claim,
-                    Label.SUPPORTED,
-                    f"stated in {_where(item, names)} "
-                    f"({coverage(cues, window):.0%} of content words, all figures match)",
-                    quote(item, window, cues),
-                ), "supported"
+        # the best supporting window whose own item does not undo it: an item stating the claim's
+        # words with the other polarity does not shadow another item stating them as claimed
+        ranked = sorted(support, key=lambda iw: (coverage(cues, iw[1]), -len(iw[1].parts)), reverse=True)
+        standing = (
+            None if cues.aggregated else next(((i, w) for i, w in ranked if support_stands(cues, i, w)), None)
+        )
+        if standing is not None:
+            item, window = standing
+            return _verdict(
+                claim,
+                Label.SUPPORTED,
+                f"stated in {_where(item, names)} "
+                f"({coverage(cues, window):.0%} of content words, all figures match)",
+                quote(item, window, cues),
+            ), "supported"
         if not cues.aggregated and (combined := combined_support(cues, items)) is not None:
             return _verdict(
                 claim,

@@ -7,6 +7,7 @@ rules, and every threshold lives here. Quotes are exact evidence spans.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 from auditor.judges import _entities as ent
@@ -15,6 +16,7 @@ from auditor.judges._cues import ClaimCues
 from auditor.judges._lexical import content_stems, stem, words
 from auditor.judges._verdicts import Citation
 from auditor.judges._windows import Item, Window
+from auditor.text import normalise
 
 SUPPORT_COVERAGE = 0.6  # share of the claim's content stems a window must contain to support it
 CONTRADICT_COVERAGE = 0.6  # ... for a different number in that window to count as a contradiction
@@ -144,6 +146,90 @@ def combined_support(cues: ClaimCues, items: Sequence[Item]) -> list[tuple[Item,
                     continue
                 return [(i1, w1), (i2, w2)]
     return None
+
+
+# The sentences of an item sharing most words with a claim that :func:`stitched_sentences` combines,
+# and how many of them at most stand together for the claim.
+STITCH_SENTENCES = 8
+STITCH_PARTS = 3
+
+
+def stitched_sentences(cues: ClaimCues, items: Sequence[Item]) -> tuple[Item, tuple[Window, ...]] | None:
+    """Two or three sentences of one prose item that together state most of the claim, or None.
+
+    A summary merges sentences of its source ("Burns was part of the band's original lineup,
+    which formed in 1965" from "Burns was a founding member" and, further on, "the band formed in
+    1965"), so no one window covers it. Together the sentences cover :data:`PARTIAL_COVERAGE` of
+    the claim's stems and state all its figures, each brings words or figures the others lack, one
+    of them names all the claim's entities (a relation between two names needs a sentence naming
+    both: "the University of Mississippi, located in Lake Providence" is not stitched from a
+    sentence about each), and the polarity rule undoes none. Of each item's
+    :data:`STITCH_SENTENCES` sentences sharing most of the claim's words and figures, the fewest
+    sentences (two before three, at most :data:`STITCH_PARTS`) covering most are taken (then the
+    earlier sentences); the best item wins. Like :func:`partial_window`, the judge uses it only
+    where the support score says a paraphrase is likely.
+    """
+    if not cues.stems:
+        return None
+    best: tuple[int, float, Item, tuple[Window, ...]] | None = None
+    for item in items:
+        if item.is_json or any(not ent.present(e, item.norm) for e in cues.entities):
+            continue
+        shared = [
+            (cues.stems & w.seg.stems, frozenset(n for n, q in enumerate(cues.quantities) if stated(q, w)), k)
+            for k, w in enumerate(item.singles)
+        ]
+        ranked = sorted((x for x in shared if x[0] or x[1]), key=lambda x: (-len(x[0]) - len(x[1]), x[2]))[
+            :STITCH_SENTENCES
+        ]
+        for size in range(2, STITCH_PARTS + 1):
+            top: tuple[float, tuple[int, ...]] | None = None
+            for group in itertools.combinations(ranked, size):
+                stems = frozenset().union(*(g[0] for g in group))
+                cov = len(stems) / len(cues.stems)
+                if cov < PARTIAL_COVERAGE or (top is not None and cov <= top[0]):
+                    continue
+                if len(frozenset().union(*(g[1] for g in group))) < len(cues.quantities):
+                    continue
+                if _each_brings(group) and _names_all(cues, item, *(g[2] for g in group)):
+                    top = (cov, tuple(sorted(g[2] for g in group)))
+            if top is None:
+                continue
+            key = (-size, top[0])
+            windows = tuple(item.singles[k] for k in top[1])
+            if (best is None or key > (-best[0], best[1])) and all(
+                support_stands(cues, item, w) for w in windows
+            ):
+                best = (size, top[0], item, windows)
+            break
+    return (best[2], best[3]) if best else None
+
+
+def _each_brings(group: Sequence[tuple[frozenset[str], frozenset[int], int]]) -> bool:
+    """Whether each sentence of ``group`` brings a word or figure of the claim the others lack."""
+    for n, (stems, figures, _) in enumerate(group):
+        others = [g for m, g in enumerate(group) if m != n]
+        if not (stems - frozenset().union(*(g[0] for g in others))) and not (
+            figures - frozenset().union(*(g[1] for g in others))
+        ):
+            return False
+    return True
+
+
+def _names_all(cues: ClaimCues, item: Item, *sentences: int) -> bool:
+    """Whether one of the item's ``sentences`` names every entity of the claim."""
+    return not cues.entities or any(
+        all(ent.present(e, normalise(item.singles[k].seg.text)) for e in cues.entities) for k in sentences
+    )
+
+
+def partial_support(cues: ClaimCues, items: Sequence[Item]) -> tuple[Item, tuple[Window, ...]] | None:
+    """What a long answer's partly covered claim may rest on: the window of :func:`partial_window`,
+    else the sentences of :func:`stitched_sentences`; or None."""
+    one = partial_window(cues, items)
+    if one is not None:
+        return one[0], (one[1],)
+    return stitched_sentences(cues, items)
 
 
 def polarity_conflict(cues: ClaimCues, items: Sequence[Item]) -> tuple[Item, Window] | None:
