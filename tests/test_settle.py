@@ -134,7 +134,9 @@ def test_the_verbatim_pattern_is_compiled_only_for_a_claim_found_in_an_item(
     assert settle("Nothing like this sentence occurs anywhere.", "Refunds are paid within 14 days.") is None
     assert calls == []  # the cheap containment test ruled it out: no regular expression compiled
     assert settle("Refunds are paid within 14 days.", "Refunds are paid within 14 days.") is not None
-    assert calls == ["Refunds are paid within 14 days"]
+    assert calls == []  # ASCII claim and item: the words are matched token by token (_ascii_span)
+    assert settle("Refunds are paid within 14 days.", "Café refunds are paid within 14 days.") is not None
+    assert calls == ["Refunds are paid within 14 days"]  # otherwise compiled, on a hit only
 
 
 # --- presence words and JSON records (issue 13): the window need not repeat "offers", "available"
@@ -329,3 +331,35 @@ def test_a_review_word_does_not_stand_in_for_an_attributes_value() -> None:
     assert verdict is not None and verdict.label is Label.SUPPORTED
     paid = certain("Taffy's Pizza offers paid WiFi and takeout", CAFE)
     assert paid is not None and paid.label is Label.SUPPORTED
+
+
+def test_the_verbatim_search_without_a_compiled_pattern_finds_what_the_pattern_finds() -> None:
+    import random
+
+    rng = random.Random(20261201)
+    pieces = ["a", "A", "ab", "aB", "b", "(a", "a.", "_a", "a_", "1", "a1", "-", "a-b", "'a'", "x", "ab)"]
+    spaces = [" ", "  ", "\n", "\t", " \n "]
+    compared = found = 0
+    for _ in range(4000):
+        tokens = [rng.choice(pieces) for _ in range(rng.randint(2, 12))]
+        text = "".join(t + rng.choice(spaces) for t in tokens).strip()
+        if rng.random() < 0.5:  # a claim taken from the text, its case and spacing changed
+            i = rng.randrange(len(tokens) - 1)
+            words = tokens[i : i + rng.randint(2, min(4, len(tokens) - i))]
+            core = " ".join(w.upper() if rng.random() < 0.3 else w for w in words)
+        else:
+            core = " ".join(rng.choice(pieces) for _ in range(rng.randint(2, 4)))
+        match = settle_module._pattern(core).search(text)
+        assert settle_module._ascii_span(core, text) == (match.span() if match else None), (core, text)
+        compared += 1
+        found += match is not None
+    assert compared == 4000 and found > 500  # both kinds of case were met
+
+
+def test_a_claim_copied_from_its_source_is_settled_with_the_exact_span_quoted() -> None:
+    text = "Note (Store 5 in Lyon accepts returns within 15 days of delivery). Fees apply."
+    verdict = OfflineJudge().settle(
+        claim("store 5 in  Lyon accepts returns within 15 days of delivery."), [evidence("policy", text)]
+    )
+    assert verdict is not None and verdict.label == Label.SUPPORTED
+    assert verdict.citations[0].quote == "Store 5 in Lyon accepts returns within 15 days of delivery"
