@@ -93,3 +93,32 @@ def test_negation_scope_ends_at_a_clause_boundary() -> None:
     assert negated_stems("He was not restrained and hit a mailbox") == {"restrain"}
     assert negated_stems("They do not have WiFi") == {"wifi"}
     assert negated_stems("Refunds are issued promptly") == frozenset()
+
+
+DIGIT_FREE = [
+    "Refunds are paid within two weeks of delivery, in March or April, by 5 pm at the latest.".replace(
+        "5", "five"
+    ),
+    "The fee is a few dollars ($, USD, EUR) and half an hour; a fortnight in May and June.",
+    "It opens at nine am and closes at six p.m. on weekdays, from April to May, and in March of this year.",
+    "Prices rose by a third, twenty percent per cent, a thousand and one nights, a dozen eggs.",
+    "Between the first and the second of May, one reviewer said the three courses took an hour.",
+    "Ünïcödé café: a week; two-thirds; twenty-five years; a million reasons; the 2nd".replace("2", "two"),
+]
+
+
+@pytest.mark.parametrize("text", DIGIT_FREE)
+@pytest.mark.parametrize("evidence", [False, True])
+def test_a_text_without_a_digit_reads_as_with_every_pattern(
+    text: str, evidence: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import re
+
+    from auditor.judges import _numbers
+
+    fast = _numbers.extract(text, evidence=evidence)
+    monkeypatch.setattr(_numbers, "_DIGIT", re.compile(""))  # every pattern, as before the shortcut
+    assert fast == _numbers.extract(text, evidence=evidence)
+    for kind, pattern in _numbers._PATTERNS:
+        if kind != "words":  # the shortcut's premise: only the number words match without a digit
+            assert pattern.search(text) is None, kind

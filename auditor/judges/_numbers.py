@@ -238,6 +238,12 @@ _ARTICLE_DURATION = re.compile(
 )
 
 
+_DIGIT = re.compile(r"\d")
+#: The patterns that can match a text without a digit, and the article durations (evidence only).
+_WORDS_ONLY = [(kind, pattern) for kind, pattern in _PATTERNS if kind == "words"]
+_ARTICLE = [("article", _ARTICLE_DURATION)]
+
+
 def _month(text: str) -> int:
     key = text.casefold().rstrip(".")
     return MONTHS.get(key) or _MONTH_ABBR[key[:4] if key.startswith("sept") else key[:3]]
@@ -273,7 +279,10 @@ def extract(text: str, money_hint: bool = False, evidence: bool = False) -> list
     """
     taken: list[tuple[int, int]] = []  # spans already read, sorted and disjoint
     out: list[Quantity] = []
-    patterns = [*_PATTERNS, ("article", _ARTICLE_DURATION)] if evidence else _PATTERNS
+    # Every pattern but the number words (and the article durations) needs a digit: a text without
+    # one (most claims and sentences) is read by those alone, in the same order.
+    digits = _DIGIT.search(text) is not None
+    patterns = (_PATTERNS if digits else _WORDS_ONLY) + (_ARTICLE if evidence else [])
     for kind, pattern in patterns:
         # One pattern's matches come in order and never overlap, so a single walk along the
         # sorted spans decides each one: the whole extraction is linear in the text.
