@@ -5,6 +5,7 @@ constructor, the repair check, the adapters' caches and shortcuts. Speed itself 
 from __future__ import annotations
 
 import json
+import pickle
 import random
 import uuid
 from datetime import UTC, datetime
@@ -134,6 +135,10 @@ def test_a_trusted_span_is_the_span_validation_builds() -> None:
         assert trusted.model_fields_set == validated.model_fields_set
         assert trusted.model_dump_json() == validated.model_dump_json()
         assert list(trusted.__dict__) == list(validated.__dict__)
+        # the slots set through BaseModel's descriptors hold what validation puts there
+        assert (trusted.__pydantic_extra__, trusted.__pydantic_private__) == (None, None)
+        assert pickle.loads(pickle.dumps(trusted)) == validated
+        assert trusted.model_copy(update={"name": "n"}) == validated.model_copy(update={"name": "n"})
 
 
 def test_a_trusted_span_still_refuses_unknown_and_missing_fields() -> None:

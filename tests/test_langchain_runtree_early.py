@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from auditor_langchain.records import Record
+from auditor_langchain.records import Record, flatten, flatten_all
 from auditor_langchain.runtree import RunTreeAdapter
 from test_langchain_runtree import LLM, ROOT, TOOL, run, sample_runs
 
@@ -127,3 +127,31 @@ def test_lines_that_are_not_one_run_are_read_as_before() -> None:
     text = json.dumps(nested) + "\n" + json.dumps(listed) + "\n" + json.dumps({"runs": listed}) + "\n"
     odd = json.dumps(run("0b9f1a9e-0000-4000-8000-00000000000b", "chain", "float", extra={"x": 1e16}))
     _same_both_ways((text + odd + "\n").encode())
+
+
+def _lone_values() -> list[Any]:
+    """Values a line may hold: every fixture run, and the shapes flatten's shortcut must leave alone."""
+    values: list[Any] = [r for path in RUNTREES for r in json.loads(path.read_bytes())]
+    first = dict(values[0])
+    values += [
+        {**first, "child_runs": []},
+        {**first, "child_runs": [dict(values[1])]},
+        {**first, "child_runs": "no"},
+        {**first, "id": None},
+        {**first, "id": 7},
+        {k: v for k, v in first.items() if k != "id"},
+        ["not", "a run"],
+        None,
+    ]
+    return values
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_flatten_shortcut_for_a_lone_run_gives_what_the_loop_gives(fast: bool) -> None:
+    for value in _lone_values():
+        quick_problems: list[Any] = []
+        full_problems: list[Any] = []
+        quick = flatten([(value, 3)], "f.jsonl", quick_problems, fast=fast, raw=b"{}")
+        full = flatten_all([(value, 3)], "f.jsonl", full_problems, fast=fast, raw=b"{}")
+        assert quick == full
+        assert repr(quick_problems) == repr(full_problems)

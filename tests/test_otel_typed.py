@@ -96,6 +96,13 @@ def _attr(doc: dict[str, Any], value: Any, key: str = "odd") -> None:
 
 # Lines the typed reader reads itself: unusual values, read by the general reader's own rules.
 FITTING = {
+    # An AnyValue is decoded as a dict and read by the general reader's function, whatever its keys.
+    "an AnyValue with two value keys": lambda d: _attr(d, {"intValue": "1", "stringValue": "one"}),
+    "an AnyValue with two value keys, a string last": lambda d: _attr(
+        d, {"boolValue": True, "stringValue": "o"}
+    ),
+    "an AnyValue spelt in snake_case": lambda d: _attr(d, {"string_value": "x"}),
+    "an AnyValue with an unknown key only": lambda d: _attr(d, {"fooValue": "x"}),
     "int64 as a string and as a number": lambda d: (
         _attr(d, {"intValue": "42"}),
         _attr(d, {"intValue": 7}, "b"),
@@ -169,8 +176,6 @@ MISFITS = {
         instrumentationLibrarySpans=d["resourceSpans"][0].pop("scopeSpans")
     ),
     "an unknown span field": lambda d: _spans(d)[0].update(unknownField={"x": 1}),
-    "an AnyValue with two value keys": lambda d: _attr(d, {"intValue": "1", "stringValue": "one"}),
-    "an AnyValue spelt in snake_case": lambda d: _attr(d, {"string_value": "x"}),
     "an attribute value that is a list": lambda d: _attr(d, [1, 2]),
     "an attribute without a key": lambda d: _spans(d)[0]["attributes"].append(
         {"value": {"stringValue": "x"}}

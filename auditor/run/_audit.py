@@ -8,10 +8,7 @@ store, the metrics summary, token usage, and progress reports for a caller to di
 
 from __future__ import annotations
 
-import gc
-import threading
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,7 +33,7 @@ from auditor.store import (
     new_owner,
     trace_digest,
 )
-from auditor.trace import IngestResult, Trace
+from auditor.trace import GC_THRESHOLD, IngestResult, Trace, fewer_collections
 
 
 def finish_result(
@@ -114,35 +111,10 @@ async def audit_async(
     )
 
 
-#: The young generation's threshold while a run is on (CPython's default is 700). Each answer
-#: allocates a few thousand short-lived objects (prompt parts, verdict models, rows), so at the
-#: default the collector runs several times per answer, about 0.6 ms of CPU per answer on the
-#: event loop in the LLM benchmark; at this threshold about 0.2 ms. Only the frequency changes:
-#: every cycle is still collected, and the previous thresholds come back when the last run ends.
-RUN_GC_THRESHOLD = 10_000
-
-_runs_lock = threading.Lock()
-_runs = 0
-_saved_thresholds: tuple[int, int, int] = gc.get_threshold()
-
-
-@contextmanager
-def _fewer_collections() -> Iterator[None]:
-    """Raise the young generation's threshold for as long as any run of this process is on."""
-    global _runs, _saved_thresholds
-    with _runs_lock:
-        if _runs == 0:
-            _saved_thresholds = gc.get_threshold()
-            young, *older = _saved_thresholds
-            gc.set_threshold(max(young, RUN_GC_THRESHOLD), *older)
-        _runs += 1
-    try:
-        yield
-    finally:
-        with _runs_lock:
-            _runs -= 1
-            if _runs == 0:
-                gc.set_threshold(*_saved_thresholds)
+#: The young generation's threshold while a run is on: see :mod:`auditor.trace`'s
+#: ``fewer_collections``, shared with the readers so one counter restores the thresholds.
+RUN_GC_THRESHOLD = GC_THRESHOLD
+_fewer_collections = fewer_collections
 
 
 async def audit_answers_async(

@@ -26,6 +26,7 @@ from auditor.trace._adapters import (
 )
 from auditor.trace._assemble import assemble_trace
 from auditor.trace._discover import DATA_SUFFIXES, Source, expand_inputs, is_url
+from auditor.trace._gc import GC_THRESHOLD, fewer_collections
 from auditor.trace._ingest import IngestResult, InputFile, file_digest, read_file, read_traces
 from auditor.trace._json import dumps_fast, loads_fast, loads_fast_writable
 from auditor.trace._merge import merge_split_traces, merged_conversation
@@ -51,6 +52,7 @@ __all__ = [
     "DATA_SUFFIXES",
     "ENTRY_POINT_GROUP",
     "FORMAT",
+    "GC_THRESHOLD",
     "MAX_DEPTH",
     "SNIFF_BYTES",
     "Document",
@@ -79,6 +81,7 @@ __all__ = [
     "detect_adapter",
     "dumps_fast",
     "expand_inputs",
+    "fewer_collections",
     "file_digest",
     "get_adapter",
     "installed_adapters",

@@ -98,7 +98,7 @@ def _break_cycles(spans: dict[str, Span], source: str) -> Iterator[Problem]:
 
 
 def assemble_trace(
-    trace_id: str, spans: Iterable[Span], source: str, **fields: str | None
+    trace_id: str, spans: Iterable[Span], source: str, *, valid_text: bool = False, **fields: str | None
 ) -> tuple[Trace, list[Problem]]:
     """Check and order the spans of one trace.
 
@@ -106,6 +106,7 @@ def assemble_trace(
         trace_id: the trace's id.
         spans: its spans, in any order.
         source: file name used in problems for spans that carry no :class:`SourceRef`.
+        valid_text: passed on to :func:`~auditor.trace.repair_trace` (what the caller vouches for).
         **fields: extra :class:`Trace` fields (``source_format``, ``convention``, ``conversation_id``).
     """
     problems: list[Problem] = []
@@ -155,5 +156,5 @@ def assemble_trace(
         detached_parents=detached,
         **fields,  # type: ignore[arg-type]
     )
-    trace, repaired = repair_trace(trace, source)
+    trace, repaired = repair_trace(trace, source, valid_text=valid_text)
     return trace, problems + repaired

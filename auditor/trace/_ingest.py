@@ -27,6 +27,7 @@ from auditor.errors import InputReadError, NothingReadError, UnrecognisedFormatE
 from auditor.text import clip
 from auditor.trace._adapters import SNIFF_BYTES, TraceAdapter, detect_adapter, get_adapter
 from auditor.trace._discover import Source, expand_inputs
+from auditor.trace._gc import fewer_collections
 from auditor.trace._input import check_regular, open_input, open_raw
 from auditor.trace._merge import merge_split_traces
 from auditor.trace._model import Trace
@@ -169,7 +170,7 @@ def iter_file(path: Source, format: str | None = None) -> Iterator[Trace | Probl
         InputReadError: the operating system failed to read the file.
     """
     check_regular(path)
-    with _reading(path):
+    with _reading(path), fewer_collections():
         yield from _items(path, _plan(path, format))
 
 
@@ -228,7 +229,7 @@ def _read_file(
 ) -> tuple[InputFile, list[Problem], _Plan]:
     count = 0
     problems: list[Problem] = []
-    with _reading(path):
+    with _reading(path), fewer_collections():
         plan = _plan(path, format)
         for item in _items(path, plan):
             if isinstance(item, Trace):

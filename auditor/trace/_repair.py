@@ -182,14 +182,39 @@ def _clean_trace(trace: Trace) -> bool:
     return all(_clean_all(span.__dict__.values(), 0) for span in trace.spans)
 
 
-def repair_trace(trace: Trace, source: str) -> tuple[Trace, list[Problem]]:
+def _bounded_free_form(trace: Trace) -> bool:
+    """Whether the free-form values the convention readers parse (tool and tool-call arguments,
+    document metadata) nest within :data:`MAX_DEPTH`, counted as :func:`_clean_trace` counts them.
+    Every other field holds text, atoms or the model's own fixed shapes, nested at most four levels
+    (``tests/test_repair_vouched.py`` pins the model's free-form fields)."""
+    for span in trace.spans:
+        tool = span.tool
+        if tool is not None and not _clean_all((tool.arguments,), 1):
+            return False
+        for messages in (span.input_messages, span.output_messages):
+            for message in messages:
+                for call in message.tool_calls:
+                    if not _clean_all((call.arguments,), 4):
+                        return False
+        for document in span.documents:
+            if document.metadata and not _clean_all((document.metadata,), 2):
+                return False
+    return True
+
+
+def repair_trace(trace: Trace, source: str, *, valid_text: bool = False) -> tuple[Trace, list[Problem]]:
     """``trace`` with its text repaired and its values bounded, and a warning per span changed.
 
     Args:
         trace: a trace as an adapter built it.
         source: the file name for problems about spans that carry no :class:`~auditor.trace.SourceRef`.
+        valid_text: the caller vouches that no string in the trace holds a surrogate and that
+            nothing in the spans' ``attributes`` and ``events`` nests deeper than :data:`MAX_DEPTH`
+            allows; only the free-form values the readers parse (tool and tool-call arguments,
+            document metadata) are then checked, and a trace they pass is returned as it stands.
+            A trace they fail goes through the same repair as without it.
     """
-    if _clean_trace(trace):
+    if _bounded_free_form(trace) if valid_text else _clean_trace(trace):
         return trace, []
     problems: list[Problem] = []
     spans = []

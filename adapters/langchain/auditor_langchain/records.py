@@ -82,6 +82,23 @@ def flatten(
     ``fast``: the values were read by the fast JSON reader (:attr:`Record.fast`); ``raw``: the
     line the one value was read from (kept by a run without children: :attr:`Record.raw`).
     """
+    if len(values) == 1:  # the common line, one run without children: what flatten_all gives it
+        run, line = values[0]
+        if type(run) is dict and run.get("child_runs") is None and normalise_id(run.get("id")) is not None:
+            return [Record(run, line, fast=fast, raw=raw if fast else None)]
+    return flatten_all(values, source, problems, fast=fast, raw=raw)
+
+
+def flatten_all(
+    values: list[tuple[Any, int | None]],
+    source: str,
+    problems: list[Problem],
+    *,
+    fast: bool = False,
+    raw: bytes | None = None,
+) -> list[Record]:
+    """:func:`flatten` without its shortcut for a lone run (``tests/test_langchain_runtree_early.py``
+    compares the two)."""
     flat: list[Record] = []
     stack: list[tuple[Any, int | None, str | None, str | None]] = [
         (v, line, None, None) for v, line in reversed(values)

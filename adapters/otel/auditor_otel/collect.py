@@ -30,6 +30,10 @@ within a few lines; with the exporter's end-time order it only delays a trace by
   and any later spans of it become a later part as above. Memory is therefore bounded by this cap
   (and the largest batch), not by the size of the file.
 
+**Repair check.** A trace all of whose spans came from the typed reader (strict decoding: valid
+text) and whose convention readers parsed nothing able to spell a surrogate is assembled with
+``valid_text=True``: :func:`auditor.trace.repair_trace` then checks only the parsed free-form values.
+
 The trace's convention is the one its spans share, ``mixed`` when they differ; GenAI-only spans
 inside an OpenLLMetry trace count as OpenLLMetry, since OpenLLMetry writes ``gen_ai.*`` too.
 """
@@ -42,6 +46,7 @@ from dataclasses import dataclass, field
 
 from auditor.trace import Problem, Severity, Span, Trace, assemble_trace
 
+from .conventions.common import escaped_parses
 from .link import link_tool_spans
 from .spans import GENAI, OPENLLMETRY, RawSpan, build_span
 
@@ -73,6 +78,7 @@ class _Open:
     conventions: set[str] = field(default_factory=set)
     earlier: _Emitted | None = None  # set when this is a later part of an emitted trace
     last_batch: int = 0
+    valid_text: bool = True  # every span read strictly, nothing parsed that could spell a surrogate
 
     def complete(self) -> bool:
         return (self.has_root or self.earlier is not None) and not self.missing
@@ -110,7 +116,11 @@ class TraceCollector:
         """Spans currently buffered in open traces."""
         return self._open_spans
 
-    def add(self, raw: RawSpan) -> list[Problem]:
+    def add(self, raw: RawSpan, *, valid_text: bool = False) -> list[Problem]:
+        """Buffer one span; ``valid_text``: it was decoded strictly (``auditor_otel.otlp_typed``),
+        so its text is valid unless a convention reader parsed an escape that can spell a surrogate
+        (then, or without it, its trace's repair check looks at everything)."""
+        escaped = escaped_parses()
         span, convention, problems = build_span(raw, self.source)
         if span is None:
             return problems
@@ -122,6 +132,8 @@ class TraceCollector:
         else:
             self._open.move_to_end(trace_id)
         entry.last_batch = self._batch
+        if entry.valid_text and not (valid_text and escaped_parses() == escaped):
+            entry.valid_text = False
         entry.spans.append(span)
         entry.ids.add(span.span_id)
         entry.missing.discard(span.span_id)
@@ -186,6 +198,7 @@ class TraceCollector:
             source_format=self.source_format,
             convention=convention,
             conversation_id=earlier.conversation_id if earlier is not None else None,
+            valid_text=entry.valid_text,
         )
         out: list[Trace | Problem] = []
         if earlier is not None:

@@ -258,7 +258,7 @@ class OtlpJsonAdapter:
                 pass
             else:
                 for raw in spans:
-                    yield from collector.add(raw)
+                    yield from collector.add(raw, valid_text=True)
                 yield from collector.complete()
                 continue
             try:

@@ -10,14 +10,15 @@ the same :class:`~auditor_otel.spans.RawSpan` objects the general reader builds.
 The schema only accepts what it reads exactly as the general reader does, and refuses the rest:
 an unknown key (a snake_case spelling, ``instrumentationLibrarySpans``, a field of a later OTLP
 version), a value of a shape the general reader would repair or complain about (a span or an
-attribute that is not an object, a key that is not a string, a list that is not a list), an
-``AnyValue`` with more than one value key (the general reader takes the first in the text's order,
-which a struct does not keep), and whatever the fast JSON reader refuses (see
-:mod:`auditor.trace`'s ``loads_fast``: the same margin of nesting is kept). A refused line raises
-:class:`ValueError` before anything is built, and the caller reads it with the general reader, so
-every line reads, repairs and reports exactly as it did before this path existed; values that are
-read but unusual (an ``intValue`` as a string, a ``bytesValue``, nested arrays and key-value lists,
-a bad id) go through the general reader's own functions.
+attribute that is not an object, a key that is not a string, a list that is not a list), and
+whatever the fast JSON reader refuses (see :mod:`auditor.trace`'s ``loads_fast``: the same margin of
+nesting is kept). A refused line raises :class:`ValueError` before anything is built, and the
+caller reads it with the general reader, so every line reads, repairs and reports exactly as it did
+before this path existed. An attribute's ``AnyValue`` is decoded as the dict it is (a dict is as
+cheap to decode as a struct, and keeps its keys' order): one string value is read inline, any other
+by the general reader's own function (an ``intValue`` as a string, a ``bytesValue``, nested arrays
+and key-value lists, two value keys, an unknown or snake_case key), as are the other unusual values
+(a bad id).
 """
 
 from __future__ import annotations
@@ -26,11 +27,10 @@ from collections.abc import Callable
 from typing import Any
 
 import msgspec
-from msgspec import UNSET, Struct
-from msgspec.structs import astuple
+from msgspec import Struct
 
 from . import ids
-from .anyvalue import _PLAIN, as_int, decode_json_anyvalue
+from .anyvalue import as_int, decode_json_anyvalue
 from .spans import STATUS_NAMES as _STATUS_NAMES
 from .spans import RawEvent, RawSpan
 
@@ -41,25 +41,10 @@ _MARGIN = 16
 _OPEN, _CLOSE = b"[" * _MARGIN, b"]" * _MARGIN
 
 
-class _AnyValue(Struct, forbid_unknown_fields=True):
-    """An ``AnyValue``: the value keys it may hold, each as JSON gives it."""
-
-    stringValue: Any = UNSET
-    boolValue: Any = UNSET
-    intValue: Any = UNSET
-    doubleValue: Any = UNSET
-    arrayValue: Any = UNSET
-    kvlistValue: Any = UNSET
-    bytesValue: Any = UNSET
-
-
-_TAGS = len(_AnyValue.__struct_fields__)
-
-
 class _KeyValue(Struct, forbid_unknown_fields=True):
     key: str
     # A bare scalar is kept as it stands (hand-written exporters), as the general reader does.
-    value: _AnyValue | str | bool | int | float | None = None
+    value: dict[str, Any] | str | bool | int | float | None = None
 
 
 class _Event(Struct, forbid_unknown_fields=True):
@@ -111,10 +96,6 @@ class _Request(Struct, forbid_unknown_fields=True):
     resourceSpans: list[_ResourceSpans]
 
 
-class _Misfit(ValueError):
-    """The line is valid but not read here exactly as the general reader reads it."""
-
-
 _decode: Callable[[bytes], Any] | None = None
 
 
@@ -128,48 +109,19 @@ def _decoder() -> Callable[[bytes], Any]:
     return _decode
 
 
-def _value(value: _AnyValue, notes: list[str], key: str) -> Any:
-    """One ``AnyValue`` struct as the general reader decodes the same object."""
-    fields = astuple(value)
-    count = _TAGS - fields.count(UNSET)
-    if count != 1:
-        if count:
-            raise _Misfit("an AnyValue with more than one value key")
-        return None  # an empty AnyValue
-    integer = value.intValue
-    if integer is not UNSET:  # int64 is a decimal string in OTLP JSON
-        if type(integer) is int:
-            return integer
-        number = as_int(integer) if type(integer) is str else None
-        if number is not None:
-            return number
-    index = next(i for i, item in enumerate(fields) if item is not UNSET)
-    tag, item = _AnyValue.__struct_fields__[index], fields[index]
-    if _PLAIN.get(tag) is type(item):
-        return item
-    return decode_json_anyvalue({tag: item}, notes, key)
-
-
 def _attributes(items: list[_KeyValue] | None, notes: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if not items:
         return out
     for entry in items:
         value = entry.value
-        if type(value) is _AnyValue:
-            item = value.stringValue
-            if (
-                type(item) is str
-                and value.boolValue is UNSET
-                and value.intValue is UNSET
-                and value.doubleValue is UNSET
-                and value.arrayValue is UNSET
-                and value.kvlistValue is UNSET
-                and value.bytesValue is UNSET
-            ):  # the common case: one string value
-                out[entry.key] = item
-            else:
-                out[entry.key] = _value(value, notes, entry.key)
+        if type(value) is dict:
+            if len(value) == 1:  # the common case: one string value
+                item = value.get("stringValue")
+                if type(item) is str:
+                    out[entry.key] = item
+                    continue
+            out[entry.key] = decode_json_anyvalue(value, notes, entry.key)
         else:
             out[entry.key] = value
     return out

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -90,6 +91,29 @@ def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=False, default=str)
 
 
+#: Per thread, how many texts :func:`loads` and :func:`literal` parsed that hold an escape able to
+#: spell a UTF-16 surrogate (see :func:`escaped_parses`).
+_escaped = threading.local()
+#: The Python escapes that can spell a surrogate, or a character that then builds one.
+_PY_ESCAPE = re.compile(r"\\[uUxN0-7]")
+
+
+def escaped_parses() -> int:
+    """How many texts this thread has parsed (as JSON or as a Python literal) whose escapes could
+    spell a lone surrogate: a count to compare before and after reading a span.
+
+    The OTLP JSON typed reader decodes strictly (invalid UTF-8 and escaped lone surrogates are
+    refused), so a span read from it holds a surrogate only if a text parsed again here spelled one;
+    when this count did not move, the span's text is valid and the repair check need not look at it.
+    """
+    count: int = getattr(_escaped, "count", 0)
+    return count
+
+
+def _escaped_parse() -> None:
+    _escaped.count = getattr(_escaped, "count", 0) + 1
+
+
 def loads(value: Any) -> Any:
     """``value`` parsed as JSON when it is a JSON string; containers pass through; else None."""
     if isinstance(value, dict | list):
@@ -99,6 +123,8 @@ def loads(value: Any) -> Any:
     text = value.strip()
     if not text or text[0] not in '[{"':
         return None
+    if "\\u" in text:  # JSON's only escape that can spell a surrogate (or build one for a later parse)
+        _escaped_parse()
     try:
         return json.loads(text)
     except (ValueError, RecursionError):
@@ -109,6 +135,8 @@ def literal(value: str) -> Any:
     """A Python literal (OpenLLMetry's ``input_str`` is a ``repr``), or None; never evaluates code."""
     if len(value) > 1_000_000:
         return None
+    if _PY_ESCAPE.search(value) is not None:
+        _escaped_parse()
     try:
         return ast.literal_eval(value)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
