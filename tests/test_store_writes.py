@@ -275,6 +275,14 @@ def test_an_answer_s_rows_name_every_column_of_their_tables() -> None:
     assert {(v["run_id"], v["answer_id"]) for v in rows.claims} == {("run-1", "a1")}
 
 
+def record_lingers(writer: StoreWriter, monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """The writer's lingers, in order: True for one cut short (a job, a flush or a close woke it)."""
+    woken: list[bool] = []
+    original = writer._hurry.wait
+    monkeypatch.setattr(writer._hurry, "wait", lambda timeout: woken.append(original(timeout)) or True)
+    return woken
+
+
 def test_a_whole_batch_is_committed_at_once_without_lingering(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -285,11 +293,9 @@ def test_a_whole_batch_is_committed_at_once_without_lingering(
     woken: list[bool] = []
 
     async def save_all() -> None:
+        nonlocal woken
         with StoreWriter(store) as writer:
-            original = writer._hurry.wait
-            monkeypatch.setattr(
-                writer._hurry, "wait", lambda timeout: woken.append(original(timeout)) or True
-            )
+            woken = record_lingers(writer, monkeypatch)
             await asyncio.gather(*(writer.save_answer(run_id, answer(f"a{i}"), owner="me") for i in range(8)))
 
     asyncio.run(save_all())
@@ -304,9 +310,7 @@ def test_closing_the_writer_commits_what_is_queued_at_once(
     monkeypatch.setattr(writer_module, "LINGER", 60.0)
     run_id = store.begin_run(run_info(), owner="me", lease_seconds=60)
     writer = StoreWriter(store)
-    woken: list[bool] = []
-    original = writer._hurry.wait
-    monkeypatch.setattr(writer._hurry, "wait", lambda timeout: woken.append(original(timeout)) or True)
+    woken = record_lingers(writer, monkeypatch)
     writer.start()
     saved = writer.submit(_Save(run_id, "me", answer("a1"), None))
     writer.close()
@@ -323,11 +327,9 @@ def test_the_last_answer_of_a_run_is_committed_without_lingering(
     waits: list[bool] = []
 
     async def save_two() -> None:
+        nonlocal waits
         with StoreWriter(store) as writer:
-            original = writer._hurry.wait
-            monkeypatch.setattr(
-                writer._hurry, "wait", lambda timeout: waits.append(original(timeout)) or True
-            )
+            waits = record_lingers(writer, monkeypatch)
             first = asyncio.ensure_future(writer.save_answer(run_id, answer("a1"), owner="me"))
             await asyncio.sleep(0)  # handed over; the thread lingers for more
             await asyncio.wait_for(writer.save_answer(run_id, answer("a2"), owner="me", last=True), 30)
