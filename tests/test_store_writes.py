@@ -361,18 +361,22 @@ def test_sqlite_rows_through_the_driver_are_the_rows_sqlalchemy_writes(
             run_id = opened.begin_run(run_info(run_id="r1"), owner="me", lease_seconds=60)
             for i, long in ((1, False), (2, True)):
                 opened.save_answer(run_id, answer(f"a{i}", long=long), owner="me")
+            cache = SqlVerdictCache(opened, Scripted.identity)
+            first = ClaimVerdict(claim_id="c1", label=Label.SUPPORTED, rationale="first", settled_by="llm")
+            cache.put_many({"k1": first, "k2": first.model_copy(update={"label": Label.ABSENT})})
+            cache.put_many({"k1": first.model_copy(update={"rationale": "overwritten"})})  # the upsert
             with opened.engine.connect() as conn:
                 return {
                     table: [
-                        tuple(v for k, v in row._mapping.items() if k != "saved_at")
+                        tuple(v for k, v in row._mapping.items() if k not in ("saved_at", "created_at"))
                         for row in conn.exec_driver_sql(f"SELECT * FROM {table} ORDER BY rowid")
                     ]
-                    for table in ("answers", "evidence", "claims", "verdicts")
+                    for table in ("answers", "evidence", "claims", "verdicts", "verdict_cache")
                 }
 
     direct = saved_rows("direct.db")
     monkeypatch.setattr(
-        write_module, "_driver_insert", lambda table, dialect: None
+        write_module, "_driver_insert", lambda table, dialect, upsert=False: None
     )  # SQLAlchemy's executemany
     through_sqlalchemy = saved_rows("orm.db")
     assert direct == through_sqlalchemy

@@ -76,11 +76,13 @@ class _DriverInsert:
 
 
 @functools.lru_cache(maxsize=64)
-def _driver_insert(table: Table, dialect: Dialect) -> _DriverInsert | None:
-    """The driver-level insert of ``table`` on ``dialect``; None when the compiled statement's
+def _driver_insert(table: Table, dialect: Dialect, upsert: bool = False) -> _DriverInsert | None:
+    """The driver-level insert of ``table`` on ``dialect`` (``upsert``: a row whose ``key`` is
+    there already is overwritten, :func:`_upsert_statement`); None when the compiled statement's
     parameters are not its columns one for one (then SQLAlchemy executes it)."""
     keys = [c.key for c in table.columns]
-    compiled = table.insert().compile(dialect=dialect, column_keys=keys)
+    statement = _upsert_statement(table, dialect.name) if upsert else table.insert()
+    compiled = statement.compile(dialect=dialect, column_keys=keys)
     names = compiled.positiontup
     if names is None or len(names) < 2 or sorted(names) != sorted(keys):  # pragma: no cover
         return None
@@ -137,10 +139,15 @@ def upsert(session: Session, model: type[Base], values: Mapping[str, dict[str, A
     table = _table(model)
     dialect = session.get_bind().dialect.name
     batch = [{"key": key, **row} for key, row in values.items()]
+    if dialect == "sqlite":  # at the driver, as the answers' rows (:func:`_insert_chunks`)
+        connection = session.connection()
+        plan = _driver_insert(table, connection.dialect, upsert=True)
+        if plan is not None:
+            for page in _pages(batch):
+                connection.exec_driver_sql(plan.sql, plan.parameters(page))
+            return
     if dialect in ("sqlite", "postgresql"):
-        insert = (sqlite.insert if dialect == "sqlite" else postgresql.insert)(table)
-        updated = {c.key: insert.excluded[c.key] for c in table.columns if c.key != "key"}
-        statement = insert.on_conflict_do_update(index_elements=["key"], set_=updated)
+        statement = _upsert_statement(table, dialect)
         for page in _pages(batch):
             session.execute(statement, page)
         return
@@ -151,6 +158,13 @@ def upsert(session: Session, model: type[Base], values: Mapping[str, dict[str, A
             session.execute(table.update().where(column == row["key"]).values(row))
         else:
             session.execute(table.insert().values(row))
+
+
+def _upsert_statement(table: Table, dialect: str) -> Any:
+    """``INSERT .. ON CONFLICT (key) DO UPDATE`` of every other column, on SQLite or PostgreSQL."""
+    insert = (sqlite.insert if dialect == "sqlite" else postgresql.insert)(table)
+    updated = {c.key: insert.excluded[c.key] for c in table.columns if c.key != "key"}
+    return insert.on_conflict_do_update(index_elements=["key"], set_=updated)
 
 
 def link_traces(
