@@ -358,7 +358,8 @@ class _DecomposedAhead:
 
     async def audit(self, index: int, policy: Policy, judge: Judge) -> AnswerAudit:
         k = index // self.size
-        decompositions = await self._batch(k)
+        # Shielded: a job cancelled while it waits must not cancel the batch the others wait on.
+        decompositions = await asyncio.shield(self._batch(k))
         if (k + 1) * self.size < len(self.answers):
             self._batch(k + 1)  # the next batch is split while this one waits on the judge
         return await audit_answer(self.answers[index], decompositions[index % self.size], policy, judge)

@@ -89,3 +89,25 @@ def test_an_extractor_that_makes_calls_is_given_every_answer_at_once() -> None:
     )
     assert [ids for kind, ids in log.events if kind == "split"] == [tuple(a.answer_id for a in answers)]
     assert log.events[0][0] == "split"  # its requests fill the concurrency before any judging
+
+
+def test_a_job_cancelled_while_its_batch_is_split_leaves_the_batch_to_the_others() -> None:
+    from auditor.pipeline import _DecomposedAhead
+
+    policy = load_policy()
+    _, answers = find_answers(INPUTS, None, policy, None)
+
+    class SlowExtractor(RuleExtractor):
+        async def decompose(self, batch: Sequence[Answer]) -> list[Decomposition]:
+            await asyncio.sleep(0.01)
+            return await super().decompose(batch)
+
+    async def go() -> list[str]:
+        ahead = _DecomposedAhead(SlowExtractor(), answers, 2)
+        first = asyncio.ensure_future(ahead.audit(0, policy, OfflineJudge()))
+        second = asyncio.ensure_future(ahead.audit(1, policy, OfflineJudge()))
+        await asyncio.sleep(0)
+        first.cancel()
+        return [(await second).answer.answer_id]
+
+    assert asyncio.run(go()) == [answers[1].answer_id]
