@@ -195,6 +195,16 @@ class FusedAuditor(Protocol):
     ) -> FusedResult: ...
 
 
+@dataclass(frozen=True)
+class _Judged:
+    """An answer's admission and the judge's raw verdicts, before they are concluded."""
+
+    decisions: list[Decision]
+    admitted: list[Evidence]
+    excluded: list[Evidence]
+    raw: list[ClaimVerdict]
+
+
 def _admission(answer: Answer, policy: Policy) -> tuple[list[Decision], list[Evidence], list[Evidence]]:
     decisions = evaluate(policy, answer)
     admitted = [e for e, d in zip(answer.evidence, decisions, strict=True) if d.admitted]
@@ -257,12 +267,32 @@ async def audit_answer(
     answer: Answer, decomposition: Decomposition, policy: Policy, judge: Judge
 ) -> AnswerAudit:
     """Judge one decomposed answer against the evidence its policy admits, then its citations."""
+    judged = await _judged(answer, decomposition, policy, judge)
+    return await _concluded(answer, decomposition, policy, judge, judged)
+
+
+async def _judged(answer: Answer, decomposition: Decomposition, policy: Policy, judge: Judge) -> _Judged:
     decisions, admitted, excluded = _admission(answer, policy)
     claims = decomposition.judgeable
     allow_common = policy.evidence.common_knowledge == "allow"
     raw = await judge.judge(answer, claims, admitted, excluded, allow_common) if claims else []
-    audit = _conclude(answer, decisions, decomposition, raw, policy, judge.identity, admitted, excluded)
-    return await _judge_citations(audit, policy, judge, admitted)
+    return _Judged(decisions, admitted, excluded, raw)
+
+
+async def _concluded(
+    answer: Answer, decomposition: Decomposition, policy: Policy, judge: Judge, judged: _Judged
+) -> AnswerAudit:
+    audit = _conclude(
+        answer,
+        judged.decisions,
+        decomposition,
+        judged.raw,
+        policy,
+        judge.identity,
+        judged.admitted,
+        judged.excluded,
+    )
+    return await _judge_citations(audit, policy, judge, judged.admitted)
 
 
 async def audit_answer_fused(
@@ -300,7 +330,14 @@ async def audit_all(
     on_done: Callable[[AnswerAudit], Awaitable[None] | None] | None = None,
     fused: FusedAuditor | None = None,
 ) -> list[AnswerAudit]:
-    """Decompose and judge ``answers``, at most ``concurrency`` at a time; results in input order.
+    """Decompose and judge ``answers``, at most ``concurrency`` waiting on the judge at a time;
+    results in input order.
+
+    An answer hands its slot on as soon as its judge has answered, and concludes (quotes checked,
+    citations, figures) after the next answer has sent its request: the slot's cycle is the judge's
+    latency plus the next request's preparation, not plus this answer's conclusion too (at C = 32
+    in the LLM benchmark, store on: 0.86 -> 0.89 of C / latency, `docs/benchmarks.md`). A citation
+    re-check the conclusion asks of the judge is bounded by the LLM client's own limiter.
 
     ``on_done`` is called as each answer finishes (in completion order), so a caller can store it
     at once and an interrupted run keeps what it finished; an awaitable it returns (a save) is
@@ -311,8 +348,7 @@ async def audit_all(
     limiter = asyncio.Semaphore(concurrency)
 
     async def limited(job: Callable[[], Awaitable[AnswerAudit]]) -> AnswerAudit:
-        async with limiter:
-            audit = await job()
+        audit = await job()  # the job holds the limiter for as long as it waits on the judge
         if on_done is not None:
             saved = on_done(audit)
             if saved is not None:
@@ -321,14 +357,14 @@ async def audit_all(
 
     jobs: list[Callable[[], Awaitable[AnswerAudit]]]
     if fused is not None:
-        jobs = [partial(audit_answer_fused, a, policy, fused, judge) for a in answers]
+        jobs = [partial(_fused_within, limiter, a, policy, fused, judge) for a in answers]
     else:
         # A local extractor (the rule-based one) splits a batch just ahead of the judging; one
         # that makes calls (an LLM decomposer) is given every answer at once, so its requests
         # fill the concurrency from the start instead of waiting batch by batch.
         local = getattr(extractor, "local", False)
         ahead = _DecomposedAhead(extractor, answers, max(1, concurrency) if local else max(1, len(answers)))
-        jobs = [partial(ahead.audit, i, policy, judge) for i in range(len(answers))]
+        jobs = [partial(ahead.audit, i, policy, judge, limiter) for i in range(len(answers))]
     return list(await asyncio.gather(*(limited(job) for job in jobs)))
 
 
@@ -356,13 +392,28 @@ class _DecomposedAhead:
             )
         return self._batches[k]
 
-    async def audit(self, index: int, policy: Policy, judge: Judge) -> AnswerAudit:
+    async def audit(
+        self, index: int, policy: Policy, judge: Judge, limiter: asyncio.Semaphore
+    ) -> AnswerAudit:
         k = index // self.size
-        # Shielded: a job cancelled while it waits must not cancel the batch the others wait on.
-        decompositions = await asyncio.shield(self._batch(k))
-        if (k + 1) * self.size < len(self.answers):
-            self._batch(k + 1)  # the next batch is split while this one waits on the judge
-        return await audit_answer(self.answers[index], decompositions[index % self.size], policy, judge)
+        answer = self.answers[index]
+        async with limiter:
+            # Shielded: a job cancelled while it waits must not cancel the batch the others wait on.
+            decompositions = await asyncio.shield(self._batch(k))
+            if (k + 1) * self.size < len(self.answers):
+                self._batch(k + 1)  # the next batch is split while this one waits on the judge
+            decomposition = decompositions[index % self.size]
+            judged = await _judged(answer, decomposition, policy, judge)
+        # The slot is free: the next answer prepares and sends its request before this one concludes.
+        await asyncio.sleep(0)
+        return await _concluded(answer, decomposition, policy, judge, judged)
+
+
+async def _fused_within(
+    limiter: asyncio.Semaphore, answer: Answer, policy: Policy, fused: FusedAuditor, judge: Judge
+) -> AnswerAudit:
+    async with limiter:
+        return await audit_answer_fused(answer, policy, fused, judge)
 
 
 def audit_result(

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from typing import Any
+
+import pytest
 
 from auditor.claims import Claim, Decomposition, RuleExtractor
 from auditor.evidence import Answer, Evidence
@@ -104,10 +107,36 @@ def test_a_job_cancelled_while_its_batch_is_split_leaves_the_batch_to_the_others
 
     async def go() -> list[str]:
         ahead = _DecomposedAhead(SlowExtractor(), answers, 2)
-        first = asyncio.ensure_future(ahead.audit(0, policy, OfflineJudge()))
-        second = asyncio.ensure_future(ahead.audit(1, policy, OfflineJudge()))
+        slots = asyncio.Semaphore(2)
+        first = asyncio.ensure_future(ahead.audit(0, policy, OfflineJudge(), slots))
+        second = asyncio.ensure_future(ahead.audit(1, policy, OfflineJudge(), slots))
         await asyncio.sleep(0)
         first.cancel()
         return [(await second).answer.answer_id]
 
     assert asyncio.run(go()) == [answers[1].answer_id]
+
+
+def test_an_answer_hands_its_slot_on_before_it_concludes(monkeypatch: pytest.MonkeyPatch) -> None:
+    import auditor.pipeline as pipeline
+
+    policy = load_policy()
+    _, answers = find_answers(INPUTS, None, policy, None)
+    log = Recorder()
+    conclude = pipeline._conclude
+
+    def logged(answer: Answer, *args: Any) -> Any:
+        log.events.append(("conclude", (answer.answer_id,)))
+        return conclude(answer, *args)
+
+    monkeypatch.setattr(pipeline, "_conclude", logged)
+    first, second = answers[0].answer_id, answers[1].answer_id
+    asyncio.run(audit_all(answers[:2], policy, RuleExtractor(), RecordingJudge(log), concurrency=1))
+    order = [event for event in log.events if event[0] in ("judge", "conclude")]
+    # one slot: the second answer's request goes out before the first answer concludes
+    assert order == [
+        ("judge", (first,)),
+        ("judge", (second,)),
+        ("conclude", (first,)),
+        ("conclude", (second,)),
+    ]
