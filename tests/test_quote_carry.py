@@ -262,3 +262,11 @@ def test_the_offline_judge_quotes_the_figure_of_a_large_json_object() -> None:
     assert verdict.label is Label.SUPPORTED
     assert '"stars": 4.5' in {c.quote for c in verdict.citations}
     assert verify_quotes(verdict, {"business": business}, claim_text=text) == verdict
+
+
+def test_a_quote_s_characters_are_counted_without_any_kind_of_whitespace() -> None:
+    from auditor.judges._carry import read_quotes
+
+    quote = "Refunds\u00a0take 14\tdays\x1c\u3000(\u2028paid)\n back"
+    text = f"Note: {quote}."
+    assert read_quotes([(quote, "e1", text)]).chars == sum(not c.isspace() for c in quote) == 27

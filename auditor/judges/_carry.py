@@ -147,7 +147,7 @@ def _read_quotes(quotes: tuple[tuple[str, str, str], ...]) -> Quoted:
         frozenset(stems),
         frozenset(negs),
         tuple(quantities),
-        sum(not c.isspace() for c in joined),
+        len("".join(joined.split())),  # characters but whitespace (``str.split``'s whitespace is ``isspace``)
     )
 
 
