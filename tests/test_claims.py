@@ -336,3 +336,37 @@ def test_multi_number_and_source_markers() -> None:
         ("The refund was $80", ("[1, 2]",)),
         ("It was issued on March 3", ("(Passage 2)",)),
     ]
+
+
+def test_words_of_ascii_text_read_in_one_pass_are_the_tokens_read_one_by_one() -> None:
+    import random
+
+    from auditor.claims import _lexicon
+
+    def one_by_one(text: str) -> list[str]:
+        return [w.replace("\u2019", "'").lower().strip("'-") for w in _lexicon.WORD.findall(text)]
+
+    rng = random.Random(20261201)
+    pieces = [
+        "Store",
+        "It's",
+        "don't",
+        "-",
+        "'",
+        "A1",
+        "12,5",
+        "3.4%",
+        "x-ray",
+        "ABC",
+        "q'",
+        " ",
+        "\n",
+        ".",
+        "Z",
+    ]
+    for _ in range(5000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 15)))
+        assert _lexicon.words(text) == one_by_one(text), text
+    assert (
+        _lexicon.words("It\u2019s CAFÉ-time") == one_by_one("It\u2019s CAFÉ-time") == ["it's", "caf", "time"]
+    )

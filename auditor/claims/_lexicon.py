@@ -93,6 +93,8 @@ VAGUE = word_set(
 
 def words(text: str) -> list[str]:
     """Lower-cased word and number tokens of ``text`` (curly apostrophes made straight)."""
+    if text.isascii():  # lower-casing ASCII first changes no token's span: one pass for the text
+        return [w.strip("'-") for w in WORD.findall(text.lower())]
     return [w.replace("\u2019", "'").lower().strip("'-") for w in WORD.findall(text)]
 
 
