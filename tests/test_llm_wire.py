@@ -21,7 +21,7 @@ import pytest
 from auditor.errors import LLMStatusError
 from auditor.llm import LLMClient, run_sync
 from auditor.llm._client import _tls_context, event_loop_factory
-from auditor.run._audit import RUN_GC_THRESHOLD, _fewer_collections
+from auditor.trace import GC_THRESHOLD, fewer_collections
 
 
 class _Canned:
@@ -168,17 +168,17 @@ def test_fewer_collections_while_runs_are_on_and_the_thresholds_restored() -> No
     saved = gc.get_threshold()
     try:
         gc.set_threshold(700, 10, 10)
-        with _fewer_collections():
-            assert gc.get_threshold() == (RUN_GC_THRESHOLD, 10, 10)
-            with _fewer_collections():  # a second run in the same process (auditor serve)
-                assert gc.get_threshold()[0] == RUN_GC_THRESHOLD
-            assert gc.get_threshold()[0] == RUN_GC_THRESHOLD  # the first is still on
+        with fewer_collections():
+            assert gc.get_threshold() == (GC_THRESHOLD, 10, 10)
+            with fewer_collections():  # a second run in the same process (auditor serve)
+                assert gc.get_threshold()[0] == GC_THRESHOLD
+            assert gc.get_threshold()[0] == GC_THRESHOLD  # the first is still on
         assert gc.get_threshold() == (700, 10, 10)
         gc.set_threshold(50_000, 5, 5)  # a caller's higher threshold is kept, not lowered
-        with _fewer_collections():
+        with fewer_collections():
             assert gc.get_threshold() == (50_000, 5, 5)
         assert gc.get_threshold() == (50_000, 5, 5)
-        with pytest.raises(RuntimeError), _fewer_collections():
+        with pytest.raises(RuntimeError), fewer_collections():
             raise RuntimeError("a failed run")
         assert gc.get_threshold() == (50_000, 5, 5)
     finally:

@@ -33,7 +33,7 @@ from auditor.store import (
     new_owner,
     trace_digest,
 )
-from auditor.trace import GC_THRESHOLD, IngestResult, Trace, fewer_collections
+from auditor.trace import IngestResult, Trace, fewer_collections
 
 
 def finish_result(
@@ -111,12 +111,6 @@ async def audit_async(
     )
 
 
-#: The young generation's threshold while a run is on: see :mod:`auditor.trace`'s
-#: ``fewer_collections``, shared with the readers so one counter restores the thresholds.
-RUN_GC_THRESHOLD = GC_THRESHOLD
-_fewer_collections = fewer_collections
-
-
 async def audit_answers_async(
     ingested: IngestResult,
     answers: Sequence[Answer],
@@ -131,7 +125,8 @@ async def audit_answers_async(
 
     The inputs may come from files or from elsewhere (the store's kept traces, for a re-audit).
     """
-    with _fewer_collections():
+    # Fewer collections while the run is on (shared with the readers: auditor/trace/_gc.py).
+    with fewer_collections():
         return await _audit_answers(ingested, answers, policy, options, started, on_progress, finish_with)
 
 

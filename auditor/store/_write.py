@@ -94,17 +94,22 @@ def _driver_insert(table: Table, dialect: Dialect, upsert: bool = False) -> _Dri
     )
 
 
-def _insert_chunks(session: Session, model: type[Base], values: Sequence[dict[str, Any]]) -> None:
+def _insert_chunks(
+    session: Session, model: type[Base], values: Sequence[dict[str, Any]], *, upsert: bool = False
+) -> None:
     # executemany of one compiled statement: a multi-row VALUES is compiled afresh for each
     # number of rows, which costs more than it saves. On SQLite the rows go to the driver's
     # executemany directly, through the same bind processors: SQLAlchemy's handling of each
     # parameter of each row cost more than SQLite's insert of it (the rows name every column).
+    # ``upsert``: rows whose ``key`` is there already are overwritten (SQLite and PostgreSQL).
     table = _table(model)
     connection = session.connection()
-    plan = _driver_insert(table, connection.dialect) if connection.dialect.name == "sqlite" else None
+    dialect = connection.dialect
+    plan = _driver_insert(table, dialect, upsert) if dialect.name == "sqlite" else None
+    statement = _upsert_statement(table, dialect.name) if upsert else table.insert()
     for page in _pages(values):
         if plan is None:
-            session.execute(table.insert(), page)
+            session.execute(statement, page)
         else:
             connection.exec_driver_sql(plan.sql, plan.parameters(page))
 
@@ -139,17 +144,8 @@ def upsert(session: Session, model: type[Base], values: Mapping[str, dict[str, A
     table = _table(model)
     dialect = session.get_bind().dialect.name
     batch = [{"key": key, **row} for key, row in values.items()]
-    if dialect == "sqlite":  # at the driver, as the answers' rows (:func:`_insert_chunks`)
-        connection = session.connection()
-        plan = _driver_insert(table, connection.dialect, upsert=True)
-        if plan is not None:
-            for page in _pages(batch):
-                connection.exec_driver_sql(plan.sql, plan.parameters(page))
-            return
-    if dialect in ("sqlite", "postgresql"):
-        statement = _upsert_statement(table, dialect)
-        for page in _pages(batch):
-            session.execute(statement, page)
+    if dialect in ("sqlite", "postgresql"):  # at the driver on SQLite, as the answers' rows
+        _insert_chunks(session, model, batch, upsert=True)
         return
     column = table.c["key"]
     have = set(session.scalars(select(column).where(column.in_(list(values)))))
