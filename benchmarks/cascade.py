@@ -27,6 +27,7 @@ import json
 import re
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -112,10 +113,7 @@ MIX = ("verbatim", "verbatim", "reordered", "paraphrase", "changed_figure")
 
 def mix_label(mix: Sequence[str] = MIX) -> str:
     """The mix in words, for the table: "2/5 verbatim, 1/5 reordered, ..."."""
-    kinds = dict.fromkeys(mix, 0)
-    for kind in mix:
-        kinds[kind] += 1
-    return ", ".join(f"{n}/{len(mix)} {kind.replace('_', ' ')}" for kind, n in kinds.items())
+    return ", ".join(f"{n}/{len(mix)} {kind.replace('_', ' ')}" for kind, n in Counter(mix).items())
 
 
 def write_mix_records(path: Path, answers: int, mix: Sequence[str] = MIX) -> dict[str, int]:

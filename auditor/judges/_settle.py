@@ -73,7 +73,7 @@ from auditor.claims import Claim
 from auditor.evidence import Evidence
 from auditor.judges import _entities as ent
 from auditor.judges import _numbers as num
-from auditor.judges._carry import _cues as carry_cues
+from auditor.judges._carry import cached_claim_cues
 from auditor.judges._conflicts import contradicting_items
 from auditor.judges._cues import ClaimCues
 from auditor.judges._lexical import content_stems, negated, stem, words
@@ -110,12 +110,6 @@ _LOOSE = re.compile(
 _NULL = re.compile(r":\s*null\s*$")  # a JSON pair whose value is null states nothing
 # A clause boundary: a claim of several clauses may hold both polarities ("no WiFi, but takeout").
 _CLAUSES = re.compile(r"[,;:]|\b(?:but|while|whereas|although|though|however|yet|except|unless)\b", re.I)
-
-
-def _cues(text: str) -> ClaimCues:
-    """The claim's cues from the quote check's cache: the cascade checks a settled verdict's quotes
-    next (and the pipeline again), so the claim is read once for all three."""
-    return carry_cues(text)
 
 
 def _pattern(core: str) -> re.Pattern[str]:
@@ -176,7 +170,9 @@ def settle(claim: Claim, admitted: Sequence[Evidence]) -> ClaimVerdict | None:
     limits = read_limits([e.text for e in admitted])
     if any(len(e.text) > n for e, n in zip(admitted, limits, strict=True)):
         return None  # what was not read could hold the other side
-    cues = _cues(claim.text)
+    # From the quote check's cache: the cascade checks a settled verdict's quotes next (and the
+    # pipeline again), so the claim is read once for all three.
+    cues = cached_claim_cues(claim.text)
     if cues.aggregated:
         return None
     items = [prepare(e.evidence_id, e.text, n) for e, n in zip(admitted, limits, strict=True)]
