@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from auditor.judges._entities import entities
@@ -122,3 +124,35 @@ def test_a_text_without_a_digit_reads_as_with_every_pattern(
     for kind, pattern in _numbers._PATTERNS:
         if kind != "words":  # the shortcut's premise: only the number words match without a digit
             assert pattern.search(text) is None, kind
+
+
+def _generated_texts(count: int, seed: int) -> list[str]:
+    """Sentences built from the pieces every pattern reads (dates, clocks, amounts, number words,
+    durations) and plain words, in random order, with and without non-ASCII letters."""
+    rng = random.Random(seed)
+    pieces = (
+        "2025-03-04 3/4/2025 12/31/99 April 18-26 March 3, 2025 3rd of May June 2024 may Sept. 9 Dec 1st "
+        "11:30 9am 6 p.m. 10 AM $80.00 US$5 USD 1,200 EUR 3 \u20ac4 \u00a35 40% 12 percent 3 million 2 bn "
+        "one two-thirds twenty-five a dozen eggs half an hour an hour a fortnight a year ago decade days "
+        "km 5km 24-month 10 kg of 1.5 litres store 12 RF-311 X200 - / : the refund is paid within and "
+        "\u0131 \u017fix \u212a caf\u00e9 seconds minutes weeks jan. oct 2nd 1st amounts pm am"
+    ).split()
+    texts = []
+    for _ in range(count):
+        words = [rng.choice(pieces) for _ in range(rng.randint(1, 14))]
+        texts.append(rng.choice([" ", ", ", " - "]).join(words))
+    return texts
+
+
+@pytest.mark.parametrize("evidence", [False, True])
+def test_ruling_patterns_out_by_substring_changes_no_reading(
+    evidence: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from auditor.judges import _numbers
+
+    texts = _generated_texts(3000, seed=14) + DIGIT_FREE
+    fast = [_numbers.extract(text, evidence=evidence) for text in texts]
+    ruled_out = sum(len(_numbers._candidates(t, _numbers._PATTERNS)) < len(_numbers._PATTERNS) for t in texts)
+    assert ruled_out > 1000  # the shortcut is taken on most of them
+    monkeypatch.setattr(_numbers, "_candidates", lambda text, patterns: patterns)  # every pattern
+    assert fast == [_numbers.extract(text, evidence=evidence) for text in texts]

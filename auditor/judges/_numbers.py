@@ -243,6 +243,37 @@ _DIGIT = re.compile(r"\d")
 _WORDS_ONLY = [(kind, pattern) for kind, pattern in _PATTERNS if kind == "words"]
 _ARTICLE = [("article", _ARTICLE_DURATION)]
 
+_MONTH_STARTS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+#: What patterns cannot match without: one of these strings in the lower-cased text. Each regex
+#: starts with a look-behind, so ``re`` tries it at every position of the text; a few substring
+#: tests (in C) rule most of them out of a sentence first. ASCII texts only: ``re.I`` also folds
+#: "\u0131", "\u017f" and the Kelvin sign, which ``str.lower`` does not (and the other currency signs are
+#: not ASCII).
+_NEEDS: dict[tuple[str, ...], frozenset[str]] = {
+    ("-",): frozenset({"iso"}),
+    ("/",): frozenset({"slash"}),
+    _MONTH_STARTS: frozenset({"mdy_range", "mdy", "dmy", "my"}),
+    (":",): frozenset({"clock"}),
+    ("am", "pm", "a.m", "p.m"): frozenset({"ampm"}),
+    ("$", "usd", "eur", "gbp", "cad", "aud", "inr", "jpy"): frozenset({"money"}),
+    tuple(_SMALL): frozenset({"words"}),
+    ("second", "minute", "hour", "day", "week", "fortnight", "month", "year", "decade"): frozenset(
+        {"article"}
+    ),
+}
+
+
+def _candidates(text: str, patterns: list[tuple[str, re.Pattern[str]]]) -> list[tuple[str, re.Pattern[str]]]:
+    """``patterns`` but those that cannot match ``text`` (the same matches, in the same order)."""
+    if not text.isascii():
+        return patterns
+    found = text.lower().__contains__
+    ruled_out: set[str] = set()
+    for needs, kinds in _NEEDS.items():
+        if not any(map(found, needs)):
+            ruled_out |= kinds
+    return [(kind, pattern) for kind, pattern in patterns if kind not in ruled_out]
+
 
 def _month(text: str) -> int:
     key = text.casefold().rstrip(".")
@@ -282,7 +313,7 @@ def extract(text: str, money_hint: bool = False, evidence: bool = False) -> list
     # Every pattern but the number words (and the article durations) needs a digit: a text without
     # one (most claims and sentences) is read by those alone, in the same order.
     digits = _DIGIT.search(text) is not None
-    patterns = (_PATTERNS if digits else _WORDS_ONLY) + (_ARTICLE if evidence else [])
+    patterns = _candidates(text, (_PATTERNS if digits else _WORDS_ONLY) + (_ARTICLE if evidence else []))
     for kind, pattern in patterns:
         # One pattern's matches come in order and never overlap, so a single walk along the
         # sorted spans decides each one: the whole extraction is linear in the text.
