@@ -120,6 +120,7 @@ def test_a_text_without_a_digit_reads_as_with_every_pattern(
 
     fast = _numbers.extract(text, evidence=evidence)
     monkeypatch.setattr(_numbers, "_DIGIT", re.compile(""))  # every pattern, as before the shortcut
+    _numbers.clear_cache()  # read again, not from the cache
     assert fast == _numbers.extract(text, evidence=evidence)
     for kind, pattern in _numbers._PATTERNS:
         if kind != "words":  # the shortcut's premise: only the number words match without a digit
@@ -155,4 +156,14 @@ def test_ruling_patterns_out_by_substring_changes_no_reading(
     ruled_out = sum(len(_numbers._candidates(t, _numbers._PATTERNS)) < len(_numbers._PATTERNS) for t in texts)
     assert ruled_out > 1000  # the shortcut is taken on most of them
     monkeypatch.setattr(_numbers, "_candidates", lambda text, patterns: patterns)  # every pattern
+    _numbers.clear_cache()
     assert fast == [_numbers.extract(text, evidence=evidence) for text in texts]
+
+
+def test_a_cached_reading_is_a_fresh_list_of_the_same_quantities() -> None:
+    from auditor.judges import _numbers
+
+    first = _numbers.extract("A fee of $12.00 applies within 14 days.")
+    first.clear()  # a caller's list is its own
+    again = _numbers.extract("A fee of $12.00 applies within 14 days.")
+    assert [(q.kind, q.value) for q in again] == [("money", 12.0), ("measure", 14.0)]

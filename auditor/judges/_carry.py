@@ -218,3 +218,4 @@ def clear_quote_caches() -> None:
     """Forget every cached reading (a benchmark row starts as a fresh process would)."""
     for cached in (normalised, _cues, _said, _pairs, _read_quotes):
         cached.cache_clear()
+    num.clear_cache()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import heapq
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from auditor.judges._lexical import stem
 from auditor.judges._vocabulary import STOPWORDS
@@ -308,6 +309,13 @@ def extract(text: str, money_hint: bool = False, evidence: bool = False) -> list
     ``money_hint`` reads a bare number as an amount (a JSON value under an ``amount`` key).
     ``evidence`` also reads durations written with an article ("an hour" is 1 hour).
     """
+    return list(_extract(text, money_hint, evidence))
+
+
+@lru_cache(maxsize=2048)
+def _extract(text: str, money_hint: bool, evidence: bool) -> tuple[Quantity, ...]:
+    # Cached: one answer's texts are read several times (a claim's cues, the same words quoted back
+    # by a verdict, the cascade's check and the judge's); a Quantity is frozen, so sharing is safe.
     taken: list[tuple[int, int]] = []  # spans already read, sorted and disjoint
     out: list[Quantity] = []
     # Every pattern but the number words (and the article durations) needs a digit: a text without
@@ -339,7 +347,12 @@ def extract(text: str, money_hint: bool = False, evidence: bool = False) -> list
             fresh.append((start, end))
         if fresh:
             taken = list(heapq.merge(taken, fresh))
-    return out
+    return tuple(out)
+
+
+def clear_cache() -> None:
+    """Forget the cached readings (a benchmark row starts as a fresh process would)."""
+    _extract.cache_clear()
 
 
 def _range(m: re.Match[str]) -> list[Quantity]:
