@@ -131,7 +131,7 @@ def _generated_texts(count: int, seed: int) -> list[str]:
     """Sentences built from the pieces every pattern reads (dates, clocks, amounts, number words,
     durations) and plain words, in random order, with and without non-ASCII letters."""
     rng = random.Random(seed)
-    pieces = (
+    pieces = (  # noqa: SIM905 (a word list reads better as prose)
         "2025-03-04 3/4/2025 12/31/99 April 18-26 March 3, 2025 3rd of May June 2024 may Sept. 9 Dec 1st "
         "11:30 9am 6 p.m. 10 AM $80.00 US$5 USD 1,200 EUR 3 \u20ac4 \u00a35 40% 12 percent 3 million 2 bn "
         "one two-thirds twenty-five a dozen eggs half an hour an hour a fortnight a year ago decade days "
@@ -167,3 +167,40 @@ def test_a_cached_reading_is_a_fresh_list_of_the_same_quantities() -> None:
     first.clear()  # a caller's list is its own
     again = _numbers.extract("A fee of $12.00 applies within 14 days.")
     assert [(q.kind, q.value) for q in again] == [("money", 12.0), ("measure", 14.0)]
+
+
+def _entities_by_regex(text: str) -> list[str]:
+    """``entities`` as first written (a regex over the text before each token): the reference."""
+    import re
+
+    from auditor.judges._entities import _CODE, _COMMON_CAPS, _TOKEN, STOPWORDS
+
+    found: list[str] = []
+    for m in _TOKEN.finditer(text):
+        tok = re.sub("['\u2019]s$", "", m.group()).rstrip(".")
+        sentence_start = not text[: m.start()].strip() or bool(
+            re.search('[.!?:;\\-\u2013\u2014("\u201c]\\s*$', text[: m.start()])
+        )
+        lowered = tok.casefold()
+        is_code = (
+            bool(_CODE.match(tok))
+            and any(c.isupper() for c in tok)
+            and not re.match(r"^\d+(\.\d+)?[A-Za-z]{1,2}$", tok)
+        )
+        is_acronym = len(tok) >= 2 and tok.isupper() and tok.isalpha()
+        is_proper = tok[:1].isupper() and not sentence_start and lowered not in STOPWORDS
+        if (is_code or is_acronym or is_proper) and lowered not in _COMMON_CAPS and tok not in found:
+            found.append(tok)
+    return found
+
+
+def test_entities_read_sentence_starts_as_the_regex_did() -> None:
+    rng = random.Random(7)
+    pieces = (  # noqa: SIM905 (a word list reads better as prose)
+        "Dr. the A-1 X200 \u2019s 's ( \u201cBig\u201d \u2014 \u2013 - : ; ! ? 5km 2.5GB U.S. NASA Paris\u2019s "
+        "\u00a0 \t \n Apple's RF-311 iPhone Mr. ok Lyon"
+    ).split(" ")
+    texts = [" ".join(rng.choice(pieces) for _ in range(rng.randint(1, 12))) for _ in range(3000)]
+    texts += ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 12))) for _ in range(1000)]
+    assert sum(bool(entities(t)) for t in texts) > 1000
+    assert [entities(t) for t in texts] == [_entities_by_regex(t) for t in texts]

@@ -24,20 +24,25 @@ _COMMON_CAPS = frozenset(
 )
 
 
+_OPENERS = frozenset('.!?:;-\u2013\u2014("\u201c')
+_MEASURE = re.compile(r"^\d+(\.\d+)?[A-Za-z]{1,2}$")  # "5km", "2.5GB": a figure, not a code
+
+
 def entities(text: str) -> list[str]:
     """Entity tokens of a claim, in order, without duplicates (possessives stripped)."""
     found: list[str] = []
     for m in _TOKEN.finditer(text):
-        tok = re.sub("['\u2019]s$", "", m.group()).rstrip(".")
-        sentence_start = not text[: m.start()].strip() or bool(
-            re.search('[.!?:;\\-\u2013\u2014("\u201c]\\s*$', text[: m.start()])
-        )
+        tok = m.group()
+        if tok.endswith(("'s", "\u2019s")):
+            tok = tok[:-2]
+        tok = tok.rstrip(".")
+        # A sentence starts where only whitespace, or an opener and whitespace, comes before.
+        before = m.start() - 1
+        while before >= 0 and text[before].isspace():
+            before -= 1
+        sentence_start = before < 0 or text[before] in _OPENERS
         lowered = tok.casefold()
-        is_code = (
-            bool(_CODE.match(tok))
-            and any(c.isupper() for c in tok)
-            and not re.match(r"^\d+(\.\d+)?[A-Za-z]{1,2}$", tok)
-        )
+        is_code = bool(_CODE.match(tok)) and any(c.isupper() for c in tok) and not _MEASURE.match(tok)
         is_acronym = len(tok) >= 2 and tok.isupper() and tok.isalpha()
         is_proper = tok[:1].isupper() and not sentence_start and lowered not in STOPWORDS
         if (is_code or is_acronym or is_proper) and lowered not in _COMMON_CAPS and tok not in found:
