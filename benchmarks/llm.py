@@ -50,6 +50,7 @@ import openai
 from openai.types.chat import ChatCompletion
 
 from auditor.judges import Decomposer, clear_quote_caches
+from auditor.llm._client import _posted  # the auditor's own way to post a body
 from auditor.metrics import clear_interval_cache
 from auditor.run import audit_async
 from auditor.store import Store
@@ -177,9 +178,10 @@ async def _audit(
 async def _bare(bodies: list[dict[str, Any]], server: ServerProcess, concurrency: int) -> dict[str, Any]:
     """``bodies`` posted again through a bare ``openai.AsyncOpenAI`` at ``concurrency``, nothing else.
 
-    The request goes the way the auditor's client posts it (``post("/chat/completions")`` cast
-    to ``ChatCompletion``: the cheapest route through the ``openai`` client), so the row is the
-    ceiling of the client and the server, not of any auditor work.
+    The request goes the way the auditor's client posts it (``post("/chat/completions")`` with the
+    body as JSON bytes written by ``msgspec``, since 2026-12-02; the reply cast to
+    ``ChatCompletion``), so the row is the ceiling of the client and the server, not of any
+    auditor work.
     """
     before, server_cpu = server.requests, server.cpu_seconds
     client = openai.AsyncOpenAI(api_key="bench", base_url=server.base_url, max_retries=0, timeout=60.0)
@@ -188,7 +190,7 @@ async def _bare(bodies: list[dict[str, Any]], server: ServerProcess, concurrency
 
     async def post(body: dict[str, Any]) -> None:
         async with limiter:
-            response = await client.post("/chat/completions", cast_to=ChatCompletion, body=body)
+            response = await client.post("/chat/completions", cast_to=ChatCompletion, **_posted(body))
         if response.usage is not None:
             tokens[0] += response.usage.prompt_tokens
             tokens[1] += response.usage.completion_tokens

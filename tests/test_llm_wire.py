@@ -20,7 +20,7 @@ import pytest
 
 from auditor.errors import LLMStatusError
 from auditor.llm import LLMClient, run_sync
-from auditor.llm._client import _tls_context, event_loop_factory
+from auditor.llm._client import _posted, _tls_context, event_loop_factory
 from auditor.trace import GC_THRESHOLD, fewer_collections
 
 
@@ -30,6 +30,7 @@ class _Canned:
     def __init__(self, body: bytes) -> None:
         self.body = body
         self.received: list[dict[str, Any]] = []
+        self.content_types: list[str | None] = []
         canned = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -38,6 +39,7 @@ class _Canned:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
                 canned.received.append(json.loads(self.rfile.read(length)))
+                canned.content_types.append(self.headers.get("Content-Type"))
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(canned.body)))
@@ -114,6 +116,7 @@ def test_reply_fields_tokens_and_cached_tokens_are_read(canned: _Canned) -> None
     assert (usage.prompt_tokens, usage.completion_tokens, usage.cached_prompt_tokens) == (1000, 20, 768)
     assert usage.cost_usd == pytest.approx((1000 * 0.40 + 20 * 1.60) / 1_000_000)
     sent = canned.received[0]
+    assert canned.content_types == ["application/json"]
     assert sent["model"] == "gpt-4.1-mini" and sent["max_tokens"] == 50 and sent["temperature"] == 0.0
     assert sent["response_format"]["json_schema"] == {
         "name": "s",
@@ -143,6 +146,14 @@ def test_a_200_without_a_completion_is_a_status_error_in_words(canned: _Canned, 
     with pytest.raises(LLMStatusError, match=r"HTTP 200 from .* without a chat completion") as raised:
         asyncio.run(_ask(canned.base_url))
     assert raised.value.status_code == 200 and "Traceback" not in str(raised.value)
+
+
+def test_a_body_goes_as_json_bytes_and_one_they_cannot_carry_as_it_is() -> None:
+    body = {"model": "m", "messages": [{"role": "user", "content": "caf\u00e9 \u2028 \x00 \U0001f600"}]}
+    posted = _posted(body)
+    assert set(posted) == {"content"} and json.loads(posted["content"]) == body
+    lone = {"model": "m", "messages": [{"role": "user", "content": "a\ud800b"}]}
+    assert _posted(lone) == {"body": lone}  # the client's own path, which says what is wrong
 
 
 def test_clients_share_one_tls_context() -> None:

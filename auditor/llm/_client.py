@@ -39,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import functools
+import inspect
 import random
 import ssl
 import sys
@@ -172,6 +173,29 @@ class _Reply(msgspec.Struct):
 
 
 _decode_reply = msgspec.json.Decoder(_Reply).decode
+_encode_body = msgspec.json.Encoder().encode
+
+
+def _posted(body: dict[str, Any]) -> dict[str, Any]:
+    """The ``post`` arguments for ``body``: JSON bytes as ``content`` where the client takes them.
+
+    ``msgspec`` writes the bytes several times faster than the client's own ``json.dumps``. A
+    client without ``content`` (older ``openai`` releases), or a body ``msgspec`` cannot write (a
+    lone surrogate in a text), posts the body as it is, and fails as it always has.
+    """
+    if _takes_content():
+        try:
+            return {"content": _encode_body(body)}
+        except (TypeError, ValueError, UnicodeError):
+            pass
+    return {"body": body}
+
+
+@functools.cache
+def _takes_content() -> bool:
+    import openai
+
+    return "content" in inspect.signature(openai.AsyncOpenAI.post).parameters
 
 
 @functools.cache
@@ -408,11 +432,8 @@ class LLMClient:
         # ``chat.completions.create`` walks the whole body (the JSON schema too) against its typed
         # parameters, about 2 ms a call: the body here is plain JSON already, so it is posted as is,
         # and the reply is read as bytes (no ``ChatCompletion`` model built for four fields).
-        raw = await self._openai.post(
-            "/chat/completions",
-            cast_to=bytes,
-            body={"model": self.model, "messages": messages, "response_format": response_format, **options},
-        )
+        body = {"model": self.model, "messages": messages, "response_format": response_format, **options}
+        raw = await self._openai.post("/chat/completions", cast_to=bytes, **_posted(body))
         try:
             reply = _decode_reply(raw)
             choice = reply.choices[0]
