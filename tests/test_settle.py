@@ -363,3 +363,77 @@ def test_a_claim_copied_from_its_source_is_settled_with_the_exact_span_quoted() 
     )
     assert verdict is not None and verdict.label == Label.SUPPORTED
     assert verdict.citations[0].quote == "Store 5 in Lyon accepts returns within 15 days of delivery"
+
+
+REVIEWED = (
+    '{"name": "Goodland Kitchen", "city": "Goleta", "attributes": {"RestaurantsTakeOut": true, '
+    '"BusinessParking": {"garage": false, "lot": true}}, '
+    '"review_info": [{"review_text": "Very friendly service and a great lunch menu. The chips were stale."}, '
+    '{"review_text": "The salads are huge. We waited an hour for a table."}]}'
+)
+NEWS = (
+    "Antic and Sefolosha interfered with officers trying to establish a crime scene, WABC reported. "
+    "The club shut down immediately after the incident, the spokesperson said."
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "source"),
+    [
+        # a citation marker: its word and its number cite the source's numbered step
+        ("Lightly oil the grate (step 4)", "1 Preheat the grill. 2 When hot, lightly oil grate. 3 Serve."),
+        ("Preheat an outdoor grill for medium-high heat (step 1)", STEPS),
+        ("Grill the bratwurst for 10 to 14 minutes, turning occasionally (Passage 2, step 4)", STEPS),
+        # an attribution to the record's reviews, the words stated in one review
+        ("According to customer reviews, the service is friendly", REVIEWED),
+        ("One customer mentioned that the salads are huge", REVIEWED),
+        ("Goodland Kitchen has a parking lot for its customers", REVIEWED),
+        # a hedge only weakens what the window states
+        ("Antic and Sefolosha allegedly interfered with officers trying to establish a crime scene", NEWS),
+    ],
+    ids=[
+        "step",
+        "step-1",
+        "passage-and-step",
+        "according-to-reviews",
+        "one-customer",
+        "for-customers",
+        "hedge",
+    ],
+)
+def test_a_citation_marker_an_attribution_to_reviews_or_a_hedge_need_not_be_in_the_window(
+    text: str, source: str
+) -> None:
+    verdict = certain(text, source)
+    assert verdict is not None and verdict.label is Label.SUPPORTED
+    assert all(c.quote in source for c in verdict.citations)
+
+
+@pytest.mark.parametrize(
+    ("text", "source"),
+    [
+        ("Lightly brush the grate (step 2)", "1 Preheat the grill. 2 When hot, lightly oil grate. 3 Serve."),
+        ("Grill the bratwurst for 10 to 15 minutes (step 4)", STEPS),  # a figure changed
+        ("Grill the bratwurst for 10 to 14 minutes (step 4)", "Grill the sausages for 10 to 14 minutes."),
+        ("According to customer reviews, the service is slow", REVIEWED),  # not what a review says
+        # the words of two reviews: an attribution excuses its own words only
+        ("One customer mentioned that the huge salads were stale", REVIEWED),
+        ("Goodland Kitchen has a parking garage for its customers", REVIEWED),  # "garage": false
+        ("Customers can book a private room for a party", REVIEWED),  # not an attribution: "customers" counts
+        ("Antic and Sefolosha allegedly assaulted officers trying to establish a crime scene", NEWS),
+        ("The club allegedly did not shut down after the incident", NEWS),  # a hedge excuses no negation
+    ],
+    ids=[
+        "word",
+        "figure",
+        "step-other-words",
+        "other-review-word",
+        "two-reviews",
+        "false-pair",
+        "not-attribution",
+        "hedge-word",
+        "hedge-negation",
+    ],
+)
+def test_a_marker_an_attribution_or_a_hedge_excuses_nothing_else(text: str, source: str) -> None:
+    assert certain(text, source) is None

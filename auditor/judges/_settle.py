@@ -25,8 +25,13 @@ that does not depend on how often a data set's claims happen to be true:
   **Light words** need not be there either, and count for nothing (not even towards the minimum):
   a connective opening the claim ("Meanwhile, grill the bratwurst ...", "Finally tap ...", "In
   addition, ...", "Next, ..."), which ties it to the answer before it, and "a (wide) variety / range /
-  selection of", which quantifies loosely what the claim goes on to list (:func:`_light`; never a
-  word the claim also uses elsewhere, never "next" without its comma: "next year" is a time).
+  selection of", which quantifies loosely what the claim goes on to list; and words about the
+  source rather than the world, or that only weaken what the window states: a citation marker
+  ("Lightly oil the grate (step 2)", "(passage 1)": its number is no figure of the claim either), an
+  attribution to a record's reviews ("According to customer reviews, ...", "One customer mentioned
+  that ...", "a parking lot for its customers"; a review's words must still lie in one review), a
+  hedge ("allegedly", "reportedly", "possibly") (:func:`_light`; never a word the claim also uses
+  elsewhere, never "next" without its comma: "next year" is a time).
   **A record is read pair by pair**: when a pair the claim is not about disagrees word by word
   (``"RestaurantsReservations": false`` negates "restaurant" for "The restaurant has a classy
   ambience"), the claim still stands if every boolean pair it *is* about has its polarity and each
@@ -106,6 +111,29 @@ _OPENING = re.compile(
 _LOOSE = re.compile(
     r"\b(?:a|an)\s+(?:(?:wide|broad|large|great|diverse)\s+)?(?:variety|range|selection|array|assortment)\s+of\b",
     re.I,
+)
+# Words about the source, not the world, and words that only weaken: a window need not hold them
+# either (see :func:`_light`). A citation marker ("(step 4)", "(passage 2)", its figure not a figure
+# of the claim: :mod:`auditor.judges._cues`); an attribution to a record's reviews ("according to
+# customer reviews", "one customer mentioned that", "a lot for its customers"), whose words must
+# still lie in one review (:func:`_one_text`); a hedge that weakens what the window states
+# ("allegedly", "reportedly", "possibly").
+_MARKER = re.compile(
+    r"\((?:\s*(?:see\s+)?(?:steps?|passages?|documents?|sources?)\s*#?\s*\d+"
+    r"(?:\s*(?:-|\u2013|to|and|&)\s*\d+)?\s*[,;]?)+\s*\)",
+    re.I,
+)
+_ATTRIBUTION = re.compile(
+    r"\b(?:according\s+to|based\s+on)\s+(?:the\s+|its\s+|their\s+)?(?:customer\s+|online\s+)?reviews\b|"
+    r"\b(?:(?:one|another|some|many|several|most|other)\s+)?(?:customers?|reviewers?|patrons?|diners?|guests?)\s+"
+    r"(?:have\s+|has\s+)?(?:also\s+)?"
+    r"(?:mention(?:s|ed)?|note[sd]?|say|says|said|state[sd]?|report(?:s|ed)?|describe[sd]?|"
+    r"comment(?:s|ed)?|remark(?:s|ed)?|wr(?:ite|ites|ote))\b|"
+    r"\b(?:for|to)\s+(?:its\s+|their\s+|the\s+)?customers\b",
+    re.I,
+)
+_HEDGE = re.compile(
+    r"\b(?:allegedly|reportedly|apparently|possibly|potentially|presumably|supposedly)\b", re.I
 )
 _NULL = re.compile(r":\s*null\s*$")  # a JSON pair whose value is null states nothing
 # A clause boundary: a claim of several clauses may hold both polarities ("no WiFi, but takeout").
@@ -227,9 +255,14 @@ def _verbatim(claim: Claim, admitted: Sequence[Evidence], items: Sequence[Item])
 
 @lru_cache(maxsize=4096)
 def _light(text: str) -> frozenset[str]:
-    """The claim's stems that only link or quantify loosely (:data:`_OPENING`, :data:`_LOOSE`):
+    """The claim's stems that only link, quantify loosely, cite or attribute to the source, or
+    hedge (:data:`_OPENING`, :data:`_LOOSE`, :data:`_MARKER`, :data:`_ATTRIBUTION`, :data:`_HEDGE`):
     a window need not hold them. A stem the claim also uses elsewhere is not light."""
-    spans = [m.span() for m in (_OPENING.match(text), *_LOOSE.finditer(text)) if m and m.end() > m.start()]
+    found = (
+        _OPENING.match(text),
+        *(m for p in (_LOOSE, _MARKER, _ATTRIBUTION, _HEDGE) for m in p.finditer(text)),
+    )
+    spans = [m.span() for m in found if m and m.end() > m.start()]
     if not spans:
         return frozenset()
     light = content_stems(" ".join(text[a:b] for a, b in spans))
