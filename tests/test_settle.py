@@ -437,3 +437,35 @@ def test_a_citation_marker_an_attribution_to_reviews_or_a_hedge_need_not_be_in_t
 )
 def test_a_marker_an_attribution_or_a_hedge_excuses_nothing_else(text: str, source: str) -> None:
     assert certain(text, source) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "source"),
+    [
+        (
+            "Nicklaus is one of five men to complete the career grand slam",
+            "nicklaus became the youngest person to wear a green jacket in 1963 , and collected his sixth "
+            "in 1986 . he is one of five men to complete the career grand slam , an accolade which "
+            "favourite rory mcilroy can achieve this week .",
+        ),
+        (
+            "The sisters write their own songs",
+            "CNN: And do you guys write the songs as well? Siham: The entire album was pretty much "
+            "(written and produced) by me, my sister and Elijah.",
+        ),
+    ],
+    ids=["across-a-long-clause", "question-and-answer"],
+)
+def test_a_claims_words_within_three_times_its_length_are_close_enough(text: str, source: str) -> None:
+    # the words span more than twice the claim's length (unsettled before), less than three times
+    verdict = certain(text, source)
+    assert verdict is not None and verdict.label is Label.SUPPORTED
+
+
+def test_words_further_apart_than_three_times_the_claim_are_still_scattered() -> None:
+    source = (
+        "The museum, which was founded by a wealthy merchant family who collected paintings from many "
+        "distant countries across several centuries of travel and trade, opens its north gallery."
+    )
+    assert certain("The museum opens the north gallery", source) is None
+    assert certain("The museum opens the north gallery", "The museum opens its north gallery.") is not None

@@ -92,7 +92,7 @@ _TOKEN = re.compile(r"\S+")
 SETTLE_MIN_WORDS = 4  # the verbatim test never answers for shorter claims
 MIN_STEMS = 3  # one window must hold at least this many content stems of the claim ...
 MIN_RECORD_STEMS = 2  # ... or, in a JSON record, this many ("is good for groups": one boolean pair)
-MAX_SPREAD = 2.0  # prose: the claim's stems within this many times its word count in the window
+MAX_SPREAD = 3.0  # prose: the claim's stems within this many times its word count in the window
 # Words that say a thing is there, not what it is: "offers takeout", "parking is available", "located
 # at 202 N Milpas", "takeout options". A window need not repeat them when it states the rest (a
 # record's ``"RestaurantsTakeOut": true`` offers takeout). Stems, as :func:`stem` gives them
