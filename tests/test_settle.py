@@ -469,3 +469,31 @@ def test_words_further_apart_than_three_times_the_claim_are_still_scattered() ->
     )
     assert certain("The museum opens the north gallery", source) is None
     assert certain("The museum opens the north gallery", "The museum opens its north gallery.") is not None
+
+
+def _parking(**pairs: bool) -> str:
+    listed = ", ".join(f'"{k}": {str(v).lower()}' for k, v in pairs.items())
+    return '{"name": "Winchell\'s Donuts", "attributes": {"BusinessParking": {' + listed + "}}}"
+
+
+@pytest.mark.parametrize(
+    ("text", "pairs"),
+    [
+        (
+            "While parking is available on the street, there is no valet, garage, or lot parking",
+            {"garage": False, "street": True, "validated": False, "lot": False, "valet": False},
+        ),
+        (
+            "does not offer street parking, valet, or validated parking",
+            {"garage": False, "street": False, "validated": False, "lot": True, "valet": False},
+        ),
+    ],
+    ids=["no-a-b-or-c", "does-not-offer-a-b-or-c"],
+)
+def test_a_negation_denies_every_item_of_its_list(text: str, pairs: dict[str, bool]) -> None:
+    source = _parking(**pairs)
+    verdict = certain(text, source)
+    assert verdict is not None and verdict.label is Label.SUPPORTED
+    # the last item of the list the other way round: not certain
+    last = "lot" if "lot parking" in text else "validated"
+    assert certain(text, _parking(**{**pairs, last: True})) is None

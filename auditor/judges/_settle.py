@@ -42,7 +42,10 @@ that does not depend on how often a data set's claims happen to be true:
   ("the mimosas are highly recommended" from "Mimosas are the best." and "I recommend chatting
   with him") state nothing together (:func:`_one_text`), as scattered words do not in prose; nor
   does a review's word stand in for the value of an attribute the claim is about ("offers free
-  WiFi" against ``"WiFi": "paid"`` and a review's "free delivery").
+  WiFi" against ``"WiFi": "paid"`` and a review's "free delivery"). Against a record, a negation
+  denies every item of its list ("no valet, garage, or lot parking" meets ``"lot": false`` too,
+  :data:`_LISTED`), where a cue's own scope stops at two words; prose windows keep that scope on
+  both sides.
   This implies the rules' own ``supported`` reading (a window covering the claim, its figures
   stated, its entities present, its polarity standing), so the support score is not consulted:
   its coefficients and thresholds are retrained for the judge's decisions, and certainty should not
@@ -72,6 +75,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import lru_cache
 
 from auditor.claims import Claim
@@ -134,6 +138,16 @@ _ATTRIBUTION = re.compile(
 )
 _HEDGE = re.compile(
     r"\b(?:allegedly|reportedly|apparently|possibly|potentially|presumably|supposedly)\b", re.I
+)
+# A negation over a list denies every item of it: "no valet, garage, or lot parking", "does not
+# offer street parking, valet, or validated parking" (a cue's own scope stops at two content words:
+# :data:`auditor.judges._lexical.NEGATION_WORDS`). Items of one or two words, after commas, the last
+# after "or" / "nor"; a word that opens a clause ends the list ("not cheap, but ...").
+_ITEM = r"(?!(?:but|and|while|although|though|yet|which|who|that|so|because|as)\b)[A-Za-z][\w'-]*"
+_LISTED = re.compile(
+    rf"\b(?:no|not|without|neither|never)\s+(?!only\b|just\b)((?:{_ITEM}\s+){{0,3}}?{_ITEM}"
+    rf"(?:\s*,\s*{_ITEM}(?:\s+{_ITEM})?)*\s*,?\s+(?:or|nor)\s+{_ITEM}(?:\s+{_ITEM})?)",
+    re.I,
 )
 _NULL = re.compile(r":\s*null\s*$")  # a JSON pair whose value is null states nothing
 # A clause boundary: a claim of several clauses may hold both polarities ("no WiFi, but takeout").
@@ -282,6 +296,10 @@ def _one_window(
     if not need:
         return None  # "offers various amenities": nothing but presence is not a claim to settle
     prose = len(stems) >= MIN_STEMS
+    # in a record, each item of a list a negation denies meets its own pair ("lot": false); prose
+    # keeps the cue's own scope, as its windows do
+    listed = _listed_negation(claim.text) & cues.stems
+    in_record = replace(cues, negated_stems=cues.negated_stems | listed) if listed else cues
     for e, item in zip(admitted, items, strict=True):
         if not prose and not item.is_json:
             continue
@@ -300,9 +318,10 @@ def _one_window(
                 continue  # words gathered from several reviews of a record
             if not _states_all(cues, w) or not _compact(claim.text, need, w, item):
                 continue
-            polarity = _polarity(claim.text, cues, w, item.is_json)
+            read = in_record if item.is_json else cues
+            polarity = _polarity(claim.text, read, w, item.is_json)
             # the record's own boolean pairs decided it ("record"), else the polarity rule's reading
-            if polarity == "record" or (polarity == "words" and support_stands(cues, item, w)):
+            if polarity == "record" or (polarity == "words" and support_stands(read, item, w)):
                 return _verdict(
                     claim,
                     f"every content word, figure and name of the claim in one passage of "
@@ -310,6 +329,12 @@ def _one_window(
                     quote(item, w, cues),
                 )
     return None
+
+
+@lru_cache(maxsize=4096)
+def _listed_negation(text: str) -> frozenset[str]:
+    """The stems of every item of a list a negation denies (:data:`_LISTED`)."""
+    return frozenset().union(*(content_stems(m.group(1)) for m in _LISTED.finditer(text)))
 
 
 def _exactly(q: num.Quantity, e: num.Quantity) -> bool:
