@@ -497,3 +497,13 @@ def test_a_negation_denies_every_item_of_its_list(text: str, pairs: dict[str, bo
     # the last item of the list the other way round: not certain
     last = "lot" if "lot parking" in text else "validated"
     assert certain(text, _parking(**{**pairs, last: True})) is None
+
+
+AMBIENCE = '{"name": "Lure Fish House", "attributes": {"Ambience": {"trendy": true, "casual": true, "romantic": false}}}'
+
+
+def test_a_spelling_variant_is_the_same_word() -> None:
+    # "ambiance" in the answer, "Ambience" in the record's key
+    verdict = certain("The ambiance is trendy and casual", AMBIENCE)
+    assert verdict is not None and verdict.label is Label.SUPPORTED
+    assert certain("The ambiance is trendy, casual and romantic", AMBIENCE) is None  # "romantic": false
