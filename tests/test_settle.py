@@ -363,3 +363,147 @@ def test_a_claim_copied_from_its_source_is_settled_with_the_exact_span_quoted() 
     )
     assert verdict is not None and verdict.label == Label.SUPPORTED
     assert verdict.citations[0].quote == "Store 5 in Lyon accepts returns within 15 days of delivery"
+
+
+REVIEWED = (
+    '{"name": "Goodland Kitchen", "city": "Goleta", "attributes": {"RestaurantsTakeOut": true, '
+    '"BusinessParking": {"garage": false, "lot": true}}, '
+    '"review_info": [{"review_text": "Very friendly service and a great lunch menu. The chips were stale."}, '
+    '{"review_text": "The salads are huge. We waited an hour for a table."}]}'
+)
+NEWS = (
+    "Antic and Sefolosha interfered with officers trying to establish a crime scene, WABC reported. "
+    "The club shut down immediately after the incident, the spokesperson said."
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "source"),
+    [
+        # a citation marker: its word and its number cite the source's numbered step
+        ("Lightly oil the grate (step 4)", "1 Preheat the grill. 2 When hot, lightly oil grate. 3 Serve."),
+        ("Preheat an outdoor grill for medium-high heat (step 1)", STEPS),
+        ("Grill the bratwurst for 10 to 14 minutes, turning occasionally (Passage 2, step 4)", STEPS),
+        # an attribution to the record's reviews, the words stated in one review
+        ("According to customer reviews, the service is friendly", REVIEWED),
+        ("One customer mentioned that the salads are huge", REVIEWED),
+        ("Goodland Kitchen has a parking lot for its customers", REVIEWED),
+        # a hedge only weakens what the window states
+        ("Antic and Sefolosha allegedly interfered with officers trying to establish a crime scene", NEWS),
+    ],
+    ids=[
+        "step",
+        "step-1",
+        "passage-and-step",
+        "according-to-reviews",
+        "one-customer",
+        "for-customers",
+        "hedge",
+    ],
+)
+def test_a_citation_marker_an_attribution_to_reviews_or_a_hedge_need_not_be_in_the_window(
+    text: str, source: str
+) -> None:
+    verdict = certain(text, source)
+    assert verdict is not None and verdict.label is Label.SUPPORTED
+    assert all(c.quote in source for c in verdict.citations)
+
+
+@pytest.mark.parametrize(
+    ("text", "source"),
+    [
+        ("Lightly brush the grate (step 2)", "1 Preheat the grill. 2 When hot, lightly oil grate. 3 Serve."),
+        ("Grill the bratwurst for 10 to 15 minutes (step 4)", STEPS),  # a figure changed
+        ("Grill the bratwurst for 10 to 14 minutes (step 4)", "Grill the sausages for 10 to 14 minutes."),
+        ("According to customer reviews, the service is slow", REVIEWED),  # not what a review says
+        # the words of two reviews: an attribution excuses its own words only
+        ("One customer mentioned that the huge salads were stale", REVIEWED),
+        ("Goodland Kitchen has a parking garage for its customers", REVIEWED),  # "garage": false
+        ("Customers can book a private room for a party", REVIEWED),  # not an attribution: "customers" counts
+        ("Antic and Sefolosha allegedly assaulted officers trying to establish a crime scene", NEWS),
+        ("The club allegedly did not shut down after the incident", NEWS),  # a hedge excuses no negation
+    ],
+    ids=[
+        "word",
+        "figure",
+        "step-other-words",
+        "other-review-word",
+        "two-reviews",
+        "false-pair",
+        "not-attribution",
+        "hedge-word",
+        "hedge-negation",
+    ],
+)
+def test_a_marker_an_attribution_or_a_hedge_excuses_nothing_else(text: str, source: str) -> None:
+    assert certain(text, source) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "source"),
+    [
+        (
+            "Nicklaus is one of five men to complete the career grand slam",
+            "nicklaus became the youngest person to wear a green jacket in 1963 , and collected his sixth "
+            "in 1986 . he is one of five men to complete the career grand slam , an accolade which "
+            "favourite rory mcilroy can achieve this week .",
+        ),
+        (
+            "The sisters write their own songs",
+            "CNN: And do you guys write the songs as well? Siham: The entire album was pretty much "
+            "(written and produced) by me, my sister and Elijah.",
+        ),
+    ],
+    ids=["across-a-long-clause", "question-and-answer"],
+)
+def test_a_claims_words_within_three_times_its_length_are_close_enough(text: str, source: str) -> None:
+    # the words span more than twice the claim's length (unsettled before), less than three times
+    verdict = certain(text, source)
+    assert verdict is not None and verdict.label is Label.SUPPORTED
+
+
+def test_words_further_apart_than_three_times_the_claim_are_still_scattered() -> None:
+    source = (
+        "The museum, which was founded by a wealthy merchant family who collected paintings from many "
+        "distant countries across several centuries of travel and trade, opens its north gallery."
+    )
+    assert certain("The museum opens the north gallery", source) is None
+    assert certain("The museum opens the north gallery", "The museum opens its north gallery.") is not None
+
+
+def _parking(**pairs: bool) -> str:
+    listed = ", ".join(f'"{k}": {str(v).lower()}' for k, v in pairs.items())
+    return '{"name": "Winchell\'s Donuts", "attributes": {"BusinessParking": {' + listed + "}}}"
+
+
+@pytest.mark.parametrize(
+    ("text", "pairs"),
+    [
+        (
+            "While parking is available on the street, there is no valet, garage, or lot parking",
+            {"garage": False, "street": True, "validated": False, "lot": False, "valet": False},
+        ),
+        (
+            "does not offer street parking, valet, or validated parking",
+            {"garage": False, "street": False, "validated": False, "lot": True, "valet": False},
+        ),
+    ],
+    ids=["no-a-b-or-c", "does-not-offer-a-b-or-c"],
+)
+def test_a_negation_denies_every_item_of_its_list(text: str, pairs: dict[str, bool]) -> None:
+    source = _parking(**pairs)
+    verdict = certain(text, source)
+    assert verdict is not None and verdict.label is Label.SUPPORTED
+    # the last item of the list the other way round: not certain
+    last = "lot" if "lot parking" in text else "validated"
+    assert certain(text, _parking(**{**pairs, last: True})) is None
+
+
+AMBIENCE = '{"name": "Lure Fish House", "attributes": {"Ambience": {"trendy": true, "casual": true, "romantic": false}}}'
+
+
+def test_a_spelling_variant_is_the_same_word() -> None:
+    # "ambiance" in the answer, "Ambience" in the record's key
+    verdict = certain("The ambiance is trendy and casual", AMBIENCE)
+    assert verdict is not None and verdict.label is Label.SUPPORTED
+    assert certain("The ambiance is trendy, casual and romantic", AMBIENCE) is None  # "romantic": false

@@ -58,13 +58,13 @@ def _framing(q: num.Quantity, before: str, after: str) -> bool:
     return q.kind == "measure" and q.unit == "word"
 
 
-_REFERENCE = re.compile(r"\b(?:passages?|documents?|sources?|docs?|references?|refs?)\s*#?\s*$", re.I)
+_REFERENCE = re.compile(r"\b(?:passages?|documents?|sources?|docs?|references?|refs?|steps?)\s*#?\s*$", re.I)
 
 
 def _checked(q: num.Quantity, text: str) -> bool:
     """Whether a quantity of the claim is a figure to check.
 
-    Not "(Passage 2)", which cites a source, nor the opening "One reviewer ..." / "One customer ...",
+    Not "(Passage 2)" or "(step 4)", which cite a source or a numbered step of it, nor the opening "One reviewer ..." / "One customer ...",
     which introduces an individual rather than counting (an opening "One year ..." still counts).
     """
     at = max(text.find(q.text), 0)

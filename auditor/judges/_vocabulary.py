@@ -126,6 +126,9 @@ SYNONYMS: dict[str, str] = {
     "injur": "injur",
     "decision": "decid",
     "decid": "decid",
+    # spelling variants of one word ("ambiance" in an answer, "Ambience" in a record's key)
+    "ambiance": "ambienc",
+    "ambianc": "ambienc",
 }
 
 # US states and a few countries, with the codes a record uses for them ("state": "CA").
