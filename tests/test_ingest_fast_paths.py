@@ -438,3 +438,20 @@ def test_indexed_keys_follow_the_pattern_rule_for_any_key() -> None:
         keys = ["p." + "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 6))) for _ in range(4)]
         attrs = {key: n for n, key in enumerate(keys)}
         assert indexed(attrs, "p") == by_rule(attrs, "p"), attrs
+
+
+def test_a_run_is_told_from_other_objects_as_by_the_field_rule() -> None:
+    # _expand looks for ``run_type`` first: the same objects are runs as by any of _RUN_FIELDS.
+    from auditor_langchain.layouts import _RUN_FIELDS, _expand
+
+    rng = random.Random(14)
+    names = [*_RUN_FIELDS, "runs", "name", "inputs", "x"]
+    for _ in range(2000):
+        value = {name: rng.choice([None, 1, [], "r"]) for name in rng.sample(names, rng.randint(0, 5))}
+        problems: list[Any] = []
+        found = _expand(value, 1, "f.jsonl", problems)
+        if isinstance(value.get("runs"), list) and "run_type" not in value:
+            assert found == [(item, 1) for item in value["runs"]]
+        else:
+            assert (found == [(value, 1)]) is any(key in value for key in _RUN_FIELDS), value
+            assert bool(problems) is not any(key in value for key in _RUN_FIELDS)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import json
+import threading
 import typing
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
@@ -40,7 +41,7 @@ FIXTURES = sorted((ROOT / "tests" / "fixtures").glob("*/*.otlp.jsonl"))
 def _full_check() -> Iterator[None]:
     """Every trace checked in full, as before the typed reader could vouch for its text."""
 
-    def unvouched(trace: Trace, source: str, *, valid_text: bool = False) -> tuple[Trace, list[Problem]]:
+    def unvouched(trace: Trace, source: str, **_: Any) -> tuple[Trace, list[Problem]]:
         return repair_trace(trace, source)
 
     with pytest.MonkeyPatch.context() as patch:
@@ -196,6 +197,23 @@ def test_parses_that_may_spell_surrogates_are_counted() -> None:
     for text in ("'\\ud800'", "'\\U0000d800'", "'\\x41'", "'\\101'", "'\\N{BULLET}'"):
         common.literal(text)
     assert common.escaped_parses() == before + 7
+
+
+def test_each_thread_counts_its_own_parses_from_zero() -> None:
+    common.loads('{"a": "\\u0041"}')  # this thread has counted something
+    seen: list[int] = []
+
+    def other() -> None:
+        seen.append(common.escaped_parses())  # nothing parsed in this thread yet: 0
+        common.loads('{"a": "\\u0041"}')
+        seen.append(common.escaped_parses())
+
+    main = common.escaped_parses()
+    worker = threading.Thread(target=other)
+    worker.start()
+    worker.join()
+    assert seen == [0, 1]
+    assert common.escaped_parses() == main
 
 
 def _annotation_types(annotation: Any) -> Iterator[Any]:

@@ -17,7 +17,7 @@ can be repaired, recording a :class:`~auditor.trace.Problem` each time:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 from datetime import UTC, datetime
 
 from auditor.trace._model import Span, Trace
@@ -98,7 +98,13 @@ def _break_cycles(spans: dict[str, Span], source: str) -> Iterator[Problem]:
 
 
 def assemble_trace(
-    trace_id: str, spans: Iterable[Span], source: str, *, valid_text: bool = False, **fields: str | None
+    trace_id: str,
+    spans: Iterable[Span],
+    source: str,
+    *,
+    valid_text: bool = False,
+    vouched: Container[str] = (),
+    **fields: str | None,
 ) -> tuple[Trace, list[Problem]]:
     """Check and order the spans of one trace.
 
@@ -107,6 +113,7 @@ def assemble_trace(
         spans: its spans, in any order.
         source: file name used in problems for spans that carry no :class:`SourceRef`.
         valid_text: passed on to :func:`~auditor.trace.repair_trace` (what the caller vouches for).
+        vouched: passed on to :func:`~auditor.trace.repair_trace` (the spans the caller vouches for).
         **fields: extra :class:`Trace` fields (``source_format``, ``convention``, ``conversation_id``).
     """
     problems: list[Problem] = []
@@ -156,5 +163,5 @@ def assemble_trace(
         detached_parents=detached,
         **fields,  # type: ignore[arg-type]
     )
-    trace, repaired = repair_trace(trace, source, valid_text=valid_text)
+    trace, repaired = repair_trace(trace, source, valid_text=valid_text, vouched=vouched)
     return trace, problems + repaired

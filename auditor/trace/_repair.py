@@ -12,7 +12,7 @@ warning naming the file, line, span and field.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -187,22 +187,40 @@ def _bounded_free_form(trace: Trace) -> bool:
     document metadata) nest within :data:`MAX_DEPTH`, counted as :func:`_clean_trace` counts them.
     Every other field holds text, atoms or the model's own fixed shapes, nested at most four levels
     (``tests/test_repair_vouched.py`` pins the model's free-form fields)."""
-    for span in trace.spans:
-        tool = span.tool
-        if tool is not None and not _clean_all((tool.arguments,), 1):
+    return all(_span_bounded_free_form(span) for span in trace.spans)
+
+
+def _span_bounded_free_form(span: Span) -> bool:
+    """:func:`_bounded_free_form` for one span."""
+    tool = span.tool
+    if tool is not None and not _clean_all((tool.arguments,), 1):
+        return False
+    for messages in (span.input_messages, span.output_messages):
+        for message in messages:
+            for call in message.tool_calls:
+                if not _clean_all((call.arguments,), 4):
+                    return False
+    for document in span.documents:
+        if document.metadata and not _clean_all((document.metadata,), 2):
             return False
-        for messages in (span.input_messages, span.output_messages):
-            for message in messages:
-                for call in message.tool_calls:
-                    if not _clean_all((call.arguments,), 4):
-                        return False
-        for document in span.documents:
-            if document.metadata and not _clean_all((document.metadata,), 2):
-                return False
     return True
 
 
-def repair_trace(trace: Trace, source: str, *, valid_text: bool = False) -> tuple[Trace, list[Problem]]:
+def _clean_with_vouched(trace: Trace, vouched: Container[str]) -> bool:
+    """:func:`_clean_trace`, with the spans whose ids are in ``vouched`` checked only as
+    :func:`_bounded_free_form` checks a vouched trace's spans."""
+    header = trace.__dict__
+    if not _clean_all([header[name] for name in header if name != "spans"], 0):
+        return False
+    return all(
+        _span_bounded_free_form(span) if span.span_id in vouched else _clean_all(span.__dict__.values(), 0)
+        for span in trace.spans
+    )
+
+
+def repair_trace(
+    trace: Trace, source: str, *, valid_text: bool = False, vouched: Container[str] = ()
+) -> tuple[Trace, list[Problem]]:
     """``trace`` with its text repaired and its values bounded, and a warning per span changed.
 
     Args:
@@ -213,8 +231,16 @@ def repair_trace(trace: Trace, source: str, *, valid_text: bool = False) -> tupl
             allows; only the free-form values the readers parse (tool and tool-call arguments,
             document metadata) are then checked, and a trace they pass is returned as it stands.
             A trace they fail goes through the same repair as without it.
+        vouched: the same, for the spans with these ids only (the trace's own fields and every
+            other span are checked in full); ignored when ``valid_text`` is given.
     """
-    if _bounded_free_form(trace) if valid_text else _clean_trace(trace):
+    if valid_text:
+        clean = _bounded_free_form(trace)
+    elif vouched:
+        clean = _clean_with_vouched(trace, vouched)
+    else:
+        clean = _clean_trace(trace)
+    if clean:
         return trace, []
     problems: list[Problem] = []
     spans = []

@@ -237,7 +237,8 @@ def _expand(
     if isinstance(value, dict):
         if isinstance(value.get("runs"), list) and "run_type" not in value:
             return [(item, line) for item in value["runs"]]
-        if any(key in value for key in _RUN_FIELDS):
+        # A run's own type first, without the generator (nearly every run has one).
+        if "run_type" in value or any(key in value for key in _RUN_FIELDS):
             return [(value, line)]
     problems.append(
         Problem(file=source, line=line, reason=f"expected a run object, found {describe(value)}; skipped")

@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import threading
 from typing import Any
 
 from auditor.trace import Document, Message, ToolCall, dumps_fast
@@ -49,6 +50,24 @@ _PROMPT_ROLES = {"System": "system", "Human": "user", "AI": "assistant", "Tool":
 #: What ``json.dumps(value, ensure_ascii=False, default=str)`` builds on every call, built once.
 _ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
 _PROMPT_SPLIT = re.compile(r"(?:^|\n)(System|Human|AI|Tool|Function): ")
+
+
+class _Escaped(threading.local):
+    """Per thread, how many texts :func:`_prompt_tool_calls` read as a Python literal holding a
+    backslash (see :func:`escaped_literals`)."""
+
+    count = 0
+
+
+_escaped = _Escaped()
+
+
+def escaped_literals() -> int:
+    """How many texts this thread has read as a Python literal holding a backslash, an escape
+    that could spell a lone surrogate (in a prompt's tool-call ids and names): a count to compare
+    before and after building a run, whose span is vouched for to the repair check only when it
+    did not move (``auditor_langchain.records.plain_line``)."""
+    return _escaped.count
 
 
 def content_text(content: Any) -> str:
@@ -211,6 +230,8 @@ def _prompt_tool_calls(text: str) -> tuple[str, tuple[ToolCall, ...]]:
     start = text.rfind("[{")
     while start != -1:
         tail = text[start:]
+        if "\\" in tail:
+            _escaped.count += 1
         try:
             parsed = ast.literal_eval(tail)
         except (ValueError, SyntaxError, MemoryError, RecursionError):

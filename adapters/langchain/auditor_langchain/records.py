@@ -10,10 +10,17 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from auditor.trace import Problem, Severity, Span, loads_fast_writable, quote_value
+from auditor.trace import MAX_DEPTH, Problem, Severity, Span, loads_fast_writable, quote_value
 from auditor_langchain.ids import normalise_id
 
 _DOTTED_SEGMENT = re.compile(r"^\d{8}T\d{6,12}Z(.+)$")
+#: Brackets (``[`` and ``{``) a line may hold for its run's span to be vouched for (see
+#: :func:`plain_line`): a container read from it then nests at most this many levels. The adapter
+#: puts the run's containers at most two levels deep in a span outside the free-form values the
+#: repair check still looks at (``attributes`` one level, an event's attributes two), so they end
+#: within ``MAX_DEPTH``.
+VOUCH_BRACKETS = MAX_DEPTH - 4
+_NOT_BRACKETS = bytes(byte for byte in range(256) if byte not in b"[{")
 
 
 @dataclass(slots=True)
@@ -41,6 +48,8 @@ class Record:
     built: tuple[Span | None, list[Problem]] | None = None
     #: The run's parent, read when it was built.
     built_parent: str | None = None
+    #: Its span may be vouched for to the repair check (:func:`plain_line` of ``raw``).
+    vouched: bool = False
 
     @property
     def run(self) -> dict[str, Any]:
@@ -55,11 +64,27 @@ class Record:
     def run(self, value: dict[str, Any]) -> None:
         self._run = value
         self.built = None  # a changed run is built again
+        self.vouched = False  # merged from another record: not the one line's any more
 
     def keep_built(self, built: tuple[Span | None, list[Problem]], parent: str | None) -> None:
         """Keep the span built from this (ended) run, and drop its JSON (read again if needed)."""
         self.built, self.built_parent = built, parent
         self._run = None
+
+
+def plain_line(raw: bytes) -> bool:
+    """Whether the span of a run read strictly (``loads_fast``) from the line ``raw`` alone may be
+    vouched for to the repair check (``auditor.trace.repair_trace``'s ``vouched``), provided
+    nothing the adapter parses again while building it could spell a surrogate
+    (:func:`auditor_langchain.messages.escaped_literals`).
+
+    Its strings are valid text: the strict reader refuses invalid UTF-8 and escaped lone
+    surrogates. With at most :data:`VOUCH_BRACKETS` brackets, no container read from the line
+    nests deep enough to be cut where the adapter puts it; what the adapter parses again (a tool
+    call's arguments) lands in the free-form values the check still looks at, but for a prompt's
+    tool-call ids and names, which that count covers.
+    """
+    return len(raw.translate(None, _NOT_BRACKETS)) <= VOUCH_BRACKETS  # one pass (two counts take two)
 
 
 def describe(value: Any) -> str:
@@ -85,7 +110,8 @@ def flatten(
     if len(values) == 1:  # the common line, one run without children: what flatten_all gives it
         run, line = values[0]
         if type(run) is dict and run.get("child_runs") is None and normalise_id(run.get("id")) is not None:
-            return [Record(run, line, fast=fast, raw=raw if fast else None)]
+            whole = raw if fast else None
+            return [Record(run, line, fast=fast, raw=whole, vouched=whole is not None and plain_line(whole))]
     return flatten_all(values, source, problems, fast=fast, raw=raw)
 
 
@@ -125,7 +151,10 @@ def flatten_all(
         else:
             alone = len(values) == 1 and run is values[0][0] and run.get("child_runs") is None
             whole = raw if fast and alone else None
-            flat.append(Record(run, line, parent_hint=parent, root_hint=root, fast=fast, raw=whole))
+            vouched = whole is not None and plain_line(whole)
+            flat.append(
+                Record(run, line, parent_hint=parent, root_hint=root, fast=fast, raw=whole, vouched=vouched)
+            )
         children = run.get("child_runs")
         if isinstance(children, list):
             here = run_id or parent
