@@ -407,3 +407,25 @@ def test_short_answers_thresholds_come_from_the_train_claims() -> None:
     # a long answer's claims are not counted
     long = [row(100 + i, 0.31, 0, False, "a", claims=5) for i in range(50)]  # would lift the ceiling
     assert script.short_pair(combiner, [*rows, *long]) == (hi, lo)
+
+
+def test_the_long_answers_pair_is_refined_between_two_steps_of_the_grid() -> None:
+    """Dev scores crowding between two steps of the 0.01 grid: the finer search decides the ones
+    it can while the agreement holds (the coarse grid stops at 0.15)."""
+    script = _script()
+    n = len(FEATURES)
+    combiner = Combiner(FEATURES, (0.0,) * n, (1.0,) * n, (1.0,) + (0.0,) * (n - 1), 0.0, 1.0, 0.0)
+
+    def row(i: int, p: float, supported: int, rule_supported: bool) -> Any:
+        x = (math.log(p / (1 - p)),) + (0.0,) * (n - 1)
+        return script.Row(f"r{i}", "d/t", x, supported, rule_supported, not rule_supported, False, 5)
+
+    dev = [
+        *(row(i, 0.1495, 0, False) for i in range(10)),
+        *(row(10 + i, 0.1525, 0, False) for i in range(5)),  # right, between 0.15 and 0.16
+        *(row(20 + i, 0.1585, 1, False) for i in range(3)),  # wrong: 24 of 27 is under 90%
+        *(row(30 + i, 0.5, 1, True) for i in range(9)),
+    ]
+    chosen = script.choose_thresholds(combiner, dev)
+    assert chosen.answer_unsupported is not None and 0.1525 <= chosen.answer_unsupported < 0.1585
+    assert chosen.answer_supported == 0.5
