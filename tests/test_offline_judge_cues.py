@@ -110,6 +110,30 @@ def test_name_variants_are_present() -> None:
     assert ent.present("American-style", 'categories: "american (new), restaurants"')
     assert not ent.present("Texas-Mexico", "the border with mexico")
     assert "Sr" not in ent.entities("The fight was won by Chris Eubank Sr. in 1990.")
+    # the disease and its virus: one name to a reader of an abstract
+    assert ent.present("COVID-19", "infection with sars-cov-2 raises the risk of stroke.")
+    assert ent.present("SARS-CoV-2", "patients with covid-19 were followed for a year.")
+    assert not ent.present("COVID-19", "patients with influenza were followed for a year.")
+
+
+def test_capitals_of_a_title_or_a_shouted_word_are_no_names() -> None:
+    assert ent.entities("High Blood Pressure Doubles Coronavirus Death Risk") == []
+    assert ent.entities("Coronavirus can Be Crushed By Warmer Weather") == []
+    assert ent.entities("COVID-19 Antibodies Last for at Least Four Months After Recovery") == ["COVID-19"]
+    assert ent.entities("The CORONAVIRUS is not of natural origin") == []
+    # names in a sentence, acronyms and codes still count
+    assert ent.entities("Eric Clapton sings at the Royal Albert Hall") == [
+        "Clapton",
+        "Royal",
+        "Albert",
+        "Hall",
+    ]
+    assert ent.entities("The NASA and UNESCO report on the X200") == ["NASA", "UNESCO", "X200"]
+    verdict = judge_one(
+        "Vitamin D Deficiency Raises Stroke Risk In Older Patients",
+        [evidence("e1", "Vitamin D deficiency raises the risk of stroke in older patients.")],
+    )
+    assert verdict.label is Label.SUPPORTED
 
 
 def test_framing_figures_are_not_checked() -> None:

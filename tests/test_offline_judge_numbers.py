@@ -173,9 +173,17 @@ def _entities_by_regex(text: str) -> list[str]:
     """``entities`` as first written (a regex over the text before each token): the reference."""
     import re
 
-    from auditor.judges._entities import _CODE, _COMMON_CAPS, _TOKEN, STOPWORDS
+    from auditor.judges._entities import (
+        _CODE,
+        _COMMON_CAPS,
+        _TOKEN,
+        ACRONYM_LETTERS,
+        STOPWORDS,
+        headline_cased,
+    )
 
     found: list[str] = []
+    headline = headline_cased(text)
     for m in _TOKEN.finditer(text):
         tok = re.sub("['\u2019]s$", "", m.group()).rstrip(".")
         sentence_start = not text[: m.start()].strip() or bool(
@@ -187,8 +195,15 @@ def _entities_by_regex(text: str) -> list[str]:
             and any(c.isupper() for c in tok)
             and not re.match(r"^\d+(\.\d+)?[A-Za-z]{1,2}$", tok)
         )
-        is_acronym = len(tok) >= 2 and tok.isupper() and tok.isalpha()
-        is_proper = tok[:1].isupper() and not sentence_start and lowered not in STOPWORDS
+        is_acronym = ACRONYM_LETTERS >= len(tok) >= 2 and tok.isupper() and tok.isalpha()
+        shouted = tok.isupper() and tok.isalpha() and len(tok) > ACRONYM_LETTERS
+        is_proper = (
+            tok[:1].isupper()
+            and not sentence_start
+            and not headline
+            and not shouted
+            and lowered not in STOPWORDS
+        )
         if (is_code or is_acronym or is_proper) and lowered not in _COMMON_CAPS and tok not in found:
             found.append(tok)
     return found

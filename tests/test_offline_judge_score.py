@@ -11,6 +11,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -371,3 +372,60 @@ def test_three_sentences_of_one_item_may_state_a_long_answers_claim_together() -
         "Their debut record topped the charts.",
     ]
     assert_quotes_verified(first, [doc], merged.text)
+
+
+def test_short_answers_thresholds_come_from_the_train_claims() -> None:
+    """A low score decides a short answer's claim absent only up to the score where the train
+    claims it decides agree with the annotators at least LOW_AGREEMENT of the time; ``supported`` is
+    then the score giving the train datasets the best mean balanced accuracy."""
+    script = _script()
+    n = len(FEATURES)
+    # the score is the first feature through the identity: score(x) = sigmoid(logit(p)) = p
+    combiner = Combiner(FEATURES, (0.0,) * n, (1.0,) * n, (1.0,) + (0.0,) * (n - 1), 0.0, 1.0, 0.0)
+
+    def row(
+        i: int, p: float, supported: int, rule_supported: bool, dataset: str = "a", claims: int = 1
+    ) -> Any:
+        x = (math.log(p / (1 - p)),) + (0.0,) * (n - 1)
+        return script.Row(
+            f"r{i}", f"{dataset}/t", x, supported, rule_supported, not rule_supported, False, claims
+        )
+
+    rows = [
+        # low scores: at 0.05, 19 in 20 are unsupported; at 0.31 only half
+        *(row(i, 0.05, 0, False) for i in range(9)),
+        row(9, 0.05, 1, False),
+        *(row(10 + i, 0.31, i % 2, False) for i in range(20)),
+        # the rules support these: right from 0.6, a coin toss below
+        *(row(40 + i, 0.7, 1, True, "b") for i in range(10)),
+        *(row(50 + i, 0.5, i % 2, True, "b") for i in range(10)),
+        *(row(60 + i, 0.05, 0, False, "b") for i in range(10)),
+    ]
+    hi, lo = script.short_pair(combiner, rows)
+    assert 0.05 <= lo < 0.31  # the coin-toss low scores are left undecided
+    assert 0.5 < hi <= 0.7  # so are the coin-toss supported ones
+    # a long answer's claims are not counted
+    long = [row(100 + i, 0.31, 0, False, "a", claims=5) for i in range(50)]  # would lift the ceiling
+    assert script.short_pair(combiner, [*rows, *long]) == (hi, lo)
+
+
+def test_the_long_answers_pair_is_refined_between_two_steps_of_the_grid() -> None:
+    """Dev scores crowding between two steps of the 0.01 grid: the finer search decides the ones
+    it can while the agreement holds (the coarse grid stops at 0.15)."""
+    script = _script()
+    n = len(FEATURES)
+    combiner = Combiner(FEATURES, (0.0,) * n, (1.0,) * n, (1.0,) + (0.0,) * (n - 1), 0.0, 1.0, 0.0)
+
+    def row(i: int, p: float, supported: int, rule_supported: bool) -> Any:
+        x = (math.log(p / (1 - p)),) + (0.0,) * (n - 1)
+        return script.Row(f"r{i}", "d/t", x, supported, rule_supported, not rule_supported, False, 5)
+
+    dev = [
+        *(row(i, 0.1495, 0, False) for i in range(10)),
+        *(row(10 + i, 0.1525, 0, False) for i in range(5)),  # right, between 0.15 and 0.16
+        *(row(20 + i, 0.1585, 1, False) for i in range(3)),  # wrong: 24 of 27 is under 90%
+        *(row(30 + i, 0.5, 1, True) for i in range(9)),
+    ]
+    chosen = script.choose_thresholds(combiner, dev)
+    assert chosen.answer_unsupported is not None and 0.1525 <= chosen.answer_unsupported < 0.1585
+    assert chosen.answer_supported == 0.5

@@ -26,11 +26,30 @@ _COMMON_CAPS = frozenset(
 
 _OPENERS = frozenset('.!?:;-\u2013\u2014("\u201c')
 _MEASURE = re.compile(r"^\d+(\.\d+)?[A-Za-z]{1,2}$")  # "5km", "2.5GB": a figure, not a code
+# A word in capitals this long is shouted, not an acronym ("CORONAVIRUS", "VITAMIN"): acronyms
+# are short ("NASA", "UNESCO", "COVID").
+ACRONYM_LETTERS = 6
+_WORD = re.compile(r"[A-Za-z]+")
+
+
+def headline_cased(text: str) -> bool:
+    """Whether ``text`` capitalises every word regardless of what it is (a title: "High Blood
+    Pressure Doubles Coronavirus Death Risk", "Coronavirus can Be Crushed By Warmer Weather"):
+    at least three words of four letters or more after the first, every one of them capitalised.
+    Capitals there say nothing of names; a sentence naming people ("Eric Clapton sings at the Royal
+    Albert Hall") has lower-case words of that length."""
+    long = [w for w in _WORD.findall(text)[1:] if len(w) >= 4]
+    return len(long) >= 3 and all(w[0].isupper() for w in long)
 
 
 def entities(text: str) -> list[str]:
-    """Entity tokens of a claim, in order, without duplicates (possessives stripped)."""
+    """Entity tokens of a claim, in order, without duplicates (possessives stripped).
+
+    In a headline-cased text (:func:`headline_cased`) a capitalised word is no name: only codes and
+    acronyms count there; nor is a word in capitals longer than :data:`ACRONYM_LETTERS` (shouted).
+    """
     found: list[str] = []
+    headline = headline_cased(text)
     for m in _TOKEN.finditer(text):
         tok = m.group()
         if tok.endswith(("'s", "\u2019s")):
@@ -43,8 +62,15 @@ def entities(text: str) -> list[str]:
         sentence_start = before < 0 or text[before] in _OPENERS
         lowered = tok.casefold()
         is_code = bool(_CODE.match(tok)) and any(c.isupper() for c in tok) and not _MEASURE.match(tok)
-        is_acronym = len(tok) >= 2 and tok.isupper() and tok.isalpha()
-        is_proper = tok[:1].isupper() and not sentence_start and lowered not in STOPWORDS
+        is_acronym = ACRONYM_LETTERS >= len(tok) >= 2 and tok.isupper() and tok.isalpha()
+        shouted = tok.isupper() and tok.isalpha() and len(tok) > ACRONYM_LETTERS
+        is_proper = (
+            tok[:1].isupper()
+            and not sentence_start
+            and not headline
+            and not shouted
+            and lowered not in STOPWORDS
+        )
         if (is_code or is_acronym or is_proper) and lowered not in _COMMON_CAPS and tok not in found:
             found.append(tok)
     return found
