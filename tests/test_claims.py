@@ -370,3 +370,20 @@ def test_words_of_ascii_text_read_in_one_pass_are_the_tokens_read_one_by_one() -
     assert (
         _lexicon.words("It\u2019s CAFÉ-time") == one_by_one("It\u2019s CAFÉ-time") == ["it's", "caf", "time"]
     )
+
+
+def test_the_word_before_a_period_is_what_the_end_anchored_regex_finds() -> None:
+    import random
+    import re
+
+    from auditor.claims._split import _word_before
+
+    rng = random.Random(5)
+    alphabet = "aAbZ.. .\n1\u00e9"
+    for _ in range(20_000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        line_start = rng.randint(0, len(text))
+        end = rng.randint(line_start, len(text))
+        found = re.search(r"(?:[A-Za-z]\.)*[A-Za-z]+$", text[line_start:end])
+        assert _word_before(text, end, line_start) == (found.group() if found else None), (text, end)
+    assert _word_before("He lives in the U.S", 19, 0) == "U.S"

@@ -89,12 +89,31 @@ def _depths(text: str, start: int, end: int) -> _Depths:
     return _Depths(offsets, values)
 
 
+def _ascii_letter(char: str) -> bool:
+    return ("a" <= char <= "z") or ("A" <= char <= "Z")
+
+
+def _word_before(text: str, end: int, line_start: int) -> str | None:
+    """What ``(?:[A-Za-z]\\.)*[A-Za-z]+$`` finds in ``text[line_start:end]``, read backwards from
+    ``end`` (the regex tried every start of the line: quadratic in a line of many sentences)."""
+    if end > line_start and text[end - 1] == "\n":
+        end -= 1  # "$" also matches before a final newline
+    start = end
+    while start > line_start and _ascii_letter(text[start - 1]):
+        start -= 1
+    if start == end:
+        return None
+    while start - 2 >= line_start and text[start - 1] == "." and _ascii_letter(text[start - 2]):
+        start -= 2  # an initial and its dot before: "U." of "U.S"
+    return text[start:end]
+
+
 def _ends_abbreviation(text: str, dot: int, line_start: int) -> str | None:
     """The abbreviation (lower case, inner dots kept) that the period at ``dot`` closes, if any."""
-    m = re.search(r"(?:[A-Za-z]\.)*[A-Za-z]+$", text[line_start:dot])
-    if m is None:
+    word = _word_before(text, dot, line_start)
+    if word is None:
         return None
-    token = m.group().lower()
+    token = word.lower()
     if token in NEVER_END or token in MAYBE_END:
         return token
     if len(token) == 1 or "." in token:
