@@ -25,23 +25,12 @@ from auditor_langchain.runtree import RunTreeAdapter
 from test_langchain_runtree import LLM, ROOT, TOOL, run, sample_runs
 
 import auditor.trace._assemble as assemble_module
-from auditor.trace import MAX_DEPTH, Problem, Trace, repair_trace
+from auditor.trace import MAX_DEPTH, Problem, Trace
 from tests.conftest import ROOT as REPO
 from tests.support.faults import corpus
+from tests.support.repair import full_repair_check
 
 RUNTREES = sorted((REPO / "tests" / "fixtures").glob("*/runtree.json"))
-
-
-@contextmanager
-def _full_check() -> Iterator[None]:
-    """Every span checked in full, as before a run's span could be vouched for."""
-
-    def unvouched(trace: Trace, source: str, **_: Any) -> tuple[Trace, list[Problem]]:
-        return repair_trace(trace, source)
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(assemble_module, "repair_trace", unvouched)
-        yield
 
 
 @contextmanager
@@ -60,7 +49,7 @@ def _spy() -> Iterator[list[frozenset[str]]]:
 
 
 def _read(data: bytes, vouched: bool) -> list[str]:
-    with nullcontext() if vouched else _full_check():
+    with nullcontext() if vouched else full_repair_check():
         items = list(RunTreeAdapter().parse(io.BytesIO(data), "runs.jsonl"))
     return [
         item.model_dump_json() + repr(item.detached_parents) if isinstance(item, Trace) else repr(item)

@@ -17,7 +17,7 @@ import json
 import threading
 import typing
 from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -28,29 +28,17 @@ from auditor_otel.otlp_typed import typed_spans
 from otel_samples.otlp import anyvalue, request, span
 from pydantic import BaseModel
 
-import auditor.trace._assemble as assemble_module
-from auditor.trace import MAX_DEPTH, Problem, Trace, repair_trace
+from auditor.trace import MAX_DEPTH, Trace
 from auditor.trace._repair import _MODELS
 from tests.conftest import ROOT
 from tests.support.faults import corpus
+from tests.support.repair import full_repair_check
 
 FIXTURES = sorted((ROOT / "tests" / "fixtures").glob("*/*.otlp.jsonl"))
 
 
-@contextmanager
-def _full_check() -> Iterator[None]:
-    """Every trace checked in full, as before the typed reader could vouch for its text."""
-
-    def unvouched(trace: Trace, source: str, **_: Any) -> tuple[Trace, list[Problem]]:
-        return repair_trace(trace, source)
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(assemble_module, "repair_trace", unvouched)
-        yield
-
-
 def _read(data: bytes, vouched: bool) -> list[str]:
-    with nullcontext() if vouched else _full_check():
+    with nullcontext() if vouched else full_repair_check():
         items = list(OtlpJsonAdapter().parse(io.BytesIO(data), "t.jsonl"))
     return [
         item.model_dump_json() + repr(item.detached_parents) if isinstance(item, Trace) else repr(item)
