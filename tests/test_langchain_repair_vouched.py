@@ -14,7 +14,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,7 @@ import auditor.trace._assemble as assemble_module
 from auditor.trace import MAX_DEPTH, Problem, Trace
 from tests.conftest import ROOT as REPO
 from tests.support.faults import corpus
-from tests.support.repair import full_repair_check
+from tests.support.repair import read, same_both_ways
 
 RUNTREES = sorted((REPO / "tests" / "fixtures").glob("*/runtree.json"))
 
@@ -49,18 +49,11 @@ def _spy() -> Iterator[list[frozenset[str]]]:
 
 
 def _read(data: bytes, vouched: bool) -> list[str]:
-    with nullcontext() if vouched else full_repair_check():
-        items = list(RunTreeAdapter().parse(io.BytesIO(data), "runs.jsonl"))
-    return [
-        item.model_dump_json() + repr(item.detached_parents) if isinstance(item, Trace) else repr(item)
-        for item in items
-    ]
+    return read(RunTreeAdapter(), data, "runs.jsonl", vouched=vouched)
 
 
 def _same_both_ways(data: bytes) -> list[str]:
-    vouched, full = _read(data, True), _read(data, False)
-    assert vouched == full
-    return vouched
+    return same_both_ways(RunTreeAdapter(), data, "runs.jsonl")
 
 
 def _jsonl(runs: list[dict[str, Any]]) -> bytes:

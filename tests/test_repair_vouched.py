@@ -12,12 +12,10 @@ check in full (the vouching ignored) and compare everything, and pin what the sh
 
 from __future__ import annotations
 
-import io
 import json
 import threading
 import typing
 from collections.abc import Iterator
-from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -28,28 +26,21 @@ from auditor_otel.otlp_typed import typed_spans
 from otel_samples.otlp import anyvalue, request, span
 from pydantic import BaseModel
 
-from auditor.trace import MAX_DEPTH, Trace
+from auditor.trace import MAX_DEPTH
 from auditor.trace._repair import _MODELS
 from tests.conftest import ROOT
 from tests.support.faults import corpus
-from tests.support.repair import full_repair_check
+from tests.support.repair import read, same_both_ways
 
 FIXTURES = sorted((ROOT / "tests" / "fixtures").glob("*/*.otlp.jsonl"))
 
 
 def _read(data: bytes, vouched: bool) -> list[str]:
-    with nullcontext() if vouched else full_repair_check():
-        items = list(OtlpJsonAdapter().parse(io.BytesIO(data), "t.jsonl"))
-    return [
-        item.model_dump_json() + repr(item.detached_parents) if isinstance(item, Trace) else repr(item)
-        for item in items
-    ]
+    return read(OtlpJsonAdapter(), data, "t.jsonl", vouched=vouched)
 
 
 def _same_both_ways(data: bytes) -> list[str]:
-    vouched, full = _read(data, True), _read(data, False)
-    assert vouched == full
-    return vouched
+    return same_both_ways(OtlpJsonAdapter(), data, "t.jsonl")
 
 
 def _typed_line(obj: Any) -> bytes:

@@ -23,3 +23,24 @@ def full_repair_check() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(assemble_module, "repair_trace", unvouched)
         yield
+
+
+def read(adapter: Any, data: bytes, name: str, *, vouched: bool) -> list[str]:
+    """What ``adapter`` reads from ``data``, item by item, as comparable text; ``vouched=False``
+    under :func:`full_repair_check`."""
+    from contextlib import nullcontext
+    from io import BytesIO
+
+    with nullcontext() if vouched else full_repair_check():
+        items = list(adapter.parse(BytesIO(data), name))
+    return [
+        item.model_dump_json() + repr(item.detached_parents) if isinstance(item, Trace) else repr(item)
+        for item in items
+    ]
+
+
+def same_both_ways(adapter: Any, data: bytes, name: str) -> list[str]:
+    """What ``adapter`` reads from ``data``, after checking the shortcuts change none of it."""
+    vouched = read(adapter, data, name, vouched=True)
+    assert vouched == read(adapter, data, name, vouched=False)
+    return vouched
