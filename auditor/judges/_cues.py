@@ -64,8 +64,9 @@ _REFERENCE = re.compile(r"\b(?:passages?|documents?|sources?|docs?|references?|r
 def _checked(q: num.Quantity, text: str) -> bool:
     """Whether a quantity of the claim is a figure to check.
 
-    Not "(Passage 2)" or "(step 4)", which cite a source or a numbered step of it, nor the opening "One reviewer ..." / "One customer ...",
-    which introduces an individual rather than counting (an opening "One year ..." still counts).
+    Not "(Passage 2)" or "(step 4)", which cite a source or a numbered step of it, nor the opening
+    "One reviewer ..." / "One customer ...", which introduces an individual rather than counting
+    (an opening "One year ..." still counts).
     """
     at = max(text.find(q.text), 0)
     before, after = text[:at], text[at + len(q.text) :]

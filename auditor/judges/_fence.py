@@ -45,10 +45,7 @@ def fence_token(fenced: Sequence[str]) -> str:
     (compared after NFKC and case folding, so full-width or upper-case look-alikes count too) the
     next one is derived, until none does.
     """
-    joined = "\n".join(fenced)
-    # An ASCII text's NFKC form is itself and its case folding is lower(); the whitespace that
-    # normalise() collapses cannot split a token that has none: the same test, without the walk.
-    seen = joined.lower() if joined.isascii() else normalise(joined)
+    seen = normalise("\n".join(fenced))  # an ASCII text takes normalise()'s own short path
     salt = 0
     while True:
         token = short_digest(_FENCE_SECRET, str(salt))
