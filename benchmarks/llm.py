@@ -263,6 +263,24 @@ def _bounded(row: dict[str, Any], latency: float) -> dict[str, Any]:
     }
 
 
+async def warm_up(server: ServerProcess, workdir: Path, answers: int, concurrency: int) -> None:
+    """Audit ``answers`` records without and with the store, so first-use costs (imports,
+    connection set-up) stay out of the figures that follow."""
+    warm = workdir / "warm-up.jsonl"
+    write_records(warm, answers)
+    with _fresh_home():
+        for store in (False, True):
+            await _audit(
+                warm,
+                server,
+                decomposer="rules",
+                cascade=True,
+                cache=True,
+                concurrency=concurrency,
+                store=store,
+            )
+
+
 #: The default-settings modes measured with the store on and with ``--no-store``.
 DEFAULT_MODES: list[tuple[str, Decomposer]] = [
     ("rules (CLI default)", "rules"),
@@ -311,19 +329,7 @@ async def run(
         results["fused_note"] = "the pipeline has no fused mode in this version"
     modes.append(("cascade (rules decomposer)", "rules", True))
     with ServerProcess(latency) as server:
-        warm = workdir / "warm-up.jsonl"
-        write_records(warm, max(concurrencies))
-        with _fresh_home():  # first-use costs (imports, connection set-up) stay out of the figures
-            for store in (False, True):
-                await _audit(
-                    warm,
-                    server,
-                    decomposer="rules",
-                    cascade=True,
-                    cache=True,
-                    concurrency=concurrency,
-                    store=store,
-                )
+        await warm_up(server, workdir, max(concurrencies), concurrency)
         for name, decomposer, cascade in modes:
             with _fresh_home():
                 row = await _audit(

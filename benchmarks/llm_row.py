@@ -22,21 +22,10 @@ from benchmarks.server import ServerProcess
 
 async def _rows(answers: int, concurrency: int, decomposer: Decomposer, store: bool, repeats: int) -> None:
     workdir = Path(tempfile.mkdtemp(prefix="bench-row-"))
-    path, warm = workdir / "records.jsonl", workdir / "warm-up.jsonl"
+    path = workdir / "records.jsonl"
     llm.write_records(path, answers)
-    llm.write_records(warm, 32)
     with ServerProcess(0.2) as server:
-        with llm._fresh_home():  # first-use costs stay out of the figures, as in the benchmark
-            for warm_store in (False, True):
-                await llm._audit(
-                    warm,
-                    server,
-                    decomposer="rules",
-                    cascade=True,
-                    cache=True,
-                    concurrency=8,
-                    store=warm_store,
-                )
+        await llm.warm_up(server, workdir, 32, 8)  # as the benchmark does
         for _ in range(repeats):
             row = llm._bounded(
                 await llm._audit_fresh(
