@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from auditor.cli import cli
+from auditor.errors import StoreError
 from auditor.llm import run_sync
 from auditor.policy import load_policy
 from auditor.run import Progress, audit, audit_async
@@ -54,6 +55,30 @@ def test_interrupted_run_is_marked_and_resumes_without_redoing_finished_answers(
     with Store(db) as store:
         (row,) = store.list_runs()
         assert row.status == "finished" and row.answers_saved == len(result.answers)
+
+
+def test_a_resumed_run_records_the_traces_its_first_process_died_before_committing(tmp_path: Path) -> None:
+    # The traces are recorded on the run's writer thread, ahead of its answers: a process killed
+    # before that commit leaves a run with no traces, which the resuming run records.
+    db = f"sqlite:///{tmp_path / 'runs.db'}"
+    policy = load_policy("strict")
+    with pytest.raises(KeyboardInterrupt):
+        audit(INPUTS, policy=policy, db_url=db, on_progress=ctrl_c)
+    with Store(db) as store:
+        (row,) = store.list_runs()
+        with store.engine.begin() as conn:
+            from sqlalchemy import delete
+
+            from auditor.store._schema import RunTraceRecord
+
+            conn.execute(delete(RunTraceRecord).where(RunTraceRecord.run_id == row.id))
+        with pytest.raises(StoreError, match="no traces kept"):
+            store.load_traces(row.id)
+    result, _ = run_sync(lambda: audit_async(INPUTS, policy=policy, db_url=db))
+    assert result.run.id == row.id
+    with Store(db) as store:
+        kept = store.load_traces(row.id)
+    assert [t.model_dump() for t in kept] == [t.model_dump() for t in read_traces(INPUTS).traces]
 
 
 def test_re_auditing_the_same_traces_stores_each_trace_once(tmp_path: Path) -> None:

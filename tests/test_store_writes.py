@@ -255,6 +255,28 @@ def test_recording_a_run_s_traces_is_one_transaction(store: Store) -> None:
     assert linked == len({(t.trace_id, trace_digest(t)) for t in traces})
 
 
+def test_the_writer_records_a_run_s_traces_in_the_transaction_of_its_first_answers(store: Store) -> None:
+    from auditor.trace import read_traces
+
+    traces = read_traces(sorted(FIXTURES.glob("*/openinference.otlp.jsonl"))).traces
+    digests = [trace_digest(t) for t in traces]
+    run_id = store.begin_run(run_info(), owner="me", lease_seconds=60)
+    statements = Statements(store)
+
+    async def save() -> None:
+        with StoreWriter(store) as writer:
+            recorded = writer.record_traces(run_id, traces, digests)
+            first = answer("a1").model_copy(update={"trace_id": traces[0].trace_id})
+            await writer.save_answer(run_id, first, digests[0], owner="me", last=True)
+            assert recorded.done() and recorded.exception() is None
+            with pytest.raises(ValueError, match="digests for"):
+                writer.record_traces(run_id, traces, digests[:-1])
+
+    asyncio.run(save())
+    assert statements.commits == 1
+    assert [t.model_dump() for t in store.load_traces(run_id)] == [t.model_dump() for t in traces]
+
+
 def test_an_answer_s_rows_name_every_column_of_their_tables() -> None:
     # The rows are plain dicts (no ORM records): a column added to a table must be written too.
     from datetime import UTC, datetime

@@ -169,14 +169,27 @@ class Store(RunLedger):
             digests = [trace_digest(t) for t in traces]
         if len(digests) != len(traces) or (positions is not None and len(positions) != len(traces)):
             raise ValueError(f"{len(digests)} digests and positions for {len(traces)} traces")
+        with self._session() as session:
+            self.write_traces(session, run_id, traces, digests, positions=positions)
+
+    def write_traces(
+        self,
+        session: Session,
+        run_id: str,
+        traces: Sequence[Trace],
+        digests: Sequence[str],
+        *,
+        positions: Sequence[int] | None = None,
+    ) -> None:
+        """:meth:`record_traces` in ``session``'s transaction, uncommitted (what the run's writer,
+        :class:`~auditor.store.StoreWriter`, runs). Writing the same traces again changes nothing."""
         keys = [self._key(t.trace_id, digest) for t, digest in zip(traces, digests, strict=True)]
         linked = [
             (key, t.trace_id, digest, len(t.spans))
             for key, t, digest in zip(keys, traces, digests, strict=True)
         ]
-        with self._session() as session:
-            write.link_traces(session, run_id, linked, ordered=True, positions=positions)
-            kept.keep(session, list(zip(keys, traces, strict=True)))
+        write.link_traces(session, run_id, linked, ordered=True, positions=positions)
+        kept.keep(session, list(zip(keys, traces, strict=True)))
         self._linked.update((run_id, key) for key in keys)
 
     def load_traces(self, run_id: str, trace_ids: Collection[str] | None = None) -> list[Trace]:

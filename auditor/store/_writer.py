@@ -40,6 +40,7 @@ from auditor.results import AnswerOut
 from auditor.store import _write as write
 from auditor.store._schema import Base
 from auditor.store._store import Store
+from auditor.trace import Trace
 
 #: Jobs written in one transaction at most.
 BATCH = 64
@@ -59,6 +60,16 @@ class Upsert:
 
     model: type[Base]
     values: Mapping[str, dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class RecordTraces:
+    """A job recording the traces a run read (:meth:`Store.record_traces`); a batch writes these
+    before its answers."""
+
+    run_id: str
+    traces: Sequence[Trace]
+    digests: Sequence[str]
 
 
 @dataclass(frozen=True)
@@ -85,7 +96,9 @@ class StoreWriter:
         self.store = store
         self.batches = 0  # transactions committed
         self.error: BaseException | None = None
-        self._queue: queue.SimpleQueue[tuple[Upsert | _Save, Future[None], int] | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[tuple[Upsert | RecordTraces | _Save, Future[None], int] | None] = (
+            queue.SimpleQueue()
+        )
         self._inline = store.in_memory
         self._pending: asyncio.Semaphore | None = None
         self._thread = threading.Thread(target=self._work, name="auditor-store-writer", daemon=True)
@@ -110,7 +123,7 @@ class StoreWriter:
 
     # -- handing work over -------------------------------------------------------------------------
 
-    def submit(self, job: Upsert | _Save) -> Future[None]:
+    def submit(self, job: Upsert | RecordTraces | _Save) -> Future[None]:
         """Queue ``job``; the future resolves once its batch is committed, or fails with the batch's error."""
         done: Future[None] = Future()
         if self._closed:
@@ -134,6 +147,14 @@ class StoreWriter:
         """
         self._flushed = self._submitted
         self._hurry.set()
+
+    def record_traces(self, run_id: str, traces: Sequence[Trace], digests: Sequence[str]) -> Future[None]:
+        """Record the traces a run read (as :meth:`Store.record_traces`), in the next batch, before
+        the answers handed over after it: the run's first requests need not wait for the writes
+        (a failure reaches the run at its next save, as any batch's)."""
+        if len(digests) != len(traces):
+            raise ValueError(f"{len(digests)} digests for {len(traces)} traces")
+        return self.submit(RecordTraces(run_id, traces, digests))
 
     async def save_answer(
         self,
@@ -189,7 +210,7 @@ class StoreWriter:
             if stop:
                 return
 
-    def _run(self, batch: Sequence[tuple[Upsert | _Save, Future[None]]]) -> None:
+    def _run(self, batch: Sequence[tuple[Upsert | RecordTraces | _Save, Future[None]]]) -> None:
         # A future whose waiter was cancelled (Ctrl-C) is still written: its answer was finished.
         # The others are marked running, so they can no longer be cancelled under us.
         waited = [done for _, done in batch if done.set_running_or_notify_cancel()]
@@ -206,12 +227,14 @@ class StoreWriter:
             else:
                 done.set_exception(self.error)
 
-    def _write(self, session: Session, jobs: Sequence[Upsert | _Save]) -> None:
-        """The batch in one transaction: each table's cache rows, then the answers of each run."""
+    def _write(self, session: Session, jobs: Sequence[Upsert | RecordTraces | _Save]) -> None:
+        """The batch in one transaction: runs' traces, each table's cache rows, then the answers of each run."""
         upserts: dict[type[Base], dict[str, dict[str, Any]]] = {}
         saves: dict[tuple[str, str | None, bool], list[tuple[AnswerOut, str | None]]] = {}
         for job in jobs:
-            if isinstance(job, Upsert):
+            if isinstance(job, RecordTraces):  # first: the answers after it name these traces
+                self.store.write_traces(session, job.run_id, job.traces, job.digests)
+            elif isinstance(job, Upsert):
                 upserts.setdefault(job.model, {}).update(job.values)  # a key written twice: the later
             else:
                 saves.setdefault((job.run_id, job.owner, job.if_absent), []).append(
