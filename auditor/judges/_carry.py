@@ -37,7 +37,7 @@ from functools import lru_cache
 from auditor.judges import _entities as ent
 from auditor.judges import _numbers as num
 from auditor.judges._cues import ClaimCues, claim_cues
-from auditor.judges._lexical import compound_stems, content_stems, negated_stems, words
+from auditor.judges._lexical import stated, words
 from auditor.judges._windows import ITEM_CHARS, prepare
 from auditor.text import normalise
 
@@ -87,11 +87,8 @@ class _Said:
 
 @lru_cache(maxsize=4096)
 def _said(quote: str) -> _Said:
-    return _Said(
-        frozenset(content_stems(quote) | compound_stems(quote)),
-        frozenset(negated_stems(quote) | negated_stems(" ".join(words(quote)))),
-        tuple(num.extract(quote)),
-    )
+    stems, negs = stated(quote)  # the offline judge's quotes were read as its windows already
+    return _Said(stems, negs, tuple(num.extract(quote)))
 
 
 @lru_cache(maxsize=256)
@@ -216,6 +213,6 @@ def contradiction_shortfall(claim: str, quoted: Quoted) -> str | None:
 
 def clear_quote_caches() -> None:
     """Forget every cached reading (a benchmark row starts as a fresh process would)."""
-    for cached in (normalised, _cues, _said, _pairs, _read_quotes):
+    for cached in (normalised, _cues, _said, _pairs, _read_quotes, stated):
         cached.cache_clear()
     num.clear_cache()

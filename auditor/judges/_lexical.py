@@ -119,6 +119,17 @@ def compound_stems(text: str) -> set[str]:
     return out
 
 
+@lru_cache(maxsize=4096)
+def stated(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """What a sentence states, read once: its content and compound stems, and the stems under
+    negation. The offline judge reads its windows with it and the quote check the judge's quotes,
+    which are those windows: a verdict's quotes are not read a second time."""
+    return (
+        frozenset(content_stems(text) | compound_stems(text)),
+        negated_stems(text) | negated_stems(" ".join(words(text))),
+    )
+
+
 # a cheap pre-check: a text without any of these cannot carry a negation cue
 _ANY_CUE = re.compile(r"no|ne|without|cannot|n't|n\u2019t", re.I)
 

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from auditor.judges._lexical import compound_stems, content_stems, negated_stems, words
+from auditor.judges._lexical import compound_stems, content_stems, negated_stems, stated, words
 from auditor.judges._vocabulary import CODES, SCHEDULE_WORDS, WEEKDAYS
 
 
@@ -195,6 +195,9 @@ def _segment(
     also: str = "",
 ) -> Segment:
     body = " ".join(text[s:e] for s, e in spans)
+    if not (extra or also or negative):  # a sentence of prose: as the quote check reads a quote of it
+        stems, negs = stated(body)
+        return Segment(evidence_id, spans, body, extra, negative, stems, negs, boolean)
     stems = frozenset(content_stems(body + " " + extra + " " + also) | compound_stems(body))
     # the key path is not negated; "WiFi" is negated both as one word and as its parts "Wi Fi"
     negs = (
