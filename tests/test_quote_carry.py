@@ -270,3 +270,27 @@ def test_a_quote_s_characters_are_counted_without_any_kind_of_whitespace() -> No
     quote = "Refunds\u00a0take 14\tdays\x1c\u3000(\u2028paid)\n back"
     text = f"Note: {quote}."
     assert read_quotes([(quote, "e1", text)]).chars == sum(not c.isspace() for c in quote) == 27
+
+
+def test_a_prose_window_and_a_quote_of_it_read_as_they_did_before_they_shared_one_reading() -> None:
+    # lexical.stated serves the offline judge's prose windows and the quote check: each must read
+    # as its own formula did (a window's key path and extra words were empty for prose).
+    from auditor.judges import _carry
+    from auditor.judges._lexical import compound_stems, content_stems, negated_stems, words
+    from auditor.judges._segments import segments_of
+
+    texts = [
+        POLICY,
+        ARTICLE,
+        "It is not. Rooms are clean, not cheap; no WiFi or take-out. The hotel doesn't allow pets.",
+        "No. 74 is not only a number but a name (Smith-Jones). CamelCaseWords and snake_case_keys count.",
+        "The fee isn\u2019t refundable \u2014 without exception. Non-members pay $5.50 (about 5 EUR).",
+    ]
+    for text in texts:
+        for seg in segments_of("e1", text):
+            body = seg.text
+            assert seg.stems == frozenset(content_stems(body + "  ") | compound_stems(body))
+            assert seg.negated == negated_stems(body) | negated_stems(" ".join(words(body)))
+            said = _carry._said(body)
+            assert said.stems == frozenset(content_stems(body) | compound_stems(body))
+            assert said.negated == negated_stems(body) | negated_stems(" ".join(words(body)))
