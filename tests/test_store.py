@@ -366,6 +366,17 @@ def test_round_trip_rebuilds_the_result_exactly(store: Store) -> None:
     assert store.run_status(run_id) == "finished"
 
 
+def test_the_json_document_is_the_result_indented_with_no_claims_key_for_an_unclaimed_answer() -> None:
+    import json
+
+    original = result([answer("a1"), answer("a3", with_claims=False)])
+    text = original.to_json()
+    expected = original.model_dump(mode="json")
+    del expected["answers"][1]["claims"]
+    assert json.loads(text) == expected
+    assert text == json.dumps(expected, indent=2, ensure_ascii=False) + "\n"  # the layout json.dumps gives
+
+
 def test_round_trip_of_a_real_offline_audit(store: Store) -> None:
     original = audit([FIXTURES / "multi_hop" / "runtree.json", FIXTURES / "multi_turn" / "runtree.json"])
     assert any(c.verdict for a in original.answers for c in a.claims or [])
