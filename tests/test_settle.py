@@ -507,3 +507,56 @@ def test_a_spelling_variant_is_the_same_word() -> None:
     verdict = certain("The ambiance is trendy and casual", AMBIENCE)
     assert verdict is not None and verdict.label is Label.SUPPORTED
     assert certain("The ambiance is trendy, casual and romantic", AMBIENCE) is None  # "romantic": false
+
+
+SURGERY = (
+    "The girl was hit by a car on her way to school. Doctors had to amputate her leg below the knee "
+    "to save her life, her mother said."
+)
+
+
+def test_a_general_noun_need_not_be_in_the_window() -> None:
+    # "part" names what the window names by its kind only: it states nothing of its own
+    text = "Doctors had to amputate part of her leg below the knee"
+    assert {"part"} <= settle_module.GENERAL_NOUNS and certain(text, SURGERY) is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Doctors had to amputate the bones of her leg below the knee",  # a noun of its own
+        "Doctors had to amputate part of her leg below the left knee",  # a general noun excuses no other word
+        "They had to amputate part of the knee",  # too few words of the claim stay in the window
+    ],
+    ids=["not-general", "other-word", "too-few-held"],
+)
+def test_a_general_noun_excuses_nothing_else(text: str) -> None:
+    assert certain(text, SURGERY) is None
+
+
+GARDEN = "Water the bed often to keep the soil's moisture consistent until the first shoots appear."
+
+
+def test_a_derived_form_of_a_word_in_the_window_stands_in_for_it() -> None:
+    # "moist" for "moisture": one stem extends the other
+    verdict = certain("Keep the soil consistently moist", GARDEN)
+    assert verdict is not None and verdict.label is Label.SUPPORTED
+
+
+@pytest.mark.parametrize(
+    ("text", "source"),
+    [
+        # a short stem is no derivation: "sang" is not "single"
+        ("Marcie Blane sang Bobby's Girl", "Bobby's Girl was a single for Marcie Blane."),
+        # a name's variant is another name: "Kensington" is not "Kensingtonian"
+        (
+            "The tour starts at the Kensington gardens gate",
+            "The tour of the Kensingtonian gardens starts at the gate.",
+        ),
+        # neither stem extends the other ("moist" / "moisten" would; "moist" / "mossy" does not)
+        ("Keep the soil consistently mossy", GARDEN),
+    ],
+    ids=["short-stem", "name", "not-derived"],
+)
+def test_a_derived_form_needs_a_long_stem_in_lower_case(text: str, source: str) -> None:
+    assert certain(text, source) is None
