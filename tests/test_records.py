@@ -244,3 +244,35 @@ def test_values_of_the_wrong_type_are_named() -> None:
     assert [t.trace_id for t in traces] == ["q", "s", "m", "n"]
     assert traces[0].spans[2].input_messages == ()  # no question, rather than the text "5"
     assert [d.text for d in traces[3].spans[1].documents] == ["C."]  # null sources: the next key counts
+
+
+def test_records_are_built_as_validation_builds_them_and_checked_in_full_when_they_may_hold_surrogates() -> (
+    None
+):
+    # The reader builds its models with ``trusted`` (no validation) and vouches to the repair check
+    # for a line with no JSON escape and no byte 0xED: the traces must be the validated ones.
+    from auditor.trace import _records
+
+    records = [
+        DEV,
+        RAGAS,
+        dict(
+            DEV,
+            id=7,
+            question=None,
+            sources=["plain text", {"text": "t", "metadata": {"a": [1, {"b": None}]}}],
+        ),
+        dict(RAGAS, retrieved_contexts=[{"id": 3, "content": "x", "metadata": "not an object"}]),
+        dict(DEV, answer="Caf\u00e9 \ud55c\uad6d", dataset=3),  # 0xED leads Hangul's bytes: checked in full
+    ]
+    escaped = line(records[-1] | {"id": "esc"})  # json.dumps spells "\u00e9" and the Hangul as escapes
+    hangul = json.dumps(records[-1], ensure_ascii=False).encode() + b"\n"  # raw UTF-8: 0xED bytes
+    lines = [line(r) for r in records[:-1]] + [escaped, hangul]
+    for raw in lines:
+        [trace] = [t for t in parse([raw]) if isinstance(t, Trace)]
+        assert Trace.model_validate(trace.model_dump()) == trace  # tuples stay tuples, models models
+        for span in trace.spans:
+            assert type(span.attributes) is dict and all(type(d.metadata) is dict for d in span.documents)
+    assert _records._no_surrogates(line(DEV))
+    assert b"\\u" not in hangul and b"\xed" in hangul and b"\\u" in escaped
+    assert not _records._no_surrogates(escaped) and not _records._no_surrogates(hangul)

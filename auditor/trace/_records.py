@@ -110,7 +110,7 @@ def _documents(key: str, value: Any) -> tuple[list[Document], list[str]]:
     for index, item in enumerate(value, start=1):
         default_id = f"context_{index}"
         if isinstance(item, str):
-            docs.append(Document(id=default_id, text=item))
+            docs.append(Document.trusted(id=default_id, text=item))
             continue
         if not isinstance(item, dict):
             issues.append(f"{key} item {index} is {_type(item)}, not text or an object; skipped")
@@ -125,7 +125,7 @@ def _documents(key: str, value: Any) -> tuple[list[Document], list[str]]:
             issues.append(f"{key} item {index} metadata is {_type(metadata)}, not an object; ignored")
         raw_id = item.get("id")
         docs.append(
-            Document(
+            Document.trusted(
                 id=str(raw_id) if raw_id is not None else default_id,
                 text=text,
                 metadata=metadata if isinstance(metadata, dict) else {},
@@ -159,10 +159,10 @@ def record_trace(record: dict[str, Any], trace_id: str, source: str, line: int) 
     for name in ("dataset", "task_type"):
         if isinstance(record.get(name), str):
             attributes[f"record.{name}"] = record[name]
-    ref = SourceRef(file=source, line=line)
+    ref = SourceRef.trusted(file=source, line=line)
     root, retriever, llm = "0000000000000001", "0000000000000002", "0000000000000003"
     spans = (
-        Span(
+        Span.trusted(
             trace_id=trace_id,
             span_id=root,
             name="record",
@@ -174,7 +174,7 @@ def record_trace(record: dict[str, Any], trace_id: str, source: str, line: int) 
             attributes=attributes,
             source=ref,
         ),
-        Span(
+        Span.trusted(
             trace_id=trace_id,
             span_id=retriever,
             parent_id=root,
@@ -187,7 +187,7 @@ def record_trace(record: dict[str, Any], trace_id: str, source: str, line: int) 
             entity_name="sources",
             source=ref,
         ),
-        Span(
+        Span.trusted(
             trace_id=trace_id,
             span_id=llm,
             parent_id=root,
@@ -195,13 +195,13 @@ def record_trace(record: dict[str, Any], trace_id: str, source: str, line: int) 
             kind=SpanKind.LLM,
             start=_BASE_TIME + 3 * _TICK,
             end=_BASE_TIME + 4 * _TICK,
-            input_messages=(Message(role="user", content=question),) if question else (),
-            output_messages=(Message(role="assistant", content=answer),),
-            attributes=attributes,
+            input_messages=(Message.trusted(role="user", content=question),) if question else (),
+            output_messages=(Message.trusted(role="assistant", content=answer),),
+            attributes=dict(attributes),  # its own, as validation would have copied it
             source=ref,
         ),
     )
-    return Trace(trace_id=trace_id, spans=spans, source_format=FORMAT, convention=FORMAT), issues
+    return Trace.trusted(trace_id=trace_id, spans=spans, source_format=FORMAT, convention=FORMAT), issues
 
 
 def record_trace_id(record: dict[str, Any], line: int, raw: bytes) -> str:
@@ -290,9 +290,17 @@ class RecordsAdapter:
                 yield Problem(
                     file=source, line=number, reason=issue, severity=Severity.WARNING, trace_id=trace_id
                 )
-            trace, repaired = repair_trace(trace, source)
+            trace, repaired = repair_trace(trace, source, valid_text=_no_surrogates(raw))
             yield from repaired
             yield trace
+
+
+def _no_surrogates(raw: bytes) -> bool:
+    """Whether no text read from this line can hold a UTF-16 surrogate: it spells none as a JSON
+    escape (no ``\\u`` at all) nor in CESU-8 (no byte 0xED, which leads every encoded surrogate).
+    The repair check then reads only the record's free-form document metadata (a record's other
+    values are text and flat attributes): about 30 us a record less."""
+    return b"\\u" not in raw and b"\xed" not in raw
 
 
 def _type(value: Any) -> str:
