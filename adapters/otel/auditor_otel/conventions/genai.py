@@ -9,9 +9,6 @@ Tolerated spec inconsistencies: content attributes as JSON strings *or* structur
 ``tool_call_response`` part's text under ``response`` or ``result``; ids with stray whitespace.
 A retrieved document that carries no text (the schema standardises only ``id`` and ``score``) is
 dropped with a note, since there is nothing to audit an answer against.
-
-Messages, tool calls and documents are built with ``trusted`` (not validated again): each value
-already has its field's exact type (strings, tuples of models, JSON objects, whose keys are strings).
 """
 
 from __future__ import annotations
@@ -77,7 +74,7 @@ def _parts_message(raw: dict[str, Any], notes: list[str]) -> list[Message]:
         elif kind == "tool_call":
             tool_name = part.get("name")
             calls.append(
-                ToolCall.trusted(
+                ToolCall(
                     id=strip_id(part.get("id")),
                     name=tool_name if isinstance(tool_name, str) else "",
                     arguments=arguments(part.get("arguments")),
@@ -89,14 +86,12 @@ def _parts_message(raw: dict[str, Any], notes: list[str]) -> list[Message]:
     messages: list[Message] = []
     if texts or calls or not responses:
         messages.append(
-            Message.trusted(
-                role=role, content="\n".join(t for t in texts if t), name=name, tool_calls=tuple(calls)
-            )
+            Message(role=role, content="\n".join(t for t in texts if t), name=name, tool_calls=tuple(calls))
         )
     for call_id, text in responses:
         # One message per response, so each tool result keeps its own call id.
         messages.append(
-            Message.trusted(
+            Message(
                 role="tool" if role in ("tool", "user", "unknown") else role,
                 content=text,
                 name=name,
@@ -116,7 +111,7 @@ def _openai_tool_calls(raw: Any) -> tuple[ToolCall, ...]:
         function: dict[str, Any] = call["function"] if isinstance(call.get("function"), dict) else call
         name = function.get("name")
         calls.append(
-            ToolCall.trusted(
+            ToolCall(
                 id=strip_id(call.get("id")),
                 name=name if isinstance(name, str) else "",
                 arguments=arguments(function.get("arguments", function.get("args"))),
@@ -128,7 +123,7 @@ def _openai_tool_calls(raw: Any) -> tuple[ToolCall, ...]:
 def openai_message(raw: dict[str, Any]) -> Message:
     """One OpenAI-format message (``{role, content, tool_calls, tool_call_id, name}``)."""
     name = raw.get("name")
-    return Message.trusted(
+    return Message(
         role=normalise_role(raw.get("role")),
         content=content_text(raw.get("content")),
         name=name if isinstance(name, str) else None,
@@ -165,14 +160,14 @@ def system_instructions(value: Any, notes: list[str]) -> list[Message]:
     """``gen_ai.system_instructions``: a list of parts with no role, as one system message."""
     data = loads(value)
     if data is None and isinstance(value, str):
-        return [Message.trusted(role="system", content=value)]
+        return [Message(role="system", content=value)]
     if isinstance(data, dict):
         data = [data]
     if not isinstance(data, list):
         notes.append("gen_ai.system_instructions is not a list of parts; ignored")
         return []
     text = "\n".join(content_text(p.get("content")) for p in data if isinstance(p, dict))
-    return [Message.trusted(role="system", content=text)] if text else []
+    return [Message(role="system", content=text)] if text else []
 
 
 def _documents(value: Any, notes: list[str]) -> list[Document]:
@@ -196,7 +191,7 @@ def _documents(value: Any, notes: list[str]) -> list[Document]:
         extras = {k: v for k, v in raw.items() if k not in {"id", "score", "metadata", *DOCUMENT_TEXT_KEYS}}
         score = raw.get("score")
         docs.append(
-            Document.trusted(
+            Document(
                 id=doc_id,
                 text=text,
                 metadata={**extras, **metadata},
@@ -256,7 +251,7 @@ def model_of(attrs: dict[str, Any]) -> str | None:
 def tool_of(name: str, attrs: dict[str, Any]) -> ToolInvocation:
     tool_name = as_str(attrs.get("gen_ai.tool.name")) or (name.split(" ", 1)[1] if " " in name else name)
     result = attrs.get("gen_ai.tool.call.result")
-    return ToolInvocation.trusted(
+    return ToolInvocation(
         name=tool_name,
         call_id=strip_id(attrs.get("gen_ai.tool.call.id")),
         arguments=arguments(attrs.get("gen_ai.tool.call.arguments")),

@@ -109,8 +109,7 @@ def _tool(name: str, attrs: dict[str, Any]) -> ToolInvocation:
     if message is not None:
         result = message["content"]
         call_id = call_id or message["tool_call_id"]
-    # Each value has its field's type (built so; JSON object keys are strings): not validated again.
-    return ToolInvocation.trusted(name=tool_name, call_id=call_id, arguments=args, result=result)
+    return ToolInvocation(name=tool_name, call_id=call_id, arguments=args, result=result)
 
 
 def _documents(attrs: dict[str, Any], notes: list[str], prefix: str) -> list[Document]:

@@ -159,8 +159,7 @@ def _retrieval(attrs: dict[str, Any], result: Extraction) -> None:
             continue
         metadata = as_dict(raw.get("metadata")) or {}
         doc_id = strip_id(raw.get("id")) or strip_id(metadata.get("id")) or strip_id(metadata.get("doc_id"))
-        # Each value has its field's type (built so): not validated again.
-        result.documents.append(Document.trusted(id=doc_id, text=text, metadata=metadata))
+        result.documents.append(Document(id=doc_id, text=text, metadata=metadata))
 
 
 def _session(attrs: dict[str, Any]) -> str | None:
