@@ -65,16 +65,30 @@ class InstalledAdapter:
     adapter: TraceAdapter
 
 
-def _registered() -> tuple[EntryPoint, ...]:
+class _Registration:
+    """One entry point of the group, and the name of the distribution that registers it."""
+
+    def __init__(self, entry_point: EntryPoint) -> None:
+        self.entry_point = entry_point
+
+    @functools.cached_property
+    def distribution(self) -> str:
+        # Read once: the name comes from the distribution's METADATA file, parsed on every
+        # ``dist.name`` (most of the time ``get_adapter`` took, once per input file).
+        dist = self.entry_point.dist
+        return dist.name if dist is not None else "?"
+
+
+def _registered() -> tuple[_Registration, ...]:
     return _registered_on(tuple(sys.path))
 
 
 @functools.lru_cache(maxsize=4)
-def _registered_on(path: tuple[str, ...]) -> tuple[EntryPoint, ...]:
+def _registered_on(path: tuple[str, ...]) -> tuple[_Registration, ...]:
     # Scanning every installed distribution's metadata costs tens of milliseconds, and an audit
     # looks adapters up once per input file: the scan is kept per import path (a new path, a new scan).
     del path
-    return tuple(entry_points(group=ENTRY_POINT_GROUP))
+    return tuple(_Registration(ep) for ep in entry_points(group=ENTRY_POINT_GROUP))
 
 
 def installed_adapters() -> list[InstalledAdapter]:
@@ -84,22 +98,22 @@ def installed_adapters() -> list[InstalledAdapter]:
     not stop the others; :func:`broken_adapters` lists them.
     """
     found: list[InstalledAdapter] = []
-    for ep in _registered():
+    for registration in _registered():
+        ep = registration.entry_point
         try:
             loaded = ep.load()
             adapter = loaded() if isinstance(loaded, type) else loaded
         except Exception as err:  # a third party's bug must not take the tool down
             logger.warning("adapter %r (%s) failed to load: %s", ep.name, ep.value, err)
             continue
-        dist = ep.dist.name if ep.dist is not None else "?"
-        found.append(InstalledAdapter(name=ep.name, distribution=dist, adapter=adapter))
+        found.append(InstalledAdapter(name=ep.name, distribution=registration.distribution, adapter=adapter))
     return sorted(found, key=lambda a: a.name)
 
 
 def broken_adapters() -> dict[str, str]:
     """Registered adapters that fail to load, with the error, for ``auditor adapters``."""
     broken: dict[str, str] = {}
-    for ep in _registered():
+    for ep in (registration.entry_point for registration in _registered()):
         try:
             ep.load()
         except Exception as err:

@@ -84,10 +84,17 @@ def _known_times(span: Span, source: str, problems: list[Problem]) -> Span | Non
 
 
 def _break_cycles(spans: dict[str, Span], source: str) -> Iterator[Problem]:
+    """Follow each span's parents, in order, and break a cycle where the walk first comes back.
+
+    A walk that reached a span already known to lead to a root stops there: breaking a cycle only
+    removes a link, so that span still leads to a root, and the walk would find no cycle beyond it
+    (each link is followed about once, not once per descendant).
+    """
+    rooted: set[str] = set()
     for span_id in list(spans):
         seen: set[str] = set()
         current: str | None = span_id
-        while current is not None and current in spans:
+        while current is not None and current in spans and current not in rooted:
             if current in seen:
                 closing = spans[current]
                 spans[current] = closing.model_copy(update={"parent_id": None})
@@ -95,6 +102,7 @@ def _break_cycles(spans: dict[str, Span], source: str) -> Iterator[Problem]:
                 break
             seen.add(current)
             current = spans[current].parent_id
+        rooted |= seen  # each now leads to a root (or to the span just made one)
 
 
 def assemble_trace(

@@ -49,16 +49,21 @@ class _Frozen(BaseModel):
         The result is the very object validation would have built (same fields, same fields set);
         a field name the model does not have, or a required one left out, is still a ``TypeError``.
         """
-        defaults, factories, required = _BLUEPRINTS.get(cls) or _blueprint(cls)
-        values = {**defaults, **fields}  # the field order validation gives
-        if len(values) != len(defaults) or not fields.keys() >= required:  # faster than required <= keys
-            raise TypeError(
-                f"{cls.__name__}.trusted: unknown fields {sorted(values.keys() - defaults.keys())}, "
-                f"missing fields {sorted(set(required) - fields.keys())}"
-            )
-        for name, factory in factories:
-            if name not in fields:
-                values[name] = factory()
+        defaults, factories, required, order = _BLUEPRINTS.get(cls) or _blueprint(cls)
+        if tuple(fields) == order:
+            # Every field, in field order (as the adapters pass them): the order validation gives,
+            # nothing missing, nothing unknown. ``fields`` is this call's own dict: kept as it is.
+            values = fields
+        else:
+            values = {**defaults, **fields}  # the field order validation gives
+            if len(values) != len(defaults) or not fields.keys() >= required:  # faster than required <= keys
+                raise TypeError(
+                    f"{cls.__name__}.trusted: unknown fields {sorted(values.keys() - defaults.keys())}, "
+                    f"missing fields {sorted(set(required) - fields.keys())}"
+                )
+            for name, factory in factories:
+                if name not in fields:
+                    values[name] = factory()
         model = _new(cls)
         # What model_construct sets, for a model with no extra fields and no private attributes.
         _set_dict(model, values)
@@ -75,12 +80,13 @@ _set_dict = BaseModel.__dict__["__dict__"].__set__
 _set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
 _set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
 _set_private = BaseModel.__dict__["__pydantic_private__"].__set__
-_Blueprint = tuple[dict[str, Any], tuple[tuple[str, Any], ...], frozenset[str]]
+_Blueprint = tuple[dict[str, Any], tuple[tuple[str, Any], ...], frozenset[str], tuple[str, ...]]
 _BLUEPRINTS: dict[type[BaseModel], _Blueprint] = {}
 
 
 def _blueprint(cls: type[BaseModel]) -> _Blueprint:
-    """The defaults (every field, in field order), the default factories and the required fields."""
+    """The defaults (every field, in field order), the default factories, the required fields and
+    the field names in order."""
     found = _BLUEPRINTS.get(cls)
     if found is None:
         defaults: dict[str, Any] = {}
@@ -92,7 +98,7 @@ def _blueprint(cls: type[BaseModel]) -> _Blueprint:
                 factories.append((name, info.default_factory))
             elif info.is_required():
                 required.append(name)
-        found = _BLUEPRINTS[cls] = (defaults, tuple(factories), frozenset(required))
+        found = _BLUEPRINTS[cls] = (defaults, tuple(factories), frozenset(required), tuple(defaults))
     return found
 
 

@@ -150,7 +150,9 @@ def build_span(raw: RawSpan, source: str) -> tuple[Span | None, str | None, list
         found = Extraction()
     if found.notes:
         problems.extend(_problem(raw, source, note) for note in found.notes)
-    try:  # every value below has its field's exact type (checked above or built so)
+    # Every value below has its field's exact type (checked above or built so), and every field is
+    # given in the model's order (``trusted`` then takes them as they are).
+    try:
         span = Span.trusted(
             trace_id=raw.trace_id,
             span_id=raw.span_id,
@@ -169,8 +171,8 @@ def build_span(raw: RawSpan, source: str) -> tuple[Span | None, str | None, list
             input_text=found.input_text,
             output_text=found.output_text,
             conversation_id=found.conversation_id,
-            entity_name=found.entity_name,
             model=found.model,
+            entity_name=found.entity_name,
             attributes=raw.attributes,
             events=tuple(
                 [

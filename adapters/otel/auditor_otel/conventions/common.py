@@ -13,7 +13,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from auditor.trace import Document, Message, SpanKind, ToolInvocation
+from auditor.trace import Document, Message, SpanKind, ToolInvocation, loads_fast
 
 _ROLES = {
     "human": "user",
@@ -132,6 +132,17 @@ def loads(value: Any) -> Any:
         return None
     if "\\u" in text:  # JSON's only escape that can spell a surrogate (or build one for a later parse)
         _escaped_parse()
+    return _parse_json(text)
+
+
+def _parse_json(text: str) -> Any:
+    """``json.loads(text)``, or None where it fails; the fast reader first (attribute values such as
+    ``gen_ai.input.messages`` hold long JSON texts), which gives the same value or refuses."""
+    try:
+        # A lone surrogate cannot be encoded (UnicodeEncodeError is a ValueError): json.loads decides.
+        return loads_fast(text.encode())
+    except ValueError:
+        pass
     try:
         return json.loads(text)
     except (ValueError, RecursionError):
