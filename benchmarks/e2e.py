@@ -8,7 +8,8 @@ claim printed through rich), to show what the listing costs. Its claims/s (claim
 divided by the offline judge's in-process claims/s on the same answers with evidence preparation
 included (``OfflineJudge.judge_sync``, as in :mod:`benchmarks.judge`), measured in the same run.
 The evidence-preparation and quote-check caches are cleared before every measurement, as a new process starts
-with them empty. Each figure is the median of ``repeats`` runs. The ratio is also given per CPU-second
+with them empty. Each figure is the median of ``repeats`` runs, the judge's and the CLI's
+interleaved. The ratio is also given per CPU-second
 (the CLI's CPU, every thread, over the judge's), which a shared machine's load moves much less.
 """
 
@@ -53,15 +54,25 @@ def _cli(dev: Path, *options: str) -> dict[str, float]:
 
 def run(dev: Path = judge.DEV, repeats: int = 3) -> dict[str, Any]:
     _, audits = asyncio.run(audit_async([dev], judge="offline", format=FORMAT, store=False))
+    variants: tuple[tuple[str, tuple[str, ...]], ...] = (
+        ("store", ("--json", "-")),
+        ("no_store", ("--json", "-", "--no-store")),
+        ("listing", ()),
+    )
     judged: list[float] = []
     judged_cpu: list[float] = []
+    timed: dict[str, list[dict[str, float]]] = {name: [] for name, _ in variants}
     claims = 0
+    # Interleaved (the judge, then each variant, repeat after repeat): a machine whose speed drifts
+    # over the minute the table takes moves the judge's figure and the CLI's alike.
     for _ in range(repeats):
         _clear_caches()
         cpu = time.process_time()
         claims, seconds = judge._time_judge(audits)
         judged.append(seconds)
         judged_cpu.append(time.process_time() - cpu)
+        for name, options in variants:
+            timed[name].append(_cli(dev, *options))
     results: dict[str, Any] = {
         "dev_path": str(dev),
         "records": len(audits),
@@ -73,15 +84,9 @@ def run(dev: Path = judge.DEV, repeats: int = 3) -> dict[str, Any]:
         "judge_cpu_seconds": statistics.median(judged_cpu),
         "judge_claims_per_cpu_second": claims / statistics.median(judged_cpu),
     }
-    variants: tuple[tuple[str, tuple[str, ...]], ...] = (
-        ("store", ("--json", "-")),
-        ("no_store", ("--json", "-", "--no-store")),
-        ("listing", ()),
-    )
-    for name, options in variants:
-        times = [_cli(dev, *options) for _ in range(repeats)]
-        seconds = statistics.median(t["seconds"] for t in times)
-        cpu = statistics.median(t["cpu_seconds"] for t in times)
+    for name, _ in variants:
+        seconds = statistics.median(t["seconds"] for t in timed[name])
+        cpu = statistics.median(t["cpu_seconds"] for t in timed[name])
         results[name] = {
             "seconds": seconds,
             "cpu_seconds": cpu,
