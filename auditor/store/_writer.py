@@ -13,7 +13,9 @@ Guarantees:
 - An awaited :meth:`StoreWriter.save_answer` returns only once its answer is committed: what a run
   reports as saved survives a kill. An answer still queued when the process dies is simply not
   saved, and a resumed run audits it again.
-- Jobs commit in the order they were handed over (a cache entry before the answer judged with it).
+- Jobs commit in the order they were handed over (a cache entry before the answer judged with it;
+  a run's traces, :meth:`StoreWriter.record_traces`, before its answers: no answer is committed
+  without the trace it names).
 - A failed batch fails every job in it with the error (a :class:`~auditor.errors.StoreError` or
   :class:`~auditor.errors.LeaseLostError`), and every later job with the same error: a run learns
   of it at its next save, and :meth:`StoreWriter.close` raises it if nothing did.
