@@ -80,9 +80,8 @@ def print_audit(
         a for a in result.answers if detail == "all" or (detail == "problems" and has_problem(a))
     ]
     for answer in shown_answers:
-        answer_rule(answer, console)
         # One print per answer: rich's cost is mostly per call (thousands of lines for a data set).
-        lines: list[str] = []
+        lines = answer_rule(answer, console)
         say = lines.append
         if answer.refusal:
             say("  [cyan]refusal[/] (no claims to judge)")
@@ -128,8 +127,7 @@ def print_audit(
                 + (f", flagged conflicts {flagged}" if (flagged := _flagged(answer)) else "")
                 + f": {'grounded' if answer.grounded else 'NOT grounded'}"
             )
-        if lines:
-            console.print("\n".join(lines))
+        console.print("\n".join(lines))
     hidden = len(result.answers) - len(shown_answers)
     if detail == "problems" and hidden:
         console.print(
