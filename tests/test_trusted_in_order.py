@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from auditor.trace import (
     Document,
@@ -116,3 +117,17 @@ def test_every_field_but_in_another_order_still_refuses_unknown_ones() -> None:
         SpanEvent.trusted(nmae="x", time=None, attributes={})
     with pytest.raises(TypeError, match="missing fields \\['name'\\]"):
         SpanEvent.trusted(time=None, attributes={})
+
+
+def test_models_given_every_field_share_one_fields_set_that_nothing_changes() -> None:
+    # ``trusted`` given every field in order shares one fields set per class (built once); pydantic
+    # changes a fields set only on assignment (refused: frozen) or in a copy (a set of its own).
+    first = SpanEvent.trusted(name="a", time=NOW, attributes={})
+    second = SpanEvent.trusted(name="b", time=NOW, attributes={})
+    assert first.model_fields_set == second.model_fields_set == set(SpanEvent.model_fields)
+    copied = first.model_copy(update={"name": "c"})
+    copied.model_fields_set.add("extra")  # the copy's own set
+    with pytest.raises(ValidationError):
+        second.name = "d"  # type: ignore[misc]
+    assert first.model_fields_set == second.model_fields_set == set(SpanEvent.model_fields)
+    assert SpanEvent(name="a", time=NOW, attributes={}).model_fields_set == first.model_fields_set
