@@ -293,16 +293,17 @@ def run_to_span(run: dict[str, Any], span_id: str, start: datetime, ctx: RunCont
         end = start
 
     raw_inputs, raw_outputs, raw_extra = run.get("inputs"), run.get("outputs"), run.get("extra")
-    for key, value in (("inputs", raw_inputs), ("outputs", raw_outputs), ("extra", raw_extra)):
-        if value is not None and not isinstance(value, dict):
-            ctx.warn(span_id, f"run {key} is a {type(value).__name__}, not an object")
+    if not (type(raw_inputs) is dict and type(raw_outputs) is dict and type(raw_extra) is dict):
+        # not three objects (the common case, nothing to warn about): which are not, in this order
+        for key, value in (("inputs", raw_inputs), ("outputs", raw_outputs), ("extra", raw_extra)):
+            if value is not None and not isinstance(value, dict):
+                ctx.warn(span_id, f"run {key} is a {type(value).__name__}, not an object")
     # _dict's rule, its common case inline (a call per field costs more than the test)
     inputs = raw_inputs if type(raw_inputs) is dict else _dict(raw_inputs)
     outputs = raw_outputs if type(raw_outputs) is dict else _dict(raw_outputs)
     extra = raw_extra if type(raw_extra) is dict else _dict(raw_extra)
     metadata = extra.get("metadata")
     metadata = (metadata if type(metadata) is dict else _dict(metadata)) or _dict(run.get("metadata"))
-    params = _dict(extra.get("invocation_params"))
 
     attributes: dict[str, Any] = {"langchain.run_type": run_type}
     if metadata:
@@ -335,6 +336,7 @@ def run_to_span(run: dict[str, Any], span_id: str, start: datetime, ctx: RunCont
     documents: tuple[Document, ...] = ()
     model: str | None = None
     if kind is SpanKind.LLM:
+        params = _dict(extra.get("invocation_params"))
         input_messages, input_attrs = _llm_inputs(inputs, ctx, span_id)
         output_messages, response_meta = _llm_outputs(outputs, ctx, span_id)
         attributes.update(input_attrs)
@@ -387,15 +389,22 @@ def run_to_span(run: dict[str, Any], span_id: str, start: datetime, ctx: RunCont
         documents=documents,
         input_text=input_text,
         output_text=output_text,
-        conversation_id=(_first_str(*[metadata.get(k) for k in _CONVERSATION_KEYS]) or _opt_id(metadata))
-        if metadata
-        else None,
+        conversation_id=_conversation_id(metadata) if metadata else None,
         model=model,
         entity_name=None,
         attributes=attributes,
         events=events,
         source=SourceRef.trusted(file=ctx.source, line=ctx.line),
     )
+
+
+def _conversation_id(metadata: dict[str, Any]) -> str | None:
+    """The first conversation key holding a non-empty string, else a non-string id as a string."""
+    for key in _CONVERSATION_KEYS:
+        value = metadata.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return _opt_id(metadata)
 
 
 def _opt_id(metadata: dict[str, Any]) -> str | None:
