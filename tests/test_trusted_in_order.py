@@ -131,3 +131,27 @@ def test_models_given_every_field_share_one_fields_set_that_nothing_changes() ->
         second.name = "d"  # type: ignore[misc]
     assert first.model_fields_set == second.model_fields_set == set(SpanEvent.model_fields)
     assert SpanEvent(name="a", time=NOW, attributes={}).model_fields_set == first.model_fields_set
+
+
+@pytest.mark.parametrize(("model", "fields"), SAMPLES, ids=[m.__name__ for m, _ in SAMPLES])
+def test_a_handed_over_dict_builds_what_keywords_build(model: type[Any], fields: dict[str, Any]) -> None:
+    given = dict(fields)
+    built = model.trusted(given)
+    _same(built, model.trusted(**fields))
+    assert built.__dict__ is given  # every field in order: the handed-over dict is the model's own
+    rng = random.Random(15)
+    names = list(fields)
+    rng.shuffle(names)
+    shuffled = {name: fields[name] for name in names}
+    _same(model.trusted(dict(shuffled)), model.trusted(**fields))
+    some = {name: value for name, value in fields.items() if model.model_fields[name].is_required()}
+    handed = dict(some)
+    _same(model.trusted(handed), model(**some))
+    assert handed == some  # filled in a dict of its own, the handed one left as it was
+
+
+def test_a_handed_over_dict_still_refuses_unknown_and_missing_fields() -> None:
+    with pytest.raises(TypeError, match="unknown fields \\['nmae'\\]"):
+        SpanEvent.trusted({"nmae": "x", "time": None, "attributes": {}})
+    with pytest.raises(TypeError, match="missing fields \\['name'\\]"):
+        SpanEvent.trusted({"time": None, "attributes": {}})

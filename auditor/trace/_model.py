@@ -40,7 +40,7 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     @classmethod
-    def trusted(cls, **fields: Any) -> Self:
+    def trusted(cls, given: dict[str, Any] | None = None, /, **fields: Any) -> Self:
         """The model from values that already have the exact types validation would give them.
 
         For an adapter's hot path, where the values are its own (pydantic's ``model_construct``
@@ -48,7 +48,13 @@ class _Frozen(BaseModel):
         tuple, an enum field its member, a datetime field an aware datetime, a model field a model.
         The result is the very object validation would have built (same fields, same fields set);
         a field name the model does not have, or a required one left out, is still a ``TypeError``.
+
+        The fields come as keywords, or as one dict the caller hands over (a dict display written
+        for the call: the model may keep it as its own, and it is built faster than keywords are
+        collected when there are many).
         """
+        if given is not None:
+            fields = given
         defaults, factories, required, order, every_field = _BLUEPRINTS.get(cls) or _blueprint(cls)
         if tuple(fields) == order:
             # Every field, in field order (as the adapters pass them): the order validation gives,
