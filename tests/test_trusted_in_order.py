@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from auditor.trace import (
     Document,
@@ -116,3 +117,41 @@ def test_every_field_but_in_another_order_still_refuses_unknown_ones() -> None:
         SpanEvent.trusted(nmae="x", time=None, attributes={})
     with pytest.raises(TypeError, match="missing fields \\['name'\\]"):
         SpanEvent.trusted(time=None, attributes={})
+
+
+def test_models_given_every_field_share_one_fields_set_that_nothing_changes() -> None:
+    # ``trusted`` given every field in order shares one fields set per class (built once); pydantic
+    # changes a fields set only on assignment (refused: frozen) or in a copy (a set of its own).
+    first = SpanEvent.trusted(name="a", time=NOW, attributes={})
+    second = SpanEvent.trusted(name="b", time=NOW, attributes={})
+    assert first.model_fields_set == second.model_fields_set == set(SpanEvent.model_fields)
+    copied = first.model_copy(update={"name": "c"})
+    copied.model_fields_set.add("extra")  # the copy's own set
+    with pytest.raises(ValidationError):
+        second.name = "d"  # type: ignore[misc]
+    assert first.model_fields_set == second.model_fields_set == set(SpanEvent.model_fields)
+    assert SpanEvent(name="a", time=NOW, attributes={}).model_fields_set == first.model_fields_set
+
+
+@pytest.mark.parametrize(("model", "fields"), SAMPLES, ids=[m.__name__ for m, _ in SAMPLES])
+def test_a_handed_over_dict_builds_what_keywords_build(model: type[Any], fields: dict[str, Any]) -> None:
+    given = dict(fields)
+    built = model.trusted(given)
+    _same(built, model.trusted(**fields))
+    assert built.__dict__ is given  # every field in order: the handed-over dict is the model's own
+    rng = random.Random(15)
+    names = list(fields)
+    rng.shuffle(names)
+    shuffled = {name: fields[name] for name in names}
+    _same(model.trusted(dict(shuffled)), model.trusted(**fields))
+    some = {name: value for name, value in fields.items() if model.model_fields[name].is_required()}
+    handed = dict(some)
+    _same(model.trusted(handed), model(**some))
+    assert handed == some  # filled in a dict of its own, the handed one left as it was
+
+
+def test_a_handed_over_dict_still_refuses_unknown_and_missing_fields() -> None:
+    with pytest.raises(TypeError, match="unknown fields \\['nmae'\\]"):
+        SpanEvent.trusted({"nmae": "x", "time": None, "attributes": {}})
+    with pytest.raises(TypeError, match="missing fields \\['name'\\]"):
+        SpanEvent.trusted({"time": None, "attributes": {}})

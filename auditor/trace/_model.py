@@ -40,7 +40,7 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     @classmethod
-    def trusted(cls, **fields: Any) -> Self:
+    def trusted(cls, given: dict[str, Any] | None = None, /, **fields: Any) -> Self:
         """The model from values that already have the exact types validation would give them.
 
         For an adapter's hot path, where the values are its own (pydantic's ``model_construct``
@@ -48,12 +48,22 @@ class _Frozen(BaseModel):
         tuple, an enum field its member, a datetime field an aware datetime, a model field a model.
         The result is the very object validation would have built (same fields, same fields set);
         a field name the model does not have, or a required one left out, is still a ``TypeError``.
+
+        The fields come as keywords, or as one dict the caller hands over (a dict display written
+        for the call: the model may keep it as its own, and it is built faster than keywords are
+        collected when there are many).
         """
-        defaults, factories, required, order = _BLUEPRINTS.get(cls) or _blueprint(cls)
+        if given is not None:
+            fields = given
+        defaults, factories, required, order, every_field = _BLUEPRINTS.get(cls) or _blueprint(cls)
         if tuple(fields) == order:
             # Every field, in field order (as the adapters pass them): the order validation gives,
             # nothing missing, nothing unknown. ``fields`` is this call's own dict: kept as it is.
             values = fields
+            # One set of every field's name, shared by such models of the class (a set per model
+            # was about 2% of reading a run tree): pydantic changes the fields set of a model it
+            # may assign to, never a frozen one's, and model_copy gives the copy a set of its own.
+            fields_set = every_field
         else:
             values = {**defaults, **fields}  # the field order validation gives
             if len(values) != len(defaults) or not fields.keys() >= required:  # faster than required <= keys
@@ -64,10 +74,11 @@ class _Frozen(BaseModel):
             for name, factory in factories:
                 if name not in fields:
                     values[name] = factory()
+            fields_set = set(fields)
         model = _new(cls)
         # What model_construct sets, for a model with no extra fields and no private attributes.
         _set_dict(model, values)
-        _set_fields_set(model, set(fields))
+        _set_fields_set(model, fields_set)
         _set_extra(model, None)
         _set_private(model, None)
         return model
@@ -80,13 +91,13 @@ _set_dict = BaseModel.__dict__["__dict__"].__set__
 _set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
 _set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
 _set_private = BaseModel.__dict__["__pydantic_private__"].__set__
-_Blueprint = tuple[dict[str, Any], tuple[tuple[str, Any], ...], frozenset[str], tuple[str, ...]]
+_Blueprint = tuple[dict[str, Any], tuple[tuple[str, Any], ...], frozenset[str], tuple[str, ...], set[str]]
 _BLUEPRINTS: dict[type[BaseModel], _Blueprint] = {}
 
 
 def _blueprint(cls: type[BaseModel]) -> _Blueprint:
-    """The defaults (every field, in field order), the default factories, the required fields and
-    the field names in order."""
+    """The defaults (every field, in field order), the default factories, the required fields,
+    the field names in order, and the set of them (the fields set of a model given every field)."""
     found = _BLUEPRINTS.get(cls)
     if found is None:
         defaults: dict[str, Any] = {}
@@ -98,7 +109,13 @@ def _blueprint(cls: type[BaseModel]) -> _Blueprint:
                 factories.append((name, info.default_factory))
             elif info.is_required():
                 required.append(name)
-        found = _BLUEPRINTS[cls] = (defaults, tuple(factories), frozenset(required), tuple(defaults))
+        found = _BLUEPRINTS[cls] = (
+            defaults,
+            tuple(factories),
+            frozenset(required),
+            tuple(defaults),
+            set(defaults),
+        )
     return found
 
 

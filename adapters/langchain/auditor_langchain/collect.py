@@ -80,9 +80,11 @@ class Collector:
         problems: list[Problem] = []
         for record in records:
             self._add(record, problems)
-        yield from problems
-        out, self._out = self._out, []
-        yield from out
+        if problems:  # nearly every record: nothing to yield (a `yield from` costs even then)
+            yield from problems
+        if self._out:
+            out, self._out = self._out, []
+            yield from out
         self.tick += 1
         while self._open:
             trace_id, entry = next(iter(self._open.items()))

@@ -66,8 +66,9 @@ def _feed(
     raw: bytes | None = None,
 ) -> Iterator[Trace | Problem]:
     records = flatten(values, source, problems, fast=fast, raw=raw)
-    yield from problems
-    problems.clear()
+    if problems:
+        yield from problems
+        problems.clear()
     yield from collector.add(records)
 
 

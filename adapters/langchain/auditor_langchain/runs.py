@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from auditor.trace import (
+    Document,
     Message,
     Problem,
     Severity,
@@ -292,16 +293,17 @@ def run_to_span(run: dict[str, Any], span_id: str, start: datetime, ctx: RunCont
         end = start
 
     raw_inputs, raw_outputs, raw_extra = run.get("inputs"), run.get("outputs"), run.get("extra")
-    for key, value in (("inputs", raw_inputs), ("outputs", raw_outputs), ("extra", raw_extra)):
-        if value is not None and not isinstance(value, dict):
-            ctx.warn(span_id, f"run {key} is a {type(value).__name__}, not an object")
+    if not (type(raw_inputs) is dict and type(raw_outputs) is dict and type(raw_extra) is dict):
+        # not three objects (the common case, nothing to warn about): which are not, in this order
+        for key, value in (("inputs", raw_inputs), ("outputs", raw_outputs), ("extra", raw_extra)):
+            if value is not None and not isinstance(value, dict):
+                ctx.warn(span_id, f"run {key} is a {type(value).__name__}, not an object")
     # _dict's rule, its common case inline (a call per field costs more than the test)
     inputs = raw_inputs if type(raw_inputs) is dict else _dict(raw_inputs)
     outputs = raw_outputs if type(raw_outputs) is dict else _dict(raw_outputs)
     extra = raw_extra if type(raw_extra) is dict else _dict(raw_extra)
     metadata = extra.get("metadata")
     metadata = (metadata if type(metadata) is dict else _dict(metadata)) or _dict(run.get("metadata"))
-    params = _dict(extra.get("invocation_params"))
 
     attributes: dict[str, Any] = {"langchain.run_type": run_type}
     if metadata:
@@ -326,12 +328,19 @@ def run_to_span(run: dict[str, Any], span_id: str, start: datetime, ctx: RunCont
             error if isinstance(error, str) else json_text(error, fast=ctx.fast),
         )
 
-    fields: dict[str, Any] = {}
+    # Every field of the span in model order, so Span.trusted keeps this call's dict as it is.
+    input_messages: tuple[Message, ...] = ()
+    output_messages: tuple[Message, ...] = ()
+    tool: ToolInvocation | None = None
+    query: str | None = None
+    documents: tuple[Document, ...] = ()
+    model: str | None = None
     if kind is SpanKind.LLM:
-        fields["input_messages"], input_attrs = _llm_inputs(inputs, ctx, span_id)
-        fields["output_messages"], response_meta = _llm_outputs(outputs, ctx, span_id)
+        params = _dict(extra.get("invocation_params"))
+        input_messages, input_attrs = _llm_inputs(inputs, ctx, span_id)
+        output_messages, response_meta = _llm_outputs(outputs, ctx, span_id)
         attributes.update(input_attrs)
-        fields["model"] = _first_str(
+        model = _first_str(
             params.get("model_name"),
             params.get("model"),
             params.get("model_id"),
@@ -342,47 +351,63 @@ def run_to_span(run: dict[str, Any], span_id: str, start: datetime, ctx: RunCont
             outputs.get("model"),
         )
     elif kind is SpanKind.TOOL:
-        fields["tool"], failure = _tool(run, name, ctx.fast)
+        tool, failure = _tool(run, name, ctx.fast)
         if failure is not None and status is not SpanStatus.ERROR:
             status, status_message = SpanStatus.ERROR, failure
         if not isinstance(run.get("outputs"), dict) and not error:
             ctx.warn(span_id, "tool run has no outputs; result left empty")
     elif kind is SpanKind.RETRIEVER:
-        query = inputs.get("query", inputs.get("input"))
-        fields["query"] = query if isinstance(query, str) else _short(query, ctx.fast)
+        raw_query = inputs.get("query", inputs.get("input"))
+        query = raw_query if isinstance(raw_query, str) else _short(raw_query, ctx.fast)
         raw_docs = outputs.get("documents", outputs.get("output"))
         if isinstance(raw_docs, list):
             docs = [decode_document(d) for d in raw_docs]
             skipped = sum(d is None for d in docs)
             if skipped:
                 ctx.warn(span_id, f"{skipped} retrieved document(s) had no text and were skipped")
-            fields["documents"] = tuple(d for d in docs if d is not None)
+            documents = tuple(d for d in docs if d is not None)
         elif outputs and not error:
             ctx.warn(span_id, "retriever run outputs have no documents list")
-    if kind is not SpanKind.LLM or not fields.get("input_messages"):
-        fields["input_text"] = _short(_only(inputs, "input"), ctx.fast)
-    if kind is not SpanKind.LLM or not fields.get("output_messages"):
-        fields["output_text"] = _short(_only(outputs, "output"), ctx.fast)
+    input_text = _short(_only(inputs, "input"), ctx.fast) if not input_messages else None
+    output_text = _short(_only(outputs, "output"), ctx.fast) if not output_messages else None
 
-    # Every value has its field's exact type (read and checked above), so nothing is validated again.
+    # Every value has its field's exact type (read and checked above), so nothing is validated again;
+    # a dict display, as 22 keywords take longer to collect.
     return Span.trusted(
-        trace_id=ctx.trace_id,
-        span_id=span_id,
-        parent_id=ctx.parent_id,
-        name=name,
-        kind=kind,
-        start=start,
-        end=end,
-        status=status,
-        status_message=status_message,
-        conversation_id=(_first_str(*[metadata.get(k) for k in _CONVERSATION_KEYS]) or _opt_id(metadata))
-        if metadata
-        else None,
-        attributes=attributes,
-        events=events,
-        source=SourceRef.trusted(file=ctx.source, line=ctx.line),
-        **fields,
+        {
+            "trace_id": ctx.trace_id,
+            "span_id": span_id,
+            "parent_id": ctx.parent_id,
+            "name": name,
+            "kind": kind,
+            "start": start,
+            "end": end,
+            "status": status,
+            "status_message": status_message,
+            "input_messages": input_messages,
+            "output_messages": output_messages,
+            "tool": tool,
+            "query": query,
+            "documents": documents,
+            "input_text": input_text,
+            "output_text": output_text,
+            "conversation_id": _conversation_id(metadata) if metadata else None,
+            "model": model,
+            "entity_name": None,
+            "attributes": attributes,
+            "events": events,
+            "source": SourceRef.trusted(file=ctx.source, line=ctx.line),
+        }
     )
+
+
+def _conversation_id(metadata: dict[str, Any]) -> str | None:
+    """The first conversation key holding a non-empty string, else a non-string id as a string."""
+    for key in _CONVERSATION_KEYS:
+        value = metadata.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return _opt_id(metadata)
 
 
 def _opt_id(metadata: dict[str, Any]) -> str | None:
