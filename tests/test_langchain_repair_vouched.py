@@ -27,7 +27,7 @@ from test_langchain_runtree import LLM, ROOT, TOOL, run, sample_runs
 import auditor.trace._assemble as assemble_module
 from auditor.trace import MAX_DEPTH, Problem, Trace
 from tests.conftest import ROOT as REPO
-from tests.support.faults import corpus
+from tests.support.faults import run_tree_files
 from tests.support.repair import read, same_both_ways
 
 RUNTREES = sorted((REPO / "tests" / "fixtures").glob("*/runtree.json"))
@@ -77,12 +77,7 @@ def test_fixture_run_trees_read_the_same_vouched_or_checked_in_full(path: Path) 
 
 
 def test_fault_corpus_run_tree_files_read_the_same_vouched_or_checked_in_full() -> None:
-    files = [
-        data
-        for case in corpus().values()
-        for name, data in case.files.items()
-        if name.endswith((".json", ".jsonl")) and b"run_type" in data[:4096] and b"resourceSpans" not in data
-    ]
+    files = run_tree_files()
     assert len(files) > 20
     for data in files:
         _same_both_ways(data)

@@ -14,7 +14,7 @@ from test_langchain_runtree import parse, sample_runs
 
 from auditor.trace import Span, Trace
 from tests.conftest import ROOT as REPO
-from tests.support.faults import corpus
+from tests.support.faults import run_tree_files
 
 RUNTREES = sorted((REPO / "tests" / "fixtures").glob("*/runtree.json"))
 
@@ -47,12 +47,7 @@ def test_every_run_kind_and_fault_corpus_spans_are_what_validation_builds() -> N
     assert {span.kind for span in traces[0].spans} >= {"chain", "llm", "tool", "retriever"}
     for span in traces[0].spans:
         _same_as_validated(span)
-    files = [
-        data
-        for case in corpus().values()
-        for name, data in case.files.items()
-        if name.endswith((".json", ".jsonl")) and b"run_type" in data[:4096] and b"resourceSpans" not in data
-    ]
+    files = run_tree_files()
     assert len(files) > 20
     for data in files:
         for span in _spans(data):

@@ -380,6 +380,17 @@ def corpus(seed: int = 20261201, per_base: int = 40, policy_mutants: int = 40) -
     return by_id
 
 
+def run_tree_files() -> list[bytes]:
+    """The corpus's LangChain run-tree files (bad inputs of every kind), for the tests that read
+    every run tree two ways and compare."""
+    return [
+        data
+        for case in corpus().values()
+        for name, data in case.files.items()
+        if name.endswith((".json", ".jsonl")) and b"run_type" in data[:4096] and b"resourceSpans" not in data
+    ]
+
+
 def sample(cases: dict[str, Case], size: int, seed: int = 7) -> list[Case]:
     """A fixed sample with every family and every base represented (CI); all cases if ``size`` is 0."""
     ordered = sorted(cases.values(), key=lambda c: c.id)
