@@ -1,4 +1,4 @@
-"""Reading a file raises the young generation's GC threshold while it reads, then restores it."""
+"""Reading a file raises the young and oldest generations' GC thresholds while it reads, then restores them."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from auditor.trace import GC_THRESHOLD, fewer_collections, read_traces
+from auditor.trace import GC_THRESHOLD, OLD_THRESHOLD, fewer_collections, read_traces
 from auditor.trace._ingest import iter_file
 from tests.conftest import ROOT
 
@@ -27,7 +27,7 @@ def low_threshold() -> Iterator[None]:
 def test_iter_file_reads_with_fewer_collections_and_restores(low_threshold: None) -> None:
     items = iter_file(FILE)
     seen = [(item, gc.get_threshold()) for item in items]
-    assert seen and all(threshold == (GC_THRESHOLD, 10, 10) for _, threshold in seen)
+    assert seen and all(threshold == (GC_THRESHOLD, 10, OLD_THRESHOLD) for _, threshold in seen)
     assert gc.get_threshold() == (700, 10, 10)
     first = iter_file(FILE)
     next(first)
@@ -41,5 +41,5 @@ def test_read_traces_restores_and_leaves_an_outer_user_alone(low_threshold: None
     assert gc.get_threshold() == (700, 10, 10)
     with fewer_collections():  # a run on, reading its traces: the run's threshold stays
         assert read_traces([FILE]).traces
-        assert gc.get_threshold() == (GC_THRESHOLD, 10, 10)
+        assert gc.get_threshold() == (GC_THRESHOLD, 10, OLD_THRESHOLD)
     assert gc.get_threshold() == (700, 10, 10)

@@ -21,7 +21,7 @@ import pytest
 from auditor.errors import LLMStatusError
 from auditor.llm import LLMClient, run_sync
 from auditor.llm._client import _posted, _tls_context, event_loop_factory
-from auditor.trace import GC_THRESHOLD, fewer_collections
+from auditor.trace import GC_THRESHOLD, OLD_THRESHOLD, fewer_collections
 
 
 class _Canned:
@@ -180,14 +180,18 @@ def test_fewer_collections_while_runs_are_on_and_the_thresholds_restored() -> No
     try:
         gc.set_threshold(700, 10, 10)
         with fewer_collections():
-            assert gc.get_threshold() == (GC_THRESHOLD, 10, 10)
+            assert gc.get_threshold() == (GC_THRESHOLD, 10, OLD_THRESHOLD)
             with fewer_collections():  # a second run in the same process (auditor serve)
                 assert gc.get_threshold()[0] == GC_THRESHOLD
             assert gc.get_threshold()[0] == GC_THRESHOLD  # the first is still on
         assert gc.get_threshold() == (700, 10, 10)
-        gc.set_threshold(50_000, 5, 5)  # a caller's higher threshold is kept, not lowered
+        gc.set_threshold(50_000, 5, 500)  # a caller's higher thresholds are kept, not lowered
         with fewer_collections():
-            assert gc.get_threshold() == (50_000, 5, 5)
+            assert gc.get_threshold() == (50_000, 5, 500)
+        assert gc.get_threshold() == (50_000, 5, 500)
+        gc.set_threshold(50_000, 5, 5)
+        with fewer_collections():
+            assert gc.get_threshold() == (50_000, 5, OLD_THRESHOLD)
         assert gc.get_threshold() == (50_000, 5, 5)
         with pytest.raises(RuntimeError), fewer_collections():
             raise RuntimeError("a failed run")

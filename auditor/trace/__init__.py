@@ -26,7 +26,7 @@ from auditor.trace._adapters import (
 )
 from auditor.trace._assemble import assemble_trace
 from auditor.trace._discover import DATA_SUFFIXES, Source, expand_inputs, is_url
-from auditor.trace._gc import GC_THRESHOLD, fewer_collections
+from auditor.trace._gc import GC_THRESHOLD, OLD_THRESHOLD, fewer_collections
 from auditor.trace._ingest import IngestResult, InputFile, file_digest, read_file, read_traces
 from auditor.trace._json import dumps_fast, loads_fast, loads_fast_writable
 from auditor.trace._merge import merge_split_traces, merged_conversation
@@ -54,6 +54,7 @@ __all__ = [
     "FORMAT",
     "GC_THRESHOLD",
     "MAX_DEPTH",
+    "OLD_THRESHOLD",
     "SNIFF_BYTES",
     "Document",
     "IngestResult",
