@@ -172,14 +172,20 @@ class _Walk:
         return "; ".join(parts)
 
 
-def _clean_trace(trace: Trace) -> bool:
+def _clean_trace(trace: Trace, vouched: Container[str] = ()) -> bool:
     """Whether nothing in the trace needs repair. A span's ``source`` is checked too, though the
     walk leaves it alone: a file name that fails the check only sends the trace down the walk,
-    which then changes nothing."""
+    which then changes nothing. The spans whose ids are in ``vouched`` are checked only as
+    :func:`_bounded_free_form` checks a vouched trace's spans."""
     header = trace.__dict__
     if not _clean_all([header[name] for name in header if name != "spans"], 0):
         return False
-    return all(_clean_all(span.__dict__.values(), 0) for span in trace.spans)
+    if not vouched:
+        return all(_clean_all(span.__dict__.values(), 0) for span in trace.spans)
+    return all(
+        _span_bounded_free_form(span) if span.span_id in vouched else _clean_all(span.__dict__.values(), 0)
+        for span in trace.spans
+    )
 
 
 def _bounded_free_form(trace: Trace) -> bool:
@@ -206,18 +212,6 @@ def _span_bounded_free_form(span: Span) -> bool:
     return True
 
 
-def _clean_with_vouched(trace: Trace, vouched: Container[str]) -> bool:
-    """:func:`_clean_trace`, with the spans whose ids are in ``vouched`` checked only as
-    :func:`_bounded_free_form` checks a vouched trace's spans."""
-    header = trace.__dict__
-    if not _clean_all([header[name] for name in header if name != "spans"], 0):
-        return False
-    return all(
-        _span_bounded_free_form(span) if span.span_id in vouched else _clean_all(span.__dict__.values(), 0)
-        for span in trace.spans
-    )
-
-
 def repair_trace(
     trace: Trace, source: str, *, valid_text: bool = False, vouched: Container[str] = ()
 ) -> tuple[Trace, list[Problem]]:
@@ -234,13 +228,7 @@ def repair_trace(
         vouched: the same, for the spans with these ids only (the trace's own fields and every
             other span are checked in full); ignored when ``valid_text`` is given.
     """
-    if valid_text:
-        clean = _bounded_free_form(trace)
-    elif vouched:
-        clean = _clean_with_vouched(trace, vouched)
-    else:
-        clean = _clean_trace(trace)
-    if clean:
+    if _bounded_free_form(trace) if valid_text else _clean_trace(trace, vouched):
         return trace, []
     problems: list[Problem] = []
     spans = []

@@ -403,11 +403,7 @@ def run_to_span(run: dict[str, Any], span_id: str, start: datetime, ctx: RunCont
 
 def _conversation_id(metadata: dict[str, Any]) -> str | None:
     """The first conversation key holding a non-empty string, else a non-string id as a string."""
-    for key in _CONVERSATION_KEYS:
-        value = metadata.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return _opt_id(metadata)
+    return _first_str(*map(metadata.get, _CONVERSATION_KEYS)) or _opt_id(metadata)
 
 
 def _opt_id(metadata: dict[str, Any]) -> str | None:
