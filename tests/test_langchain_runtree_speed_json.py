@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import threading
 from typing import Any
 
 from auditor.trace import _json, dumps_fast, loads_fast, loads_fast_writable
@@ -69,3 +70,30 @@ def test_the_kept_texts_follow_each_value_read_from_a_line() -> None:
         value, writable = loads_fast_writable(line)
         assert writable
         assert dumps_fast(value) == json.dumps(json.loads(line), ensure_ascii=False)
+
+
+def test_each_thread_reads_and_writes_with_a_reader_of_its_own() -> None:
+    lines = [json.dumps({"n": n, "x": [n * 0.5, 10**n], "s": f"caf\u00e9 {n}"}).encode() for n in range(40)]
+    results: dict[int, list[tuple[Any, bool, str]]] = {}
+    readers: dict[int, list[Any]] = {}
+
+    def work(index: int) -> None:
+        readers[index] = [_json._reader(), _json._reader()]
+        out = []
+        for line in lines[index::4] * 20:
+            value, writable = loads_fast_writable(line)
+            out.append((value, writable, dumps_fast(value)))
+        results[index] = out
+
+    threads = [threading.Thread(target=work, args=(index,)) for index in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for index in range(4):
+        first, again = readers[index]
+        assert first is again  # one reader per thread, kept
+        assert all(first is not readers[other][0] for other in range(4) if other != index)
+        for line, (value, writable, text) in zip(lines[index::4] * 20, results[index], strict=True):
+            assert value == json.loads(line) and writable
+            assert text == json.dumps(json.loads(line), ensure_ascii=False)
