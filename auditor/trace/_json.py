@@ -106,7 +106,7 @@ def _unwrap(value: Any) -> Any:
 
     Each added level held one item (the reader checked it), so ``data`` was one JSON value
     ("1, 2" or "1], [2" is not: the reader refuses it). Sixteen indexings written out: a loop
-    over them cost about 1% of reading a run tree (``tests/test_ingest_fast_paths.py`` pins the
+    over them cost about 1% of reading a run tree (``tests/test_langchain_runtree_speed_json.py`` pins the
     count to :data:`_MARGIN`).
     """
     return value[0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0]
