@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from auditor.trace import Problem, Severity, Span, Trace, assemble_trace, quote_value
 from auditor_langchain.ids import normalise_id, parse_time
 from auditor_langchain.messages import escaped_literals
-from auditor_langchain.records import Record, parent_of, trace_ids, vouchable
+from auditor_langchain.records import Record, parent_of, trace_ids
 from auditor_langchain.runs import RunContext, run_to_span
 
 SOURCE_FORMAT = "langchain-runtree"
@@ -40,8 +40,7 @@ def build_run(
 ) -> tuple[Span | None, list[Problem]]:
     """One run's span (None when it is skipped) and the problems found, in the order they are
     reported; built when the trace is, or as soon as the run has ended (``Record.keep_built``).
-    Decides ``Record.vouched`` (:func:`~auditor_langchain.records.vouchable`); a run whose building
-    parsed a text that could spell a surrogate loses it."""
+    A run whose building parsed a text that could spell a surrogate loses ``Record.vouched``."""
     run = record.run
     run_id = normalise_id(run.get("id")) or ""
     ctx = RunContext(
@@ -59,8 +58,8 @@ def build_run(
     except Exception as exc:  # a shape this adapter did not foresee must not end the file
         ctx.warn(run_id, f"run could not be read ({type(exc).__name__}: {exc}); skipped", Severity.ERROR)
         return None, ctx.problems
-    # Checked in full unless plain (records.vouchable), and when a text parsed again could spell a surrogate.
-    record.vouched = escaped_literals() == escaped and vouchable(record, span)
+    if escaped_literals() != escaped:  # a text parsed again could spell a surrogate: checked in full
+        record.vouched = False
     return span, ctx.problems
 
 

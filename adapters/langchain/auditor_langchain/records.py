@@ -21,8 +21,6 @@ _DOTTED_SEGMENT = re.compile(r"^\d{8}T\d{6,12}Z(.+)$")
 #: within ``MAX_DEPTH``.
 VOUCH_BRACKETS = MAX_DEPTH - 4
 _NOT_BRACKETS = bytes(byte for byte in range(256) if byte not in b"[{")
-#: The types of values that hold no container (what the strict reader gives for JSON's scalars).
-_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 @dataclass(slots=True)
@@ -50,8 +48,7 @@ class Record:
     built: tuple[Span | None, list[Problem]] | None = None
     #: The run's parent, read when it was built.
     built_parent: str | None = None
-    #: Its span may be vouched for to the repair check: read strictly from a line of its own (``raw``)
-    #: and not merged since; whether it is, is decided when it is built (:func:`vouchable`).
+    #: Its span may be vouched for to the repair check (:func:`plain_line` of ``raw``).
     vouched: bool = False
 
     @property
@@ -90,60 +87,6 @@ def plain_line(raw: bytes) -> bool:
     return len(raw.translate(None, _NOT_BRACKETS)) <= VOUCH_BRACKETS  # one pass (two counts take two)
 
 
-def plain_span(span: Span) -> bool:
-    """Whether the span of a run read strictly (``loads_fast``) from a line of its own may be vouched
-    for to the repair check, as :func:`plain_line` says of its line, from the span itself (much
-    cheaper than counting the line's brackets), provided nothing the adapter parses again while
-    building it could spell a surrogate (:func:`auditor_langchain.messages.escaped_literals`).
-
-    Its strings are valid text (the strict reader's, and the texts the adapter writes from them).
-    The containers the adapter takes from the run outside the free-form values the repair check
-    still looks at (tool and tool-call arguments, document metadata) are in its ``attributes`` (the
-    run's metadata and tags) and in its events' attributes; every other field holds text, atoms or
-    the model's own fixed shapes. True when no event has attributes and each attribute is a scalar,
-    or a list or object of scalars and of lists or objects of scalars: nothing then nests more than
-    three levels into the span. False says nothing: :func:`plain_line` decides.
-    """
-    for event in span.events:
-        if event.attributes:
-            return False
-    return all(_shallow(value) for value in span.attributes.values())
-
-
-def _shallow(value: Any) -> bool:
-    """A scalar, or a list or object of scalars and of lists or objects of scalars (the two levels
-    written out: a call per level would cost what the check saves)."""
-    kind = type(value)
-    if kind in _SCALARS:
-        return True
-    if kind is dict:
-        items = value.values()
-    elif kind is list:
-        items = value
-    else:
-        return False
-    for item in items:
-        inner = type(item)
-        if inner in _SCALARS:
-            continue
-        if inner is dict:
-            leaves = item.values()
-        elif inner is list:
-            leaves = item
-        else:
-            return False
-        for leaf in leaves:
-            if type(leaf) not in _SCALARS:
-                return False
-    return True
-
-
-def vouchable(record: Record, span: Span) -> bool:
-    """Whether the span built from ``record`` may be vouched for to the repair check: the record
-    may be (:attr:`Record.vouched`) and :func:`plain_span` or :func:`plain_line` of its line says so."""
-    return record.vouched and (plain_span(span) or (record.raw is not None and plain_line(record.raw)))
-
-
 def describe(value: Any) -> str:
     if isinstance(value, dict):
         keys = ", ".join(list(value)[:5])
@@ -168,7 +111,7 @@ def flatten(
         run, line = values[0]
         if type(run) is dict and run.get("child_runs") is None and normalise_id(run.get("id")) is not None:
             whole = raw if fast else None
-            return [Record(run, line, fast=fast, raw=whole, vouched=whole is not None)]
+            return [Record(run, line, fast=fast, raw=whole, vouched=whole is not None and plain_line(whole))]
     return flatten_all(values, source, problems, fast=fast, raw=raw)
 
 
@@ -208,16 +151,9 @@ def flatten_all(
         else:
             alone = len(values) == 1 and run is values[0][0] and run.get("child_runs") is None
             whole = raw if fast and alone else None
+            vouched = whole is not None and plain_line(whole)
             flat.append(
-                Record(
-                    run,
-                    line,
-                    parent_hint=parent,
-                    root_hint=root,
-                    fast=fast,
-                    raw=whole,
-                    vouched=whole is not None,
-                )
+                Record(run, line, parent_hint=parent, root_hint=root, fast=fast, raw=whole, vouched=vouched)
             )
         children = run.get("child_runs")
         if isinstance(children, list):
