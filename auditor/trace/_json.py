@@ -33,7 +33,7 @@ _MARGIN = 16
 _OPEN, _CLOSE = b"[" * _MARGIN, b"]" * _MARGIN
 
 
-class _Reader(threading.local):
+class _Reader:
     """The fast reader of one thread, and what its float hook found in the text being read."""
 
     def __init__(self) -> None:
@@ -49,12 +49,15 @@ class _Reader(threading.local):
         # With a hook per float (a call each: dear for a line of many floats, so only where asked).
         self.decode: Callable[[bytes], Any] = msgspec.json.Decoder(shape, float_hook=self._float).decode
         self.spell: Callable[[Any], bytes] = msgspec.json.Encoder().encode
+        self.format: Callable[..., bytes] = msgspec.json.format
         self.odd = False
         # _MARGIN levels of lists around one slot, for dumps_fast (built once per thread).
         self.slot: list[Any] = [None]
         self.wrapped: list[Any] = self.slot
         for _ in range(_MARGIN - 1):
             self.wrapped = [self.wrapped]
+        # dumps_fast's last two texts, each with the fast writer's bytes it was formatted from.
+        self.recent: list[tuple[bytes, str]] = [(b"", ""), (b"", "")]
 
     def _float(self, text: str) -> float:
         # What the reader does itself (correctly rounded, as ``float`` is; beyond the float range
@@ -67,14 +70,17 @@ class _Reader(threading.local):
         return value
 
 
-_READER: _Reader | None = None
+_THREAD = threading.local()
 
 
 def _reader() -> _Reader:
-    global _READER
-    if _READER is None:
-        _READER = _Reader()
-    return _READER
+    """This thread's reader. A plain object found through one thread-local attribute: a
+    ``threading.local`` reader paid a thread lookup for each of its attributes, a dozen per run."""
+    try:
+        reader: _Reader = _THREAD.reader
+    except AttributeError:
+        reader = _THREAD.reader = _Reader()
+    return reader
 
 
 def loads_fast(data: bytes) -> Any:
@@ -96,11 +102,14 @@ def _read(decode: Callable[[bytes], Any], data: bytes) -> Any:
 
 
 def _unwrap(value: Any) -> Any:
-    # Each added level held one item (the reader checked it), so ``data`` was one JSON value
-    # ("1, 2" or "1], [2" is not: the reader refuses it).
-    for _ in range(_MARGIN):
-        value = value[0]
-    return value
+    """The value inside the :data:`_MARGIN` (16) added levels.
+
+    Each added level held one item (the reader checked it), so ``data`` was one JSON value
+    ("1, 2" or "1], [2" is not: the reader refuses it). Sixteen indexings written out: a loop
+    over them cost about 1% of reading a run tree (``tests/test_langchain_runtree_speed_json.py`` pins the
+    count to :data:`_MARGIN`).
+    """
+    return value[0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0]
 
 
 def loads_fast_writable(data: bytes) -> tuple[Any, bool]:
@@ -113,9 +122,6 @@ def loads_fast_writable(data: bytes) -> tuple[Any, bool]:
     reader = _reader()
     reader.odd = False
     return _unwrap(_read(reader.decode, data)), not reader.odd
-
-
-_format: Callable[..., bytes] | None = None
 
 
 def dumps_fast(value: Any) -> str:
@@ -132,11 +138,6 @@ def dumps_fast(value: Any) -> str:
         ValueError: the fast writer could not write it (a lone surrogate, deep nesting, a type it
             does not write); write it with ``json.dumps``, which gives the text or the error.
     """
-    global _format
-    if _format is None:
-        import msgspec
-
-        _format = msgspec.json.format
     reader = _reader()
     reader.slot[0] = value
     try:
@@ -145,5 +146,21 @@ def dumps_fast(value: Any) -> str:
         raise ValueError(f"not written by the fast writer: {exc}") from None
     finally:
         reader.slot[0] = None
-    text: bytes = _format(data[_MARGIN:-_MARGIN], indent=0)
-    return text.decode()
+    return _formatted(reader, data)
+
+
+def _formatted(reader: _Reader, data: bytes) -> str:
+    """The text of the fast writer's ``data``, spaced as ``json.dumps`` spaces it.
+
+    The same bytes give the same text, so the last two are kept: a LangGraph chain run and the
+    run nested in it often carry the very same inputs and outputs (the graph's state), and the
+    formatting costs more than the writing. Comparing bytes costs next to nothing beside it.
+    """
+    older, newer = reader.recent
+    if data == newer[0]:
+        return newer[1]
+    if data == older[0]:
+        return older[1]
+    text = reader.format(data[_MARGIN:-_MARGIN], indent=0).decode()
+    reader.recent = [newer, (data, text)]
+    return text

@@ -44,6 +44,11 @@ class Bytes:
         return data
 
     def readline(self, limit: int = -1) -> bytes:
+        cut = self.buf.find(b"\n", self.off)
+        if cut >= 0:  # the common line, whole in the chunk: no parts to join
+            line = self.buf[self.off : cut + 1]
+            self.off = cut + 1
+            return line
         parts: list[bytes] = []
         size = 0
         while True:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from auditor.trace import Problem, Severity, Trace
 from auditor_langchain.assemble import Emitted, build_run, build_trace, build_traces
@@ -75,16 +76,19 @@ class Collector:
         self._emitted_runs: dict[str, str] = {}
         self._out: list[Trace | Problem] = []
 
-    def add(self, records: list[Record]) -> Iterator[Trace | Problem]:
-        """Add the runs of one top-level record, then yield the traces that are complete."""
+    def add(self, records: list[Record]) -> list[Trace | Problem]:
+        """Add the runs of one top-level record; the problems found, then the traces now complete.
+
+        A list, not a generator: nearly every record gives nothing, and a generator per record
+        cost more than the list.
+        """
         problems: list[Problem] = []
         for record in records:
             self._add(record, problems)
-        if problems:  # nearly every record: nothing to yield (a `yield from` costs even then)
-            yield from problems
+        out: list[Trace | Problem] = [*problems]
         if self._out:
-            out, self._out = self._out, []
-            yield from out
+            out += self._out
+            self._out = []
         self.tick += 1
         while self._open:
             trace_id, entry = next(iter(self._open.items()))
@@ -92,15 +96,16 @@ class Collector:
                 break
             del self._open[trace_id]
             if entry.complete():
-                yield from self._emit(trace_id, entry)
+                out += self._emit(trace_id, entry)
             else:
                 self._waiting[trace_id] = entry
+        return out
 
-    def _trace_of(self, record: Record, run_id: str) -> str | None:
+    def _trace_of(self, record: Record, run: dict[str, Any], run_id: str) -> str | None:
         known = self._run_trace.get(run_id) or self._emitted_runs.get(run_id)
         if known is not None:
             return known
-        own = normalise_id(record.run.get("trace_id")) or record.root_hint or dotted_root(record)
+        own = normalise_id(run.get("trace_id")) or record.root_hint or dotted_root(record)
         if own is not None:
             return own
         parent = parent_of(record)
@@ -109,8 +114,9 @@ class Collector:
         return self._run_trace.get(parent) or self._emitted_runs.get(parent)
 
     def _add(self, record: Record, problems: list[Problem]) -> None:
-        run_id = normalise_id(record.run.get("id")) or ""
-        trace_id = self._trace_of(record, run_id)
+        run = record.run  # a property: read once
+        run_id = normalise_id(run.get("id")) or ""
+        trace_id = self._trace_of(record, run, run_id)
         if trace_id is None:  # a legacy run naming only a parent not seen yet
             self._unresolved.setdefault(parent_of(record) or "", []).append(record)
             return
@@ -138,19 +144,16 @@ class Collector:
             self._open.move_to_end(trace_id)
         entry.last = self.tick
         before = len(entry.records)
-        merge_into(entry.records, record, self.source, problems)
+        merge_into(entry.records, record, self.source, problems, run_id or None)
         self._open_runs += len(entry.records) - before
-        if (
-            record.raw is not None
-            and entry.records.get(run_id) is record
-            and record.run.get("end_time") is not None
-        ):
+        if record.raw is not None and entry.records.get(run_id) is record and run.get("end_time") is not None:
             # A run of its own line, ended: build its span now and drop its JSON while it waits.
             parent = parent_of(record)
             record.keep_built(build_run(trace_id, record, self.source, parent), parent)
         self._run_trace[run_id] = trace_id
-        for child in self._unresolved.pop(run_id, []):
-            self._add(child, problems)
+        if self._unresolved:  # nearly always empty: no list to pop
+            for child in self._unresolved.pop(run_id, []):
+                self._add(child, problems)
         while self._open_runs > self.max_open and len(self._open) + len(self._waiting) > 1:
             oldest = next(iter(self._waiting)) if self._waiting else next(iter(self._open))
             if oldest == trace_id:

@@ -64,12 +64,15 @@ def _feed(
     *,
     fast: bool = False,
     raw: bytes | None = None,
-) -> Iterator[Trace | Problem]:
+) -> list[Trace | Problem]:
+    """The problems of unnesting one top-level value's runs, then what the collector gives for them
+    (a list: a generator per record cost more)."""
     records = flatten(values, source, problems, fast=fast, raw=raw)
+    out = collector.add(records)
     if problems:
-        yield from problems
+        out[:0] = problems
         problems.clear()
-    yield from collector.add(records)
+    return out
 
 
 def _read_jsonl(

@@ -179,9 +179,18 @@ def merge(records: list[Record], source: str, problems: list[Problem]) -> list[R
     return list(merged.values())
 
 
-def merge_into(merged: dict[str, Record], record: Record, source: str, problems: list[Problem]) -> None:
-    """Add ``record`` to ``merged`` (by run id), merging a repeated record of a run into the first."""
-    run_id = normalise_id(record.run.get("id"))
+def merge_into(
+    merged: dict[str, Record],
+    record: Record,
+    source: str,
+    problems: list[Problem],
+    run_id: str | None = None,
+) -> None:
+    """Add ``record`` to ``merged`` (by run id), merging a repeated record of a run into the first.
+
+    ``run_id``: the record's normalised id, when the caller has read it already.
+    """
+    run_id = run_id or normalise_id(record.run.get("id"))
     if run_id is None:  # flatten dropped these already
         return
     earlier = merged.get(run_id)

@@ -257,7 +257,8 @@ def _events(raw: Any) -> tuple[tuple[SpanEvent, ...], int]:
         time = item.get("time")
         # parse_time's cache, looked up here: a run's events repeat its start and end times
         when = KNOWN_TIMES.get(time) if type(time) is str else None
-        events.append(event(name=name, time=when or parse_time(time), attributes=attrs))
+        # every field in model order, as a dict display: cheaper than three keywords
+        events.append(event({"name": name, "time": when or parse_time(time), "attributes": attrs}))
     return tuple(events), tokens
 
 
@@ -396,7 +397,7 @@ def run_to_span(run: dict[str, Any], span_id: str, start: datetime, ctx: RunCont
             "entity_name": None,
             "attributes": attributes,
             "events": events,
-            "source": SourceRef.trusted(file=ctx.source, line=ctx.line),
+            "source": SourceRef.trusted({"file": ctx.source, "line": ctx.line}),
         }
     )
 
