@@ -4,7 +4,8 @@ Reading a trace file and auditing its answers both allocate many short-lived con
 JSON, spans, verdict models, rows); at CPython's default young-generation threshold (700) the
 collector runs often, and now and then walks the whole heap. :func:`fewer_collections` raises
 that threshold (and the oldest generation's, :data:`OLD_THRESHOLD`) for as long as any reader or
-run of the process is on, and restores the previous thresholds when the last one ends. Only the frequency changes: every cycle is still collected.
+run of the process is on, and restores the previous thresholds when the last one ends. Only the
+frequency changes: every cycle is still collected.
 One counter for the whole process, so nested and concurrent users (``auditor serve`` runs several
 audits, a run reads its traces) never restore a threshold another still relies on.
 """
