@@ -21,7 +21,9 @@ their evidence; a file that holds model calls but yields no answer must say so a
                 "problems": ["a substring of a problem the file must give (optional)"]}]}
 
 ``arguments``, ``hop_path``, ``error``, ``system_prompt``, ``documents`` and ``problems`` are
-checked when given. ``tool_results`` lists every tool result the answer can see: one more or one
+checked when given. A file entry may carry ``"pending": "what the auditor does not read yet"``: the
+case is then a strict expected failure, a known gap listed in docs/conventions.md, which turns into a
+failure the day the auditor reads it (remove the key then). ``tool_results`` lists every tool result the answer can see: one more or one
 fewer is a failure.
 """
 
@@ -53,6 +55,18 @@ def _cases() -> list[tuple[str, dict[str, Any]]]:
 CASES = _cases()
 
 
+def _params() -> list[Any]:
+    return [
+        pytest.param(
+            name,
+            entry,
+            id=name,
+            marks=[pytest.mark.xfail(reason=entry["pending"], strict=True)] if "pending" in entry else [],
+        )
+        for name, entry in CASES
+    ]
+
+
 def _read(path: Path) -> tuple[list[Answer], list[Problem]]:
     result = read_traces([path])
     return reconstruct(result.traces), list(result.problems)
@@ -72,7 +86,7 @@ def _matches(item: Evidence, wanted: dict[str, Any]) -> bool:
     return "error" not in wanted or item.error == wanted["error"]
 
 
-@pytest.mark.parametrize(("name", "entry"), CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(("name", "entry"), _params())
 def test_framework_file_reads_as_a_person_reads_it(name: str, entry: dict[str, Any]) -> None:
     answers, problems = _read(FRAMEWORKS / name)
     expected = entry["answers"]
