@@ -18,7 +18,7 @@ from typing import Protocol
 
 from auditor.claims import ClaimExtractor, Decomposition, attach_markers, resolve_markers
 from auditor.errors import UsageError
-from auditor.evidence import Answer, Evidence, reconstruct
+from auditor.evidence import Answer, Evidence, count_unanswered, reconstruct, unanswered_traces
 from auditor.judges import (
     Attribution,
     ClaimVerdict,
@@ -45,7 +45,7 @@ from auditor.results import (
     claim_out,
     judge_ref,
 )
-from auditor.trace import IngestResult, Trace, read_traces
+from auditor.trace import IngestResult, Problem, Trace, read_traces
 
 
 def policy_ref(policy: Policy) -> PolicyRef:
@@ -69,9 +69,11 @@ def run_info(ingested: IngestResult, started: datetime, policy: Policy | None) -
                 reason=p.reason,
                 trace_id=p.trace_id,
                 span_id=p.span_id,
+                code=p.code,
             )
             for p in ingested.problems
         ],
+        unanswered_traces=count_unanswered(ingested.problems),
     )
 
 
@@ -128,21 +130,34 @@ def find_answers(
 ) -> tuple[IngestResult, list[Answer]]:
     """Read the traces and reconstruct the answers the policy's ``[answers]`` section selects.
 
+    Each trace that holds model calls but yields no answer is added to ``ingested.problems``
+    (never a silent zero: :func:`~auditor.evidence.unanswered_traces`).
+
     Raises:
         UsageError: ``trace_id`` selects no answer (see :func:`select_trace`).
     """
     ingested = read_traces(paths, format)
-    return ingested, trace_answers(ingested.traces, policy, trace_id)
+    return ingested, trace_answers(ingested.traces, policy, trace_id, ingested.problems)
 
 
-def trace_answers(traces: Sequence[Trace], policy: Policy, trace_id: str | None = None) -> list[Answer]:
+def trace_answers(
+    traces: Sequence[Trace],
+    policy: Policy,
+    trace_id: str | None = None,
+    problems: list[Problem] | None = None,
+) -> list[Answer]:
     """The answers the policy's ``[answers]`` section selects in traces already read (a stored
     run's kept traces, for a re-audit): :func:`find_answers` without the files.
+
+    When ``problems`` is given, a problem for each trace with model calls and no answer is appended.
 
     Raises:
         UsageError: ``trace_id`` selects no answer (see :func:`select_trace`).
     """
-    answers = reconstruct(traces, policy.answer_selection())
+    selection = policy.answer_selection()
+    answers = reconstruct(traces, selection)
+    if problems is not None:
+        problems.extend(unanswered_traces(traces, answers, selection))
     return select_trace(answers, trace_id, [t.trace_id for t in traces])
 
 

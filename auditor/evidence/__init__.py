@@ -2,19 +2,32 @@
 
 :func:`reconstruct` finds every final answer in a trace and, for each, the evidence items that
 existed before its generation began (causal cut), with provenance and the hop path through the
-tools. No policy is applied here: every item is kept.
+tools. No policy is applied here: every item is kept. :func:`unanswered_traces` names each trace
+that holds model calls but yielded no answer (never a silent zero).
 """
 
 from __future__ import annotations
 
 from auditor.evidence._model import Answer, AnswerSelection, Evidence, EvidenceKind
 from auditor.evidence._reconstruct import conversation_key, reconstruct
+from auditor.evidence._unread import (
+    NO_ANSWER,
+    ModelCallMarker,
+    count_unanswered,
+    model_call_marker,
+    unanswered_traces,
+)
 
 __all__ = [
+    "NO_ANSWER",
     "Answer",
     "AnswerSelection",
     "Evidence",
     "EvidenceKind",
+    "ModelCallMarker",
     "conversation_key",
+    "count_unanswered",
+    "model_call_marker",
     "reconstruct",
+    "unanswered_traces",
 ]
