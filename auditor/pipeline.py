@@ -18,7 +18,15 @@ from typing import Protocol
 
 from auditor.claims import ClaimExtractor, Decomposition, attach_markers, resolve_markers
 from auditor.errors import UsageError
-from auditor.evidence import Answer, Evidence, count_unanswered, reconstruct, unanswered_traces
+from auditor.evidence import (
+    Answer,
+    Evidence,
+    Inspection,
+    count_unanswered,
+    inspect_traces,
+    reconstruct,
+    unanswered_traces,
+)
 from auditor.judges import (
     Attribution,
     ClaimVerdict,
@@ -159,6 +167,21 @@ def trace_answers(
     if problems is not None:
         problems.extend(unanswered_traces(traces, answers, selection))
     return select_trace(answers, trace_id, [t.trace_id for t in traces])
+
+
+def inspect_paths(
+    paths: Sequence[Path], format: str | None = None, policy: Policy | None = None
+) -> Inspection:
+    """Read ``paths`` and lay out, span by span, what was read from each trace (``auditor inspect``).
+
+    Args:
+        paths: trace files (any installed format).
+        format: force an adapter by name instead of sniffing.
+        policy: its ``[answers]`` section decides which spans are answers; the shipped default when None.
+    """
+    policy = policy or load_policy()
+    ingested, answers = find_answers(paths, format, policy)
+    return inspect_traces(ingested.traces, answers, ingested.problems)
 
 
 def collect_evidence(

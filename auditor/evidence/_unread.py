@@ -71,7 +71,7 @@ def model_call_marker(span: Span) -> ModelCallMarker | None:
         return ModelCallMarker("Vercel AI SDK", f"ai.operationId={vercel}", "." not in vercel[3:])
     for key in ("gen_ai.system", "gen_ai.provider.name"):
         value = _text(attrs.get(key))
-        if value and span.kind not in _NOT_MODEL_KINDS:
+        if value and span.kind not in _NOT_MODEL_KINDS:  # a chain's provider is its framework's
             return ModelCallMarker("GenAI", f"{key}={value}", span.kind is SpanKind.AGENT)
     if span.kind is SpanKind.LLM:
         return ModelCallMarker("read as an LLM call", "span kind llm", agent=False)
@@ -80,7 +80,7 @@ def model_call_marker(span: Span) -> ModelCallMarker | None:
     return None
 
 
-_NOT_MODEL_KINDS = (SpanKind.TOOL, SpanKind.RETRIEVER, SpanKind.EMBEDDING)
+_NOT_MODEL_KINDS = (SpanKind.TOOL, SpanKind.RETRIEVER, SpanKind.EMBEDDING, SpanKind.CHAIN)
 
 
 def _missing(span: Span, trace: Trace, selection: AnswerSelection) -> str:
