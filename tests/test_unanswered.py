@@ -129,3 +129,15 @@ def test_the_console_names_the_unanswered_traces(command: list[str], tmp_path: P
     assert result.exit_code == 4
     assert "1 trace(s)" in result.stderr + result.stdout
     assert "000000000000000000000000000000a1: no answer read" in result.stderr
+
+
+def test_the_gate_will_not_judge_a_golden_set_with_unanswered_traces() -> None:
+    good = str(FIXTURES / "multi_hop" / "openinference.otlp.jsonl")
+    result = CliRunner().invoke(cli, ["gate", good, str(UNANSWERED / "genai_no_output.otlp.jsonl")])
+    assert result.exit_code == 2, result.output
+    errors = [line for line in result.stderr.splitlines() if line.startswith("auditor gate could not run:")]
+    assert (
+        len(errors) == 1
+        and "1 trace(s) of the golden set hold model calls but yielded no answer" in errors[0]
+    )
+    assert "000000000000000000000000000000a1" in errors[0]
