@@ -60,6 +60,19 @@ def policy_ref(policy: Policy) -> PolicyRef:
     return PolicyRef(name=policy.name, version=policy.version, sha256=policy.sha256)
 
 
+def problem_out(problem: Problem) -> ProblemOut:
+    """One input problem in the public result's shape."""
+    return ProblemOut(
+        file=problem.file,
+        line=problem.line,
+        severity=problem.severity.value,
+        reason=problem.reason,
+        trace_id=problem.trace_id,
+        span_id=problem.span_id,
+        code=problem.code,
+    )
+
+
 def run_info(ingested: IngestResult, started: datetime, policy: Policy | None) -> RunInfo:
     return RunInfo(
         id=uuid.uuid4().hex,
@@ -69,18 +82,7 @@ def run_info(ingested: IngestResult, started: datetime, policy: Policy | None) -
         inputs=[
             InputRef(path=i.path, sha256=i.sha256, format=i.format, traces=i.traces) for i in ingested.inputs
         ],
-        problems=[
-            ProblemOut(
-                file=p.file,
-                line=p.line,
-                severity=p.severity.value,
-                reason=p.reason,
-                trace_id=p.trace_id,
-                span_id=p.span_id,
-                code=p.code,
-            )
-            for p in ingested.problems
-        ],
+        problems=[problem_out(p) for p in ingested.problems],
         unanswered_traces=count_unanswered(ingested.problems),
     )
 
