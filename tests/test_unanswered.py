@@ -141,3 +141,14 @@ def test_the_gate_will_not_judge_a_golden_set_with_unanswered_traces() -> None:
         and "1 trace(s) of the golden set hold model calls but yielded no answer" in errors[0]
     )
     assert "000000000000000000000000000000a1" in errors[0]
+
+
+def test_the_report_says_the_run_is_incomplete() -> None:
+    from auditor.report import render_report
+    from auditor.run import audit
+
+    good = FIXTURES / "multi_hop" / "openinference.otlp.jsonl"
+    page = render_report(audit([good, UNANSWERED / "genai_no_output.otlp.jsonl"], store=False))
+    assert 'id="unanswered-banner"' in page and "1 trace\n" in page
+    assert "000000000000000000000000000000a1: no answer read" in page
+    assert 'id="unanswered-banner"' not in render_report(audit([good], store=False))
