@@ -15,6 +15,12 @@ Rules (see README, "How answers and evidence are found"):
   the tool's copy of their text). A tool that runs a sub-agent returns model output.
 - User turns, system prompts and earlier assistant answers reappear in every later LLM input;
   each becomes one item of its own kind, and the policy decides on it.
+- Frameworks' own shapes (:mod:`auditor.evidence._shapes`): an answer delivered through a
+  final-answer tool is an answer, not a tool result; the question and system prompt of a run reach
+  its final chat span from earlier chat spans and the agent or chain spans around it; a tool
+  result's text ends with the call it answers, and an error payload is an error; a tool span whose
+  end a millisecond clock wrote just after the next model call's start counts when that call's
+  input shows its result.
 """
 
 from __future__ import annotations
