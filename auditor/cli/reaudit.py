@@ -101,7 +101,8 @@ def reaudit_command(
     The re-audit is a new stored run with its own id, recording the run it re-judged. Without
     --policy it uses the run's stored policy, without --judge the run's judge: pass one of them to
     change only that. Output and exit status are those of `auditor audit` (0 ran, 2 usage or
-    input errors, 3 some claims unjudged, 130 interrupted).
+    input errors, 3 some claims unjudged, 4 some traces with model calls yielded no answer,
+    130 interrupted).
     """
     from rich.console import Console
 
