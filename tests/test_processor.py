@@ -198,3 +198,24 @@ def test_shutdown_drains_the_queue_and_open_traces_are_bounded(caplog: pytest.Lo
     provider.shutdown()  # shuts the processor down: the queued traces are audited first
     assert processor.stats.traces_audited == 4
     assert processor.force_flush(100)
+
+
+def test_a_live_trace_with_model_calls_and_no_answer_is_counted_and_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    processor = AuditSpanProcessor()
+    provider = TracerProvider()
+    provider.add_span_processor(processor)
+    tracer = provider.get_tracer("app")
+    with caplog.at_level(logging.WARNING, logger="auditor_otel.processor"):
+        # the model's output was not captured: nothing to audit, and that must be said
+        agent = {"gen_ai.operation.name": "invoke_agent"}
+        with (
+            tracer.start_as_current_span("invoke_agent weather", attributes=agent),
+            tracer.start_as_current_span("chat gpt-4o", attributes={"gen_ai.operation.name": "chat"}),
+        ):
+            pass
+        assert processor.force_flush(10_000)
+    assert processor.stats.unanswered == 1 and processor.stats.answers_audited == 0
+    assert "no answer read from its 1 model call(s)" in caplog.text and "'chat gpt-4o'" in caplog.text
+    provider.shutdown()

@@ -18,6 +18,9 @@ Guarantees for the application:
   on the ``auditor_otel.processor`` logger; so is a trace evicted because too many traces are open;
 - an exception inside auditing is recorded (``failures``, ``stats.failed``, an error log) and never
   propagated; the worker carries on with the next trace;
+- a trace with model calls from which no answer is read is never a silent zero: it is counted in
+  ``stats.unanswered`` and its ``no_answer`` problem (trace, span, convention, what was missing) is
+  logged as a warning;
 - ``force_flush()`` waits (up to its timeout) until every queued trace is audited; ``shutdown()``
   drains the queue, stops the worker and finishes the store run. Traces whose root never ended are
   not audited.
@@ -50,7 +53,7 @@ from typing import Any
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
-from auditor.evidence import reconstruct
+from auditor.evidence import reconstruct, unanswered_traces
 from auditor.judges import JudgeSetup, build_judge
 from auditor.pipeline import audit_all, audit_result
 from auditor.policy import Policy, load_policy
@@ -75,6 +78,7 @@ class ProcessorStats:
     answers_audited: int = 0
     dropped: int = 0  # traces dropped because the queue was full or too many traces were open
     failed: int = 0  # traces whose audit raised
+    unanswered: int = 0  # traces with model calls that yielded no answer (each logged as a warning)
     on_end_errors: int = 0  # exceptions swallowed in on_start / on_end (never propagated)
 
 
@@ -295,6 +299,10 @@ class AuditSpanProcessor(SpanProcessor):
                 if a.trace_id == trace.trace_id
             ]
             if not answers:
+                # Never a silent zero: a trace with model calls and no answer is counted and said.
+                for problem in unanswered_traces([trace], answers, self.policy.answer_selection()):
+                    self.stats.unanswered += 1
+                    logger.warning("auditor: %s", problem.reason)
                 continue
             audits = loop.run_until_complete(audit_all(answers, self.policy, setup.extractor, setup.judge))
             ingested = IngestResult(traces=together, problems=problems)
