@@ -20,6 +20,8 @@ import pytest
 
 from tests.conftest import ROOT
 
+DISTRIBUTIONS = ("auditor-otel", "auditor-langchain")
+
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -51,15 +53,14 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
             shutil.copy(src, source / part)
     wheels = tmp_path_factory.mktemp("wheels")
     pip = [str(python), "-m", "pip", "--disable-pip-version-check"]
+    adapters = [str(source / "adapters" / name) for name in ("otel", "langchain")]
     subprocess.run(
-        [*pip, "wheel", "--quiet", "--no-deps", "-w", str(wheels), str(source)]
-        + [str(source / "adapters" / name) for name in ("otel", "langchain")],
+        [*pip, "wheel", "--quiet", "--no-deps", "-w", str(wheels), str(source), *adapters],
         check=True,
         timeout=600,
     )
     subprocess.run(
-        [*pip, "install", "--quiet", "--find-links", str(wheels)]
-        + ["trace-auditor[serve]", "auditor-otel", "auditor-langchain"],
+        [*pip, "install", "--quiet", "--find-links", str(wheels), "trace-auditor[serve]", *DISTRIBUTIONS],
         check=True,
         timeout=600,
     )
