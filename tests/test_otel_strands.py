@@ -224,3 +224,36 @@ def test_the_real_0_1_file_gives_its_answers_and_tool_results() -> None:
         assert sorted(tools, key=str) == sorted(
             ((t["name"], t["arguments"]) for t in wanted["tool_results"]), key=str
         )
+
+
+def test_early_attributes_flattened_into_numbered_keys() -> None:
+    model = span(
+        1,
+        "Model invoke",
+        attrs={
+            **STRANDS,
+            "gen_ai.prompt.0.role": "user",
+            "gen_ai.prompt.0.content.0.text": QUESTION,
+            "gen_ai.prompt.1.role": "assistant",
+            "gen_ai.prompt.1.content.0.toolUse.toolUseId": "t1",
+            "gen_ai.prompt.1.content.0.toolUse.name": "get_weather",
+            "gen_ai.prompt.1.content.0.toolUse.input.city": "Paris",
+            "gen_ai.prompt.2.role": "user",
+            "gen_ai.prompt.2.content.0.toolResult.toolUseId": "t1",
+            "gen_ai.prompt.2.content.0.toolResult.content.0.text": "light rain",
+            "gen_ai.prompt.10.role": "user",
+            "gen_ai.prompt.10.content": "And tomorrow?",
+            "gen_ai.completion.0.text": "Light rain.",
+        },
+    )
+    found = one_trace(model, scope="strands-agents").spans[0]
+    assert [(m.role, m.content, m.tool_call_id) for m in found.input_messages] == [
+        ("user", QUESTION, None),
+        ("assistant", "", None),
+        ("tool", "light rain", "t1"),
+        ("user", "And tomorrow?", None),
+    ]
+    assert found.input_messages[1].tool_calls == (
+        ToolCall(id="t1", name="get_weather", arguments={"city": "Paris"}),
+    )
+    assert [(m.role, m.content) for m in found.output_messages] == [("assistant", "Light rain.")]

@@ -127,6 +127,8 @@ def prompt_messages(value: Any, notes: list[str]) -> list[Message]:
     for raw in data:
         if isinstance(raw, dict) and isinstance(raw.get("content"), list):
             found.extend(bedrock_message(normalise_role(raw.get("role")), raw["content"]))
+        elif isinstance(raw, dict) and isinstance(raw.get("content"), str):
+            found.append(Message(role=normalise_role(raw.get("role")), content=raw["content"]))
         else:
             notes.append("gen_ai.prompt: an entry is not a Strands message; skipped")
     return found
@@ -196,15 +198,50 @@ def _events(events: list[tuple[str, dict[str, Any]]], result: Extraction) -> Non
             )
 
 
+def unflatten(attrs: dict[str, Any], prefix: str) -> Any:
+    """``prefix.0.content.0.text``-style keys back into the nested lists and objects they flatten
+    (numbered levels become lists, in number order), or None when there is no such key."""
+    start = prefix + "."
+    keys = [k for k in attrs if k.startswith(start)]
+    if not keys:
+        return None
+    tree: dict[str, Any] = {}
+    for key in keys:
+        node = tree
+        *path, last = key[len(start) :].split(".")
+        for part in path:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                break  # a key that is both a value and a level: keep the value
+            node = child
+        else:
+            node.setdefault(last, attrs[key])
+
+    def listed(node: Any) -> Any:
+        if not isinstance(node, dict):
+            return node
+        if node and all(k.isdecimal() for k in node):
+            return [listed(node[k]) for k in sorted(node, key=int)]
+        return {k: listed(v) for k, v in node.items()}
+
+    return listed(tree)
+
+
 def _early_attributes(attrs: dict[str, Any], result: Extraction) -> None:
-    """0.1's ``system_prompt``, ``gen_ai.prompt`` and ``gen_ai.completion`` span attributes."""
+    """0.1's ``system_prompt``, ``gen_ai.prompt`` and ``gen_ai.completion`` span attributes, also
+    flattened into numbered keys (``gen_ai.prompt.0.content.0.text``, ``gen_ai.completion.0.text``),
+    as some pipelines turn the JSON into attributes."""
     system = as_str(attrs.get("system_prompt"))
     if system:
         result.input_messages.append(Message(role="system", content=system))
-    if "gen_ai.prompt" in attrs:
-        result.input_messages.extend(prompt_messages(attrs["gen_ai.prompt"], result.notes))
-    if "gen_ai.completion" in attrs:
-        result.output_messages.extend(content_messages("assistant", attrs["gen_ai.completion"]))
+    prompt = attrs["gen_ai.prompt"] if "gen_ai.prompt" in attrs else unflatten(attrs, "gen_ai.prompt")
+    if prompt is not None:
+        result.input_messages.extend(prompt_messages(prompt, result.notes))
+    completion = (
+        attrs["gen_ai.completion"] if "gen_ai.completion" in attrs else unflatten(attrs, "gen_ai.completion")
+    )
+    if completion is not None:
+        result.output_messages.extend(content_messages("assistant", completion))
 
 
 def extract(name: str, attrs: dict[str, Any], events: list[tuple[str, dict[str, Any]]]) -> Extraction:
