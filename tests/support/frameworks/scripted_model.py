@@ -290,8 +290,9 @@ def _responses_turns(body: dict[str, Any]) -> list[tuple[str, str]]:
         if kind == "message" or "role" in item:
             turns.append((str(item.get("role", "")), _text_of(item.get("content"))))
         elif kind in ("function_call", "item_reference"):
-            # A stored output item sent back by id (the Vercel AI SDK's Responses provider does so
-            # for the model's own earlier turns) is an assistant turn like the item itself.
+            # A stored output item sent back by id is an assistant turn like the item itself
+            # (@ai-sdk/openai's Responses provider, with `store` on, sends an earlier assistant
+            # text or reasoning item so; its function calls it sends in full).
             turns.append(("assistant", ""))
         elif kind == "function_call_output":
             turns.append(("tool", _text_of(item.get("output"))))
