@@ -18,7 +18,15 @@ from typing import Protocol
 
 from auditor.claims import ClaimExtractor, Decomposition, attach_markers, resolve_markers
 from auditor.errors import UsageError
-from auditor.evidence import Answer, Evidence, reconstruct
+from auditor.evidence import (
+    Answer,
+    Evidence,
+    Inspection,
+    count_unanswered,
+    inspect_traces,
+    reconstruct,
+    unanswered_traces,
+)
 from auditor.judges import (
     Attribution,
     ClaimVerdict,
@@ -45,11 +53,24 @@ from auditor.results import (
     claim_out,
     judge_ref,
 )
-from auditor.trace import IngestResult, Trace, read_traces
+from auditor.trace import IngestResult, Problem, Trace, read_traces
 
 
 def policy_ref(policy: Policy) -> PolicyRef:
     return PolicyRef(name=policy.name, version=policy.version, sha256=policy.sha256)
+
+
+def problem_out(problem: Problem) -> ProblemOut:
+    """One input problem in the public result's shape."""
+    return ProblemOut(
+        file=problem.file,
+        line=problem.line,
+        severity=problem.severity.value,
+        reason=problem.reason,
+        trace_id=problem.trace_id,
+        span_id=problem.span_id,
+        code=problem.code,
+    )
 
 
 def run_info(ingested: IngestResult, started: datetime, policy: Policy | None) -> RunInfo:
@@ -61,17 +82,8 @@ def run_info(ingested: IngestResult, started: datetime, policy: Policy | None) -
         inputs=[
             InputRef(path=i.path, sha256=i.sha256, format=i.format, traces=i.traces) for i in ingested.inputs
         ],
-        problems=[
-            ProblemOut(
-                file=p.file,
-                line=p.line,
-                severity=p.severity.value,
-                reason=p.reason,
-                trace_id=p.trace_id,
-                span_id=p.span_id,
-            )
-            for p in ingested.problems
-        ],
+        problems=[problem_out(p) for p in ingested.problems],
+        unanswered_traces=count_unanswered(ingested.problems),
     )
 
 
@@ -128,22 +140,50 @@ def find_answers(
 ) -> tuple[IngestResult, list[Answer]]:
     """Read the traces and reconstruct the answers the policy's ``[answers]`` section selects.
 
+    Each trace that holds model calls but yields no answer is added to ``ingested.problems``
+    (never a silent zero: :func:`~auditor.evidence.unanswered_traces`).
+
     Raises:
         UsageError: ``trace_id`` selects no answer (see :func:`select_trace`).
     """
     ingested = read_traces(paths, format)
-    return ingested, trace_answers(ingested.traces, policy, trace_id)
+    return ingested, trace_answers(ingested.traces, policy, trace_id, ingested.problems)
 
 
-def trace_answers(traces: Sequence[Trace], policy: Policy, trace_id: str | None = None) -> list[Answer]:
+def trace_answers(
+    traces: Sequence[Trace],
+    policy: Policy,
+    trace_id: str | None = None,
+    problems: list[Problem] | None = None,
+) -> list[Answer]:
     """The answers the policy's ``[answers]`` section selects in traces already read (a stored
     run's kept traces, for a re-audit): :func:`find_answers` without the files.
+
+    When ``problems`` is given, a problem for each trace with model calls and no answer is appended.
 
     Raises:
         UsageError: ``trace_id`` selects no answer (see :func:`select_trace`).
     """
-    answers = reconstruct(traces, policy.answer_selection())
+    selection = policy.answer_selection()
+    answers = reconstruct(traces, selection)
+    if problems is not None:
+        problems.extend(unanswered_traces(traces, answers, selection))
     return select_trace(answers, trace_id, [t.trace_id for t in traces])
+
+
+def inspect_paths(
+    paths: Sequence[Path], format: str | None = None, policy: Policy | None = None
+) -> Inspection:
+    """Read ``paths`` and lay out, span by span, what was read from each trace (``auditor inspect``).
+
+    Args:
+        paths: trace files (any installed format).
+        format: force an adapter by name instead of sniffing.
+        policy: its ``[answers]`` section decides which spans are answers; the shipped default when None.
+    """
+    policy = policy or load_policy()
+    ingested, answers = find_answers(paths, format, policy)
+    return inspect_traces(ingested.traces, answers, ingested.problems)
 
 
 def collect_evidence(

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from auditor.evidence import AnswerSelection, EvidenceKind, reconstruct
+from auditor.evidence import AnswerSelection, Evidence, EvidenceKind, reconstruct
 from auditor.trace import Document, ToolCall, assemble_trace
 from tests.tracebuilder import TraceBuilder, assistant, system, tool_msg, user
 
 SYS = system("You are a support agent. Answer only from tool results.")
+
+
+def result_text(item: Evidence) -> str:
+    """An item's text without the call a tool result ends with (``(called as name(arg=...))``)."""
+    call = item.metadata.get("call")
+    return item.text.removesuffix(f"\n(called as {call})") if call else item.text
 
 
 def multi_hop_trace() -> TraceBuilder:
@@ -77,7 +83,7 @@ def test_evidence_is_causal_within_a_trace() -> None:
     # A tool that ends after the answer's generation began cannot have informed it.
     b.tool("late", "get_invoice", 2.5, 3.5, {"id": 7}, "invoice 7 is unpaid")
     (answer,) = reconstruct([b.build()])
-    texts = [e.text for e in answer.evidence]
+    texts = [result_text(e) for e in answer.evidence]
     assert "order 7 shipped on May 2" in texts
     assert "invoice 7 is unpaid" not in texts
 
@@ -100,8 +106,8 @@ def test_second_turn_sees_first_turn_but_not_the_reverse() -> None:
     second.llm("ans2", 12, 13, history, output="Order 8 was delivered; order 7 is in transit.")
     a1, a2 = reconstruct([first.build(), second.build()])
     assert a1.span_id == "ans1" and a2.span_id == "ans2"
-    assert "order 8: delivered" not in [e.text for e in a1.evidence]
-    texts2 = [e.text for e in a2.evidence]
+    assert "order 8: delivered" not in [result_text(e) for e in a1.evidence]
+    texts2 = [result_text(e) for e in a2.evidence]
     assert "order 7: in transit" in texts2 and "order 8: delivered" in texts2
     # the first answer reappears in the second turn's input: one model_output item, once
     assert [e.text for e in a2.evidence if e.kind is EvidenceKind.MODEL_OUTPUT] == ["Order 7 is in transit."]
@@ -214,7 +220,9 @@ def test_tool_results_seen_only_in_messages_become_items_once() -> None:
         output="Rainy today, sunny tomorrow.",
     )
     (answer,) = reconstruct([b.build()])
-    tools = [(e.name, e.text, e.hop_path) for e in answer.evidence if e.kind is EvidenceKind.TOOL_RESULT]
+    tools = [
+        (e.name, result_text(e), e.hop_path) for e in answer.evidence if e.kind is EvidenceKind.TOOL_RESULT
+    ]
     assert tools == [
         ("get_weather", "rainy, 57F", ("get_weather(location=Paris)",)),
         ("get_forecast", "sunny tomorrow", ("get_forecast(location=Paris)",)),

@@ -1,6 +1,6 @@
 """The fault corpus (tests/support/faults.py) keeps the promise for bad input.
 
-For every generated case: a known exit status (0, 2 or 3), no traceback, a failure said in one
+For every generated case: a known exit status (0, 2, 3 or 4), no traceback, a failure said in one
 line, a time bound, and the traces a clean copy of the file yields still audited where the damage
 is confined to other lines. Judge faults (every scripted fault of ``tests/support/fake_openai.py``
 and its dishonest standing switches, through the real openai client) must fail closed: every claim
@@ -85,13 +85,27 @@ def _answers(stdout: str) -> tuple[set[str], int]:
     return {a["answer_id"] for a in document["answers"]}, len(document["run"]["problems"])
 
 
+def _silent_zero(stdout: str, code: int) -> str | None:
+    """Why the result is a silent zero (traces read, no answer, nothing said), else None; and exit
+    status 4 exactly when a trace with model calls yielded no answer."""
+    document = json.loads(stdout)
+    run = document["run"]
+    named = {p["trace_id"] for p in run["problems"] if p.get("code") == "no_answer"}
+    if (code == 4) != bool(named) or run["unanswered_traces"] != len(named):
+        return f"exit {code} with {len(named)} unanswered trace(s) named, counted {run['unanswered_traces']}"
+    read = sum(i["traces"] for i in run["inputs"])
+    if read and not document["answers"] and not run["problems"]:
+        return f"{read} trace(s) read, no answer, and no problem recorded"
+    return None
+
+
 def _clean(case: Case, folder: Path) -> set[str]:
     assert case.keep is not None
     data = case.files[case.keep]
     if data not in _clean_answers:
         argv = [a if "mutant." not in a else str(folder / case.keep) for a in _argv(case, folder)]
         result = CliRunner().invoke(cli, argv, catch_exceptions=False)
-        assert result.exit_code in (0, 3), result.output
+        assert result.exit_code in (0, 3, 4), result.output
         _clean_answers[data] = _answers(result.stdout)[0]
     return _clean_answers[data]
 
@@ -104,7 +118,7 @@ def test_fault_case_keeps_the_promise(case: Case, tmp_path: Path) -> None:
     code, stdout, stderr = _run(case, case_dir)
     COUNTS["tried"] += 1
     assert "Traceback" not in stdout + stderr, f"{case.id}: traceback printed:\n{stderr[-2000:]}"
-    assert code in (0, 2, 3), f"{case.id}: exit {code}\n{stderr[-2000:]}"
+    assert code in (0, 2, 3, 4), f"{case.id}: exit {code}\n{stderr[-2000:]}"
     if case.absent_after is not None:
         absent = Path(case.absent_after.replace("{dir}", str(case_dir)))
         assert not absent.exists(), f"{case.id}: created {absent}"
@@ -117,6 +131,8 @@ def test_fault_case_keeps_the_promise(case: Case, tmp_path: Path) -> None:
         COUNTS["clean"] += 1
         return
     found, problems = _answers(stdout)
+    silent = _silent_zero(stdout, code)
+    assert silent is None, f"{case.id}: a silent zero: {silent}"
     COUNTS["recorded problem" if problems else "clean"] += 1
     if case.keep is not None:
         missing = _clean(case, case_dir) - found

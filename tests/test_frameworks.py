@@ -35,7 +35,7 @@ from typing import Any
 
 import pytest
 
-from auditor.evidence import Answer, Evidence, EvidenceKind, reconstruct
+from auditor.evidence import Answer, Evidence, EvidenceKind, reconstruct, unanswered_traces
 from auditor.text import normalise
 from auditor.trace import Problem, read_traces
 from tests.conftest import FIXTURES
@@ -69,7 +69,9 @@ def _params() -> list[Any]:
 
 def _read(path: Path) -> tuple[list[Answer], list[Problem]]:
     result = read_traces([path])
-    return reconstruct(result.traces), list(result.problems)
+    answers = reconstruct(result.traces)
+    # A trace with model calls and no answer is a no_answer problem, as `auditor audit` records it.
+    return answers, [*result.problems, *unanswered_traces(result.traces, answers)]
 
 
 def _tool_results(answer: Answer) -> list[Evidence]:

@@ -109,7 +109,7 @@ def test_legacy_message_events_with_bedrock_blocks() -> None:
     )
     [answer] = reconstruct([trace])
     assert (answer.question, answer.text) == (QUESTION, "Light rain.")
-    kinds = [(e.kind, e.text) for e in answer.evidence]
+    kinds = [(e.kind, e.text.split("\n(called as ")[0]) for e in answer.evidence]  # the call follows
     assert (EvidenceKind.TOOL_RESULT, "light rain") in kinds and (EvidenceKind.SYSTEM_PROMPT, SYSTEM) in kinds
 
 

@@ -24,6 +24,7 @@ from auditor.cli.db import db_group
 from auditor.cli.evidence import adapters_command, evidence_command
 from auditor.cli.export import export_command, show_command
 from auditor.cli.gate import gate_command
+from auditor.cli.inspect import inspect_command
 from auditor.cli.policy import policy_group
 from auditor.cli.reaudit import reaudit_command
 from auditor.cli.runs import report_command, runs_command
@@ -80,6 +81,7 @@ def cli() -> None:
 
 cli.add_command(adapters_command)
 cli.add_command(evidence_command)
+cli.add_command(inspect_command)
 cli.add_command(policy_group)
 cli.add_command(audit_command)
 cli.add_command(reaudit_command)

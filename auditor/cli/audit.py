@@ -36,6 +36,10 @@ if TYPE_CHECKING:
 
 #: ``auditor audit`` exits with this when it ran but some claims could not be judged.
 EXIT_UNJUDGED = 3
+#: ``auditor audit`` and ``auditor evidence`` exit with this when they ran but the run is incomplete:
+#: some traces hold model calls from which no answer was read (each is a ``no_answer`` problem).
+#: It takes precedence over :data:`EXIT_UNJUDGED`.
+EXIT_INCOMPLETE = 4
 
 #: How much per-answer detail ``print_audit`` shows.
 Detail = Literal["problems", "all", "none"]
@@ -152,6 +156,11 @@ def print_audit(
     console.print(
         f"answers with an unsupported claim: {_ratio(share)}; refusals: {s['refusals']} of {s['answers']}"
     )
+    if result.run.unanswered_traces:
+        console.print(
+            f"[bold red]{result.run.unanswered_traces} trace(s) with model calls yielded no answer[/] "
+            "(not audited; each is named in the problems)"
+        )
     if s.get("undecided_answers"):
         console.print(
             f"[magenta]the judge could not decide {s['undecided_answers']} answer(s)[/] (no claim decided "
@@ -389,6 +398,8 @@ def audit_command(
     By default only answers with problems are shown in full (--verbose: all, --quiet: none).
     Exit status: 0 when the audit ran (whatever the verdicts), 2 for usage or input errors,
     3 when it ran but some claims could not be judged (they are `unjudged`, never supported),
+    4 when it ran but is incomplete: some traces hold model calls from which no answer was read
+    (each is named in the problems; 4 wins over 3),
     130 when interrupted (Ctrl-C or SIGTERM; the message says how to resume).
     """
     from rich.console import Console
@@ -471,7 +482,8 @@ def finish_command(
 ) -> None:
     """What ``auditor audit`` (and ``auditor reaudit``) show once the run is done: the answers and
     summary or the JSON, the report, the stored run, why claims went unjudged, the input problems;
-    then the exit status (:data:`EXIT_UNJUDGED` when some claims could not be judged)."""
+    then the exit status (:data:`EXIT_INCOMPLETE` when some traces with model calls yielded no
+    answer, else :data:`EXIT_UNJUDGED` when some claims could not be judged)."""
     from auditor.cli.evidence import print_problems
     from auditor.cli.output import listing_console, shown
     from auditor.report import write_report
@@ -500,5 +512,7 @@ def finish_command(
     if labels_path is not None:
         warn_unmatched_labels(result, labels_path, err)
     print_problems(result, err)
+    if result.run.unanswered_traces:
+        sys.exit(EXIT_INCOMPLETE)
     if result.summary["unjudged"]:
         sys.exit(EXIT_UNJUDGED)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -42,6 +43,11 @@ def print_problems(result: AuditResult, console: Console) -> None:
         console.print(f"  {shown(where)}: {shown(p.severity)}: {shown(p.reason)}")
     if len(problems) > 50:
         console.print(f"  … and {len(problems) - 50} more (all are in the --json output)")
+    if result.run.unanswered_traces:
+        console.print(
+            f"[bold red]{result.run.unanswered_traces} trace(s) hold model calls but yielded no answer: "
+            "the run is incomplete (exit status 4). `auditor inspect FILE` shows what was read from each span.[/]"
+        )
 
 
 def answer_rule(answer: AnswerOut, console: Console, *, span: bool = False) -> list[str]:
@@ -85,6 +91,11 @@ def print_evidence(result: AuditResult, console: Console, *, footer: bool = True
     if footer:
         console.print(
             f"\n{len(result.answers)} answer(s) from {sum(i.traces for i in result.run.inputs)} trace(s)."
+            + (
+                f" [bold red]{result.run.unanswered_traces} trace(s) with model calls yielded no answer.[/]"
+                if result.run.unanswered_traces
+                else ""
+            )
         )
 
 
@@ -107,7 +118,11 @@ def evidence_command(
     trace_id: str | None,
     json_path: Path | None,
 ) -> None:
-    """Find every answer in TRACES and the evidence it could have drawn on."""
+    """Find every answer in TRACES and the evidence it could have drawn on.
+
+    Exit status: 0 when it ran, 2 for usage or input errors, 4 when it ran but some traces hold
+    model calls from which no answer was read (each is named in the problems).
+    """
     from rich.console import Console
 
     from auditor.cli.output import check_outputs, listing_console, shown
@@ -126,3 +141,7 @@ def evidence_command(
             json_path.write_text(result.to_json(), encoding="utf-8")
             err.print(f"Wrote {shown(str(json_path))}")
     print_problems(result, err)
+    if result.run.unanswered_traces:
+        from auditor.cli.audit import EXIT_INCOMPLETE
+
+        sys.exit(EXIT_INCOMPLETE)

@@ -28,6 +28,15 @@ from typing import Any, Protocol
 
 from auditor.evidence._hops import ToolHop, assign_paths
 from auditor.evidence._model import Answer, AnswerSelection, Evidence, EvidenceKind
+from auditor.evidence._shapes import (
+    call_text,
+    error_payload,
+    final_answer_text,
+    is_final_tool,
+    last_user_message,
+    question_from_input,
+    with_call,
+)
 from auditor.text import normalise, short_digest
 from auditor.trace import Message, Span, SpanKind, SpanStatus, Trace
 
@@ -82,12 +91,15 @@ def conversation_key(trace: _Keyed) -> str:
 
 
 def _final_text(span: Span) -> str | None:
-    """The assistant text of a generation that asked for no tool calls, else None."""
+    """The assistant text of a generation that asked for no tool calls, else None; or the answer it
+    delivered through a final-answer tool (``final_result``, ``final_answer``, ...)."""
     messages = [m for m in span.output_messages if m.role in ("assistant", "ai", "model")] or list(
         span.output_messages
     )
-    if not messages or any(m.tool_calls for m in messages):
+    if not messages:
         return None
+    if any(m.tool_calls for m in messages):
+        return final_answer_text(tuple(c for m in messages for c in m.tool_calls))
     text = "\n".join(m.content for m in messages if m.content).strip()
     return text or None
 
@@ -112,9 +124,42 @@ def _answer_spans(conv: _Conversation, selection: AnswerSelection) -> list[tuple
     return sorted(found, key=lambda f: (f[0].span.start, f[0].span.end))
 
 
-def _question(span: Span) -> str | None:
-    users = [m.content for m in span.input_messages if m.role == "user" and m.content.strip()]
-    return users[-1] if users else None
+_RUN_KINDS = (SpanKind.AGENT, SpanKind.CHAIN)
+
+
+def _run_of(item: _Located, conv: _Conversation) -> Span | None:
+    """The agent or chain span a model call runs in (its nearest such ancestor), if any."""
+    return next((a for a in conv.ancestors(item) if a.kind in _RUN_KINDS), None)
+
+
+def _question(item: _Located, conv: _Conversation) -> tuple[str | None, Span | None]:
+    """The question an answer responds to, and the agent or chain span it came from (None when it
+    is in a model call's input): the answer span's last user message, else that of the latest
+    earlier chat span of the same run, else the run's own input (messages, or its plain input)."""
+    own = last_user_message(item.span.input_messages)
+    if own is not None:
+        return own, None
+    run = _run_of(item, conv)
+    earlier = [
+        x
+        for x in conv.spans
+        if x.trace is item.trace
+        and x.span.kind is SpanKind.LLM
+        and x.span.start <= item.span.start
+        and x.span is not item.span
+        and _run_of(x, conv) is run
+    ]
+    for other in sorted(earlier, key=lambda x: x.span.start, reverse=True):
+        found = last_user_message(other.span.input_messages)
+        if found is not None:
+            return found, None
+    for ancestor in conv.ancestors(item):
+        if ancestor.kind not in _RUN_KINDS:
+            continue
+        found = last_user_message(ancestor.input_messages) or question_from_input(ancestor.input_text)
+        if found is not None:
+            return found, ancestor
+    return None, None
 
 
 def _question_type(item: _Located, conv: _Conversation, attribute: str | None) -> str | None:
@@ -144,6 +189,7 @@ class _Collector:
         self.items: list[Evidence] = []
         self._seen: set[tuple[str, str]] = set()
         self._tool_call_ids: set[str] = set()
+        self.question, self.question_span = _question(answer, conv)
 
     def add(self, key: tuple[str, str], evidence: Evidence) -> None:
         if key not in self._seen:
@@ -156,13 +202,52 @@ class _Collector:
     def started_by(self, span: Span) -> bool:
         return span.start <= self.cutoff
 
+    def tool_available(self, span: Span, seen: _Seen) -> datetime | None:
+        """When a tool span's result became available to this answer, or None if it did not.
+
+        It ended before the answer's generation began; or (clocks that write milliseconds put a
+        tool's end just after the next model call's start) it started before, and a model call
+        that started by then had its result in its input (by call id, else by the same text).
+        """
+        if self.ended_before(span):
+            return span.end
+        if span.tool is None or span.start > self.cutoff:
+            return None
+        shown = seen.at(span.tool.call_id, span.tool.result)
+        return shown if shown is not None and span.start <= shown <= self.cutoff else None
+
+
+class _Seen:
+    """When each tool result first appeared in a model call's input: by call id and by text."""
+
+    def __init__(self, conv: _Conversation) -> None:
+        self.by_id: dict[str, datetime] = {}
+        self.by_text: dict[str, datetime] = {}
+        for item in conv.spans:
+            if item.span.kind is not SpanKind.LLM:
+                continue
+            for message in item.span.input_messages:
+                if message.role != "tool":
+                    continue
+                when = item.span.start
+                if message.tool_call_id:
+                    self.by_id[message.tool_call_id] = min(when, self.by_id.get(message.tool_call_id, when))
+                key = normalise(message.content)
+                if key:
+                    self.by_text[key] = min(when, self.by_text.get(key, when))
+
+    def at(self, call_id: str | None, result: str | None) -> datetime | None:
+        if call_id and call_id in self.by_id:
+            return self.by_id[call_id]
+        return self.by_text.get(normalise(result or "")) if result else None
+
 
 def _hops(conv: _Conversation) -> tuple[list[ToolHop], dict[str, ToolHop]]:
     """Tool calls seen as spans, plus tool calls seen only in chat messages (no tool span)."""
     hops: list[ToolHop] = []
     for item in conv.spans:
         span = item.span
-        if span.kind is not SpanKind.TOOL or span.tool is None:
+        if span.kind is not SpanKind.TOOL or span.tool is None or is_final_tool(span.tool.name):
             continue
         enclosing = tuple(
             f"{item.trace.trace_id}:{a.span_id}"
@@ -200,6 +285,8 @@ def _hops(conv: _Conversation) -> tuple[list[ToolHop], dict[str, ToolHop]]:
                 name, args, requested = calls.get(
                     message.tool_call_id, (message.name or "tool", None, item.span.start)
                 )
+                if is_final_tool(message.name or name):
+                    continue  # the answer's delivery ("Final result processed."), not a source
                 hop = ToolHop(
                     key=f"call:{message.tool_call_id}",
                     name=message.name or name,
@@ -213,12 +300,13 @@ def _hops(conv: _Conversation) -> tuple[list[ToolHop], dict[str, ToolHop]]:
     return hops, by_call
 
 
-def _collect_spans(c: _Collector, paths: dict[str, tuple[str, ...]]) -> None:
+def _collect_spans(c: _Collector, paths: dict[str, tuple[str, ...]], seen: _Seen) -> None:
     for item in c.conv.spans:
         span, trace = item.span, item.trace
-        if not c.ended_before(span):
-            continue
         if span.kind is SpanKind.TOOL and span.tool is not None:
+            available = c.tool_available(span, seen)
+            if available is None or is_final_tool(span.tool.name):
+                continue
             below = c.conv.descendants(item)
             if any(d.kind is SpanKind.RETRIEVER and d.documents for d in below):
                 continue  # represented by the retriever's documents
@@ -228,7 +316,10 @@ def _collect_spans(c: _Collector, paths: dict[str, tuple[str, ...]]) -> None:
                 continue
             if span.tool.call_id:
                 c._tool_call_ids.add(span.tool.call_id)
+            call = call_text(span.tool.name, span.tool.arguments)
             metadata: dict[str, Any] = {"arguments": span.tool.arguments, "tool_call_id": span.tool.call_id}
+            if call:
+                metadata["call"] = call
             if sub_agent:
                 metadata["sub_agent"] = True
             c.add(
@@ -237,16 +328,16 @@ def _collect_spans(c: _Collector, paths: dict[str, tuple[str, ...]]) -> None:
                     evidence_id="ev_" + short_digest(trace.trace_id, span.span_id, "tool"),
                     kind=EvidenceKind.MODEL_OUTPUT if sub_agent else EvidenceKind.TOOL_RESULT,
                     name=span.tool.name,
-                    text=text,
+                    text=with_call(call, text),
                     metadata=metadata,
                     trace_id=trace.trace_id,
                     span_id=span.span_id,
-                    available_at=span.end,
+                    available_at=available,
                     hop_path=paths.get(f"{trace.trace_id}:{span.span_id}", (span.tool.name,)),
-                    error=span.status is SpanStatus.ERROR,
+                    error=span.status is SpanStatus.ERROR or error_payload(text),
                 ),
             )
-        elif span.kind is SpanKind.RETRIEVER:
+        elif span.kind is SpanKind.RETRIEVER and c.ended_before(span):
             tools = [a for a in c.conv.ancestors(item) if a.kind is SpanKind.TOOL]
             base = paths.get(f"{trace.trace_id}:{tools[0].span_id}", ()) if tools else ()
             retriever = span.entity_name or span.name
@@ -304,7 +395,8 @@ def _message_item(
 def _collect_messages(
     c: _Collector, message_hops: dict[str, ToolHop], paths: dict[str, tuple[str, ...]]
 ) -> None:
-    question = _question(c.answer.span)
+    question = c.question
+    _collect_run_context(c, question)
     llm_spans = sorted((x for x in c.conv.spans if x.span.kind is SpanKind.LLM), key=lambda x: x.span.start)
     for item in llm_spans:
         span, trace = item.span, item.trace
@@ -335,16 +427,19 @@ def _collect_messages(
                     hop = message_hops.get(message.tool_call_id or "")
                     if hop is None:
                         continue  # answered by a tool span, collected there
+                    call = call_text(hop.name, hop.arguments)
+                    metadata = {"arguments": hop.arguments, "tool_call_id": message.tool_call_id}
                     _message_item(
                         c,
                         EvidenceKind.TOOL_RESULT,
-                        message,
+                        message.model_copy(update={"content": with_call(call, message.content)}),
                         span,
                         trace,
                         span.start,
                         name=hop.name,
-                        metadata={"arguments": hop.arguments, "tool_call_id": message.tool_call_id},
+                        metadata={**metadata, "call": call} if call else metadata,
                         hop_path=paths.get(hop.key, (hop.name,)),
+                        error=error_payload(message.content),
                     )
                 elif message.role == "assistant" and not message.tool_calls:
                     _message_item(c, EvidenceKind.MODEL_OUTPUT, message, span, trace, span.start)
@@ -362,12 +457,44 @@ def _collect_messages(
                     )
 
 
+def _collect_run_context(c: _Collector, question: str | None) -> None:
+    """The system prompts and user turns on the agent or chain spans the answer runs in (Microsoft
+    Agent Framework's ``invoke_agent``), and the question when it came from such a span's input."""
+    nested = any(a.kind is SpanKind.TOOL for a in c.conv.ancestors(c.answer))
+    if nested:
+        return  # a sub-agent's instructions and task are its caller's words, collected from its calls
+    for ancestor in c.conv.ancestors(c.answer):
+        if ancestor.kind not in _RUN_KINDS or not c.started_by(ancestor):
+            continue
+        trace = c.answer.trace
+        for message in ancestor.input_messages:
+            if message.role == "system":
+                _message_item(c, EvidenceKind.SYSTEM_PROMPT, message, ancestor, trace, ancestor.start)
+            elif message.role == "user":
+                current = message.content == question
+                _message_item(
+                    c,
+                    EvidenceKind.USER_MESSAGE,
+                    message,
+                    ancestor,
+                    trace,
+                    ancestor.start,
+                    current_question=current,
+                )
+        if ancestor is c.question_span and question is not None:
+            asked = Message(role="user", content=question)
+            _message_item(
+                c, EvidenceKind.USER_MESSAGE, asked, ancestor, trace, ancestor.start, current_question=True
+            )
+
+
 def _answers_of(conv: _Conversation, selection: AnswerSelection) -> Iterable[Answer]:
     hops, message_hops = _hops(conv)
     paths = assign_paths(hops)
+    seen = _Seen(conv)
     for item, text in _answer_spans(conv, selection):
         collector = _Collector(conv, item)
-        _collect_spans(collector, paths)
+        _collect_spans(collector, paths, seen)
         _collect_messages(collector, message_hops, paths)
         ordered = sorted(
             collector.items,
@@ -378,7 +505,7 @@ def _answers_of(conv: _Conversation, selection: AnswerSelection) -> Iterable[Ans
             trace_id=item.trace.trace_id,
             span_id=item.span.span_id,
             conversation_id=item.trace.conversation_id,
-            question=_question(item.span),
+            question=collector.question,
             text=text,
             generated_at=item.span.start,
             question_type=_question_type(item, conv, selection.question_type_attribute),

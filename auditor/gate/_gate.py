@@ -35,6 +35,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from auditor.errors import UsageError
+from auditor.evidence import NO_ANSWER
 from auditor.metrics import Labels, Rate, Summary, match_labels
 from auditor.metrics import rate as make_rate
 from auditor.policy import Policy, Thresholds
@@ -347,8 +348,8 @@ def check_golden_set(
     """Refuse a golden set the gate cannot judge whole: a file with no trace, or labels for none of it.
 
     Raises:
-        UsageError: naming the empty files (with the first reasons) or the labels file and the
-            trace ids the set does hold.
+        UsageError: naming the empty files (with the first reasons), the traces with model calls
+            that yielded no answer, or the labels file and the trace ids the set does hold.
         NothingReadError: no trace at all could be read.
     """
     from auditor.pipeline import find_answers  # pulls in the judges, as the audit does
@@ -360,6 +361,13 @@ def check_golden_set(
         raise UsageError(
             f"{', '.join(empty)}: no trace could be read ({'; '.join(reasons) or 'no spans'}); "
             "the gate will not judge a partial golden set."
+        )
+    unanswered = [p for p in ingested.problems if p.code == NO_ANSWER]
+    if unanswered:
+        raise UsageError(
+            f"{len(unanswered)} trace(s) of the golden set hold model calls but yielded no answer "
+            f"(the first: {unanswered[0].reason}); the gate will not judge a partial golden set "
+            "(`auditor inspect FILE` shows what was read)."
         )
     if labels is not None and answers and not match_labels(answers, labels).by_answer:
         ids = sorted({a.trace_id for a in answers})

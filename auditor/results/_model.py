@@ -51,6 +51,7 @@ class ProblemOut(_Out):
     reason: str
     trace_id: str | None = None
     span_id: str | None = None
+    code: str | None = None  # "no_answer": a trace with model calls from which no answer was read
 
 
 class RunInfo(_Out):
@@ -60,6 +61,8 @@ class RunInfo(_Out):
     judge: JudgeRef | None
     inputs: list[InputRef] = Field(default_factory=list)
     problems: list[ProblemOut] = Field(default_factory=list)
+    #: Traces holding model calls from which no answer was read (each named by a ``no_answer`` problem).
+    unanswered_traces: int = 0
     usage: dict[str, Any] | None = None  # LLM calls, tokens, cost; cascade and cache counts (LLM judges)
 
 

@@ -93,7 +93,7 @@ async def reaudit_async(
     """Re-judge the stored run ``run_id``; see :func:`reaudit`. Returns the result and the audits made now."""
     started = datetime.now(UTC)
     source, ingested, policy, spec = _source(run_id, policy, judge, db_url)
-    answers = trace_answers(ingested.traces, policy)
+    answers = trace_answers(ingested.traces, policy, problems=ingested.problems)
     options = AuditOptions(
         judge=spec,
         base_url=base_url,

@@ -40,12 +40,13 @@ from auditor.errors import (
     StoreError,
     UsageError,
 )
+from auditor.evidence import count_unanswered
 from auditor.judges import Decomposer
 from auditor.llm import run_sync
 from auditor.metrics import Labels
 from auditor.pipeline import run_info
 from auditor.policy import Policy, load_policy
-from auditor.results import AuditResult, judge_ref
+from auditor.results import AuditResult, RunInfo, judge_ref
 from auditor.run import (
     AuditOptions,
     Progress,
@@ -70,7 +71,7 @@ from auditor.scale._collect import (
     wait_for_shards,
 )
 from auditor.scale._plan import FileScan, TraceEntry, plan_shards, scan_file
-from auditor.scale._worker import ShardJob, audit_shard, without_labels
+from auditor.scale._worker import ShardJob, ShardOutcome, audit_shard, without_labels
 from auditor.settings import SETTINGS, run_lease
 from auditor.store import FinishHook, RunLease, Store, new_owner, reaudit_link, resolve_run
 from auditor.trace import IngestResult, InputFile, expand_inputs, get_adapter
@@ -321,6 +322,7 @@ def _run_job(
         )
         db.reorder_answers(run_id, [a.answer_id for a in ordered], owner=owner)
         usage = merge_usage(outcomes[i].usage for i in range(len(shards)))
+        info = with_unanswered(db, run_id, owner, info, [outcomes[i] for i in range(len(shards))], places)
         run = info.model_copy(update={"id": run_id})
         result = finish_result(AuditResult(run=run, answers=ordered), policy, job.labels, usage)
         result = with_correction(result, chosen)
@@ -351,6 +353,27 @@ def _run_job(
         db.close()
         if started_ray:
             ray.shutdown()
+
+
+def with_unanswered(
+    db: Store,
+    run_id: str,
+    owner: str,
+    info: RunInfo,
+    outcomes: Sequence[ShardOutcome],
+    places: dict[str, int],
+) -> RunInfo:
+    """The run's info with the shards' ``no_answer`` problems after the files' own, in input order
+    (as one process records them), each also stored once on the run (a resumed run has some)."""
+    found = sorted(
+        (p for o in outcomes for p in o.unanswered), key=lambda p: places.get(p.trace_id or "", len(places))
+    )
+    if not found:
+        return info
+    stored = db.run_info(run_id).problems
+    db.add_problems(run_id, [p for p in found if p not in stored], owner=owner)
+    problems = [*info.problems, *found]
+    return info.model_copy(update={"problems": problems, "unanswered_traces": count_unanswered(problems)})
 
 
 def _checked_judge(options: AuditOptions) -> Any:

@@ -28,11 +28,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from auditor.llm import LLMBudget, run_sync
-from auditor.pipeline import AnswerAudit, trace_answers
+from auditor.pipeline import AnswerAudit, problem_out, trace_answers
 from auditor.policy import Policy
+from auditor.results import ProblemOut
 from auditor.run import AuditOptions, RunTarget, audit_into_run, store_judge
 from auditor.scale._plan import Shard, read_shard
 from auditor.store import Store, StoreWriter, trace_digest
+from auditor.trace import Problem
 
 #: Seconds between a worker's progress reports (it reports at the end too).
 REPORT_SECONDS = 0.5
@@ -68,6 +70,8 @@ class ShardOutcome:
             (how the driver orders the run's answers as one process would).
         usage: the shard's judge usage (LLM calls, tokens, cascade and cache counts; None offline).
         audited: answers audited now (the others were already in the run).
+        unanswered: the shard's traces with model calls that yielded no answer (``no_answer``
+            problems, which one process records after the files' own).
 
     A worker's problems are its errors: a shard that fails for good has its traces named in the
     run's problems by the driver (the files' own problems come from the scans, once).
@@ -76,6 +80,7 @@ class ShardOutcome:
     order: list[tuple[str, str]]
     usage: dict[str, Any] | None
     audited: int
+    unanswered: list[ProblemOut] = field(default_factory=list)
 
 
 class _Reporter:
@@ -124,7 +129,8 @@ async def _audit_shard(job: ShardJob) -> ShardOutcome:
             traces = db.load_traces(job.source_run, job.shard.trace_ids)
         else:
             traces = read_shard(job.shard, job.format).traces
-        answers = trace_answers(traces, job.policy)
+        unanswered: list[Problem] = []
+        answers = trace_answers(traces, job.policy, problems=unanswered)
         done = db.finished_answer_ids(job.run_id)
         todo = [a for a in answers if a.answer_id not in done]
         reporter = _Reporter(job, len(answers), len(answers) - len(todo))
@@ -151,7 +157,10 @@ async def _audit_shard(job: ShardJob) -> ShardOutcome:
         writer.close()  # the cache entries still queued; raises a write that failed
         reporter.send()
         return ShardOutcome(
-            order=[(a.answer_id, a.trace_id) for a in answers], usage=setup.usage(), audited=len(audits)
+            order=[(a.answer_id, a.trace_id) for a in answers],
+            usage=setup.usage(),
+            audited=len(audits),
+            unanswered=[problem_out(p) for p in unanswered],
         )
     finally:
         writer.close(raise_error=False)  # what was handed over is committed, even on an error

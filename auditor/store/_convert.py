@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
-from auditor.evidence import EvidenceKind
+from auditor.evidence import EvidenceKind, count_unanswered
 from auditor.results import (
     AnswerOut,
     AuditResult,
@@ -86,7 +86,8 @@ def run_info(row: RunRecord) -> RunInfo:
         policy=policy_ref(row),
         judge=judge_ref(row),
         inputs=[InputRef.model_validate(i) for i in row.inputs],
-        problems=[ProblemOut.model_validate(p) for p in row.problems],
+        problems=(problems := [ProblemOut.model_validate(p) for p in row.problems]),
+        unanswered_traces=count_unanswered(problems),
     )
 
 

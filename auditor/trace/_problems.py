@@ -29,6 +29,9 @@ class Problem(BaseModel):
     severity: Severity = Severity.ERROR
     trace_id: str | None = None
     span_id: str | None = None
+    #: What kind of problem, where a reader (or a script) needs to tell it apart: ``no_answer`` for a
+    #: trace with model calls from which no answer was read (see :mod:`auditor.evidence`).
+    code: str | None = None
 
     @field_validator("file", "reason", "trace_id", "span_id")
     @classmethod

@@ -3,7 +3,7 @@
 Nothing here is committed as data: every case is made from the repository's own fixtures by a
 seeded generator, so a failing case is reproduced by its id alone (``CASES[id]``). A case names the
 command line to run and what must hold: the command ends with a known exit status (0 ran, 2 a clear
-error, 3 ran with unjudged claims), prints no traceback, says a failure in one line, and keeps the
+error, 3 ran with unjudged claims, 4 ran but a trace with model calls gave no answer), prints no traceback, says a failure in one line, and keeps the
 traces it could read (``keep``: the answers a clean copy of the file has must still be audited).
 
 Run ``python -m tests.support.faults`` to list the cases and their counts per family.
