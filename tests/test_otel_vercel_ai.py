@@ -121,7 +121,11 @@ def test_one_answer_per_generation_with_the_tool_span_as_its_evidence() -> None:
     ]
     tools = [e for e in answers[0].evidence if e.kind is EvidenceKind.TOOL_RESULT]
     assert [(t.name, t.text, t.metadata["arguments"]) for t in tools] == [
-        ("get_weather", '{"conditions":"light rain"}\n(called as get_weather(city="Paris"))', {"city": "Paris"})
+        (
+            "get_weather",
+            '{"conditions":"light rain"}\n(called as get_weather(city="Paris"))',
+            {"city": "Paris"},
+        )
     ]
     prompts = [e.text for e in answers[0].evidence if e.kind is EvidenceKind.SYSTEM_PROMPT]
     assert prompts == [SYSTEM]
