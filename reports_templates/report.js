@@ -7,6 +7,9 @@
   var PAGE = 25;
   var data = JSON.parse(document.getElementById("report-data").textContent);
   var answers = data.answers, table = data.evidence;
+  // search and facets open on a wide screen; on a phone they fold away so the answers come first
+  var facetsBox = document.getElementById("facets-box");
+  if (facetsBox && window.matchMedia("(min-width: 701px)").matches) { facetsBox.open = true; }
   var byAnchor = {};
   answers.forEach(function (a) {
     // what the JSON leaves out because it follows from the rest: anchors, claim texts, citers, classes
@@ -298,6 +301,7 @@
     var title = add(head, "div", "answer-title");
     add(title, "span", "status " + a.status.replace(/ /g, "-"), a.status);
     add(title, "h3", null, a.q || "(no question recorded)").id = a.anchor + "-q";
+    if (a.why) { add(title, "p", "why fine", "Not grounded: " + a.why + "."); }
     var figs = add(head, "div", "answer-figs");
     figs.appendChild(bar(a.counts));
     var parts = [];

@@ -1,7 +1,9 @@
 """A plain (non-editable) install works from outside the source tree, package data included.
 
-Builds a fresh virtual environment, installs the core and both adapters from the checkout the way
-a user would (`pip install .`), then runs the installed `auditor` from an unrelated directory.
+Builds the core's and both adapters' wheels from a copy of the checkout into a local folder, then
+installs `trace-auditor[serve]`, `auditor-otel` and `auditor-langchain` from that folder into a fresh
+virtual environment, the way a user installs from an index (the extras resolve by the distribution's
+name), and runs the installed `auditor` from an unrelated directory.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+
+DISTRIBUTIONS = ("auditor-otel", "auditor-langchain")
 
 
 @pytest.fixture(scope="module")
@@ -47,17 +51,16 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
             )
         else:
             shutil.copy(src, source / part)
+    wheels = tmp_path_factory.mktemp("wheels")
+    pip = [str(python), "-m", "pip", "--disable-pip-version-check"]
+    adapters = [str(source / "adapters" / name) for name in ("otel", "langchain")]
     subprocess.run(
-        [
-            str(python),
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            str(source),
-            str(source / "adapters" / "otel"),
-            str(source / "adapters" / "langchain"),
-        ],
+        [*pip, "wheel", "--quiet", "--no-deps", "-w", str(wheels), str(source), *adapters],
+        check=True,
+        timeout=600,
+    )
+    subprocess.run(
+        [*pip, "install", "--quiet", "--find-links", str(wheels), "trace-auditor[serve]", *DISTRIBUTIONS],
         check=True,
         timeout=600,
     )
@@ -83,6 +86,21 @@ def test_installed_command_runs_outside_the_source_tree(installed: Path, tmp_pat
     assert out.returncode == 0, out.stderr
     assert '"get_refund"' in out.stdout and '"strict"' in out.stdout
     assert sys.prefix not in str(installed)
+
+
+def test_the_serve_extra_installs_by_the_distribution_name(installed: Path, tmp_path: Path) -> None:
+    python = installed.parent / "python"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    found = subprocess.run(
+        [str(python), "-c", "import fastapi, uvicorn, grpc, auditor_otel; print('ok')"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert found.stdout.strip() == "ok", found.stderr
+    assert run(installed, "serve", "--help", cwd=tmp_path).returncode == 0
 
 
 def test_benchmarks_run_from_a_plain_install(installed: Path, tmp_path: Path) -> None:

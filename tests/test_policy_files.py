@@ -298,15 +298,15 @@ def test_json_schema_describes_every_key() -> None:
     assert condition[0] == {"type": ["string", "number", "boolean"]}
 
 
-# --- the README's "Writing a policy" stays honest------------------------------------------------------------------
+# --- docs/policy.md's "Writing a policy" stays honest------------------------------------------------------------------
 
-DOCS = ROOT / "README.md"  # "Writing a policy": the full example and every key
+DOCS = ROOT / "docs" / "policy.md"  # "Writing a policy": the full example and every key
 
 
 def test_docs_example_is_a_valid_policy() -> None:
     text = DOCS.read_text(encoding="utf-8")
     example = text.split("```toml\n", 1)[1].split("```", 1)[0]
-    policy = parse_policy(example, "README.md")
+    policy = parse_policy(example, "docs/policy.md")
     assert [s.name for s in policy.sources] == ["order-system", "debug-tools", "policy-pages", "help-center"]
 
 

@@ -178,9 +178,8 @@ def test_the_plugin_loads_nothing_of_the_auditor_at_start_up() -> None:
     assert out.strip() == "['auditor', 'auditor.testing', 'auditor.testing._plugin']"
 
 
-def test_the_readme_snippet_runs_as_written(pytester: pytest.Pytester) -> None:
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Groundedness checks in pytest", 1)[1].split("\n## ", 1)[0]
+def test_the_documented_snippet_runs_as_written(pytester: pytest.Pytester) -> None:
+    section = (Path(__file__).parent.parent / "docs" / "pytest.md").read_text(encoding="utf-8")
     code = section.split("```python\n", 1)[1].split("```", 1)[0]
     record = section.split("with `golden.jsonl` holding records such as\n`", 1)[1].split("`.", 1)[0]
     json.loads(record)  # the documented record is valid JSON

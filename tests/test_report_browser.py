@@ -305,3 +305,35 @@ if __name__ == "__main__":  # python -m tests.test_report_browser: regenerate do
     with tempfile.TemporaryDirectory() as tmp, launched(require_browser()) as chromium:
         page_path = write_report(demo, Path(tmp) / "audit.html", policy_rationale=policy_rationale())
         print(*take_screenshots(chromium, page_path.resolve().as_uri(), ROOT / "docs", chosen))
+
+
+WIDTHS = (390, 1024, 1440)  # a phone, a small laptop, a desktop
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_first_screen_shows_a_problem_answer_without_sideways_scroll(
+    browser: Browser, demo_url: str, width: int, tmp_path: Path
+) -> None:
+    page = browser.new_page(viewport={"width": width, "height": 844 if width == 390 else 800})
+    page.goto(demo_url)
+    page.wait_for_load_state("load")
+    page.screenshot(path=str(tmp_path / f"report-{width}.png"))
+    overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert overflow <= 0, f"{width} px: the page scrolls sideways by {overflow} px"
+    first = page.locator("article.answer").first
+    assert first.locator(".status").inner_text().lower() != "grounded"  # problems first
+    top = first.bounding_box()
+    assert top is not None and top["y"] < page.viewport_size["height"], f"{width} px: first answer at {top}"
+    assert page.locator("#more").is_hidden()  # no "Show 0 more" button when all answers are shown
+    page.close()
+
+
+def test_a_not_grounded_card_says_why(browser: Browser, demo_url: str) -> None:
+    page = browser.new_page(viewport={"width": 1024, "height": 800})
+    page.goto(demo_url)
+    cards = page.locator("article.answer", has=page.locator(".status.not-grounded"))
+    assert cards.count() > 0
+    for n in range(cards.count()):
+        why = cards.nth(n).locator(".why").inner_text()
+        assert why.startswith("Not grounded: ") and len(why) > len("Not grounded: ."), why
+    page.close()

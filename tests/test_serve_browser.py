@@ -140,6 +140,30 @@ def test_an_answer_detail_shows_its_claims_evidence_and_attribution(view: Tab, s
     view.page.click("#attribution-link")
     view.page.wait_for_url("**/attribution?*")
     assert answer.text[:20] in view.page.locator("body").inner_text()
+    assert view.page.evaluate("location.hash") == "#a0"  # it lands on the answer, not the figures
+    assert view.page.locator("article#a0").is_visible()
+
+
+PAGES = ("/", "/trend", "/runs", "/policy")
+
+
+@pytest.mark.parametrize("width", (390, 1024, 1440))
+def test_every_page_fits_the_screen_without_sideways_scroll(
+    browser: Browser, served: Served, width: int, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    shots = tmp_path_factory.mktemp(f"web-{width}")
+    page = browser.new_page(viewport={"width": width, "height": 844 if width == 390 else 800})
+    run, answer = served.stored.answers[0]
+    for path in (*PAGES, f"/answers/{answer.answer_id}?run={run}"):
+        page.goto(served.server.url + path)
+        page.wait_for_load_state("load")
+        name = path.strip("/").split("?")[0].replace("/", "-") or "list"
+        page.screenshot(path=str(shots / f"{name}.png"))
+        overflow = page.evaluate(
+            "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+        )
+        assert overflow <= 0, f"{path} at {width} px scrolls sideways by {overflow} px"
+    page.close()
 
 
 def test_the_trend_page_shows_figures_per_hour_and_per_day(view: Tab, served: Served) -> None:

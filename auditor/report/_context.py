@@ -131,6 +131,7 @@ class AnswerView:
     counts: dict[str, int]
     groundedness: float | None
     bar: list[BarPart]
+    why: str = ""  # why an answer that is not grounded is not, in words, for its card's badge
 
 
 @dataclass(frozen=True)
@@ -247,7 +248,26 @@ def _answer_view(index: int, answer: AnswerOut) -> AnswerView:
         counts=counts,
         groundedness=answer.groundedness,
         bar=_bar(counts),
+        why=_why_not_grounded(counts, tags) if status == "not grounded" else "",
     )
+
+
+def _why_not_grounded(counts: dict[str, int], tags: list[str]) -> str:
+    """The reasons behind a "not grounded" badge, so a card whose bar is mostly green says why."""
+    reasons = []
+    if counts["contradicted"]:
+        reasons.append(f"{_claims(counts['contradicted'])} contradicted by its evidence")
+    if counts["absent"]:
+        reasons.append(f"{_claims(counts['absent'])} found in no admitted evidence")
+    if counts["unjudged"]:
+        reasons.append(f"{_claims(counts['unjudged'])} the judge could not decide")
+    if "conflict" in tags:
+        reasons.append("its admitted sources disagree")
+    return "; ".join(reasons) or "too few of its claims supported for the policy's threshold"
+
+
+def _claims(n: int) -> str:
+    return f"{n} claim{'' if n == 1 else 's'}"
 
 
 def _claim_view(

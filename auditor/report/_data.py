@@ -71,6 +71,7 @@ def _answer(a: AnswerView, refs: list[dict[str, Any]], conversation: str | None)
         "q": a.question,
         "qt": a.question_type,
         "status": a.status,
+        "why": a.why,
         "tags": a.tags,
         "counts": {k: n for k, n in a.counts.items() if n},
         "g": a.groundedness,

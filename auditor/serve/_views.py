@@ -141,6 +141,7 @@ def detail(run_id: str, answer: AnswerOut) -> DetailView:
         pieces=pieces(answer),
         claims=list(answer.claims or []),
         evidence={e.evidence_id: e for e in answer.evidence},
-        attribution_url=answer_url(answer.answer_id, run_id, "/attribution"),
+        # the view is a one-answer report, whose answer is "a0": land on it, not on the figures
+        attribution_url=answer_url(answer.answer_id, run_id, "/attribution") + "#a0",
         labels=VERDICT_LABELS,
     )

@@ -8,7 +8,8 @@ ids and a start time. A span that lacks them is skipped with a :class:`~auditor.
 Convention detection, per span, in order: the instrumentation scope
 (``openinference.instrumentation.*``, ``opentelemetry.instrumentation.langchain`` and other
 Traceloop scopes), then the attributes (``openinference.span.kind``; ``traceloop.*``,
-``llm.request.type`` or indexed ``gen_ai.prompt.N.*``; any other ``gen_ai.*`` attribute or event).
+``llm.request.type`` or indexed ``gen_ai.prompt.N.*``; the Vercel AI SDK's ``ai.operationId``;
+Strands' system name or scope; any other ``gen_ai.*`` attribute or event).
 """
 
 from __future__ import annotations
@@ -20,17 +21,21 @@ from typing import Any
 
 from auditor.trace import Problem, Severity, SourceRef, Span, SpanEvent, SpanStatus
 
-from .conventions import genai, openinference, openllmetry
+from .conventions import genai, openinference, openllmetry, strands, vercel_ai
 from .conventions.common import Extraction
 
 OPENINFERENCE = "openinference"
 OPENLLMETRY = "openllmetry"
 GENAI = "genai"
+VERCEL_AI = "vercel_ai"
+STRANDS = "strands"
 
 _EXTRACTORS: dict[str, Callable[[str, dict[str, Any], list[tuple[str, dict[str, Any]]]], Extraction]] = {
     OPENINFERENCE: openinference.extract,
     OPENLLMETRY: openllmetry.extract,
     GENAI: genai.extract,
+    VERCEL_AI: vercel_ai.extract,
+    STRANDS: strands.extract,
 }
 _STATUS = {0: SpanStatus.UNSET, 1: SpanStatus.OK, 2: SpanStatus.ERROR}
 #: Status codes by name (the enum names, with and without their prefix), as some writers spell them.
@@ -98,6 +103,10 @@ def detect_convention(raw: RawSpan) -> str | None:
     attrs = raw.attributes
     if scope.startswith("openinference") or "openinference.span.kind" in attrs:
         return OPENINFERENCE
+    if vercel_ai.is_vercel_ai(attrs):  # before GenAI: its model-call spans carry gen_ai.* too
+        return VERCEL_AI
+    if strands.is_strands(scope, attrs):  # before GenAI: its content is in forms of its own
+        return STRANDS
     if scope.startswith(("opentelemetry.instrumentation.langchain", "traceloop")):
         return OPENLLMETRY
     if (

@@ -289,7 +289,10 @@ def _responses_turns(body: dict[str, Any]) -> list[tuple[str, str]]:
         kind = item.get("type", "message")
         if kind == "message" or "role" in item:
             turns.append((str(item.get("role", "")), _text_of(item.get("content"))))
-        elif kind == "function_call":
+        elif kind in ("function_call", "item_reference"):
+            # A stored output item sent back by id is an assistant turn like the item itself
+            # (@ai-sdk/openai's Responses provider, with `store` on, sends an earlier assistant
+            # text or reasoning item so; its function calls it sends in full).
             turns.append(("assistant", ""))
         elif kind == "function_call_output":
             turns.append(("tool", _text_of(item.get("output"))))
