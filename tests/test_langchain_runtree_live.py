@@ -198,7 +198,9 @@ def test_generated_fixture_reads_onto_the_right_spans(path: Path) -> None:
 
 
 OTHER_FILES = sorted(
-    p for p in (HERE / "fixtures").glob("*/*") if p.name not in {"runtree.json", "expected.json"}
+    p
+    for p in (HERE / "fixtures").glob("*/*")
+    if p.is_file() and p.name not in {"runtree.json", "expected.json"}
 )
 
 
