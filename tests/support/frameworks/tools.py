@@ -1,0 +1,56 @@
+"""The scenarios' tools as plain typed Python functions with docstrings, for the frameworks that
+build a tool's schema from a function's signature and docstring (pydantic-ai, Microsoft Agent
+Framework, any-agent). Each returns ``scenarios.tool_text``: the same data for every framework.
+"""
+
+from __future__ import annotations
+
+from tests.support.frameworks.scenarios import tool_text
+
+
+def get_weather(city: str) -> str:
+    """Current weather for a city.
+
+    Args:
+        city: City name
+    """
+    return tool_text("get_weather", city=city)
+
+
+def search_orders(customer: str) -> str:
+    """Orders placed by a customer.
+
+    Args:
+        customer: Customer name
+    """
+    return tool_text("search_orders", customer=customer)
+
+
+def get_order(order_id: str) -> str:
+    """One order by its id.
+
+    Args:
+        order_id: Order id
+    """
+    return tool_text("get_order", order_id=order_id)
+
+
+def get_stock(sku: str) -> str:
+    """Stock level of a product.
+
+    Args:
+        sku: Product SKU
+    """
+    return tool_text("get_stock", sku=sku)
+
+
+def search_kb(query: str) -> str:
+    """Search the support knowledge base.
+
+    Args:
+        query: Search words
+    """
+    return tool_text("search_kb", query=query)
+
+
+TOOLS = [get_weather, search_orders, get_order, get_stock, search_kb]
