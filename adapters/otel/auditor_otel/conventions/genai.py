@@ -248,14 +248,24 @@ def model_of(attrs: dict[str, Any]) -> str | None:
     return None
 
 
+#: Where a tool span's arguments and result are, in order: the conventions' names, then those of
+#: pydantic-ai's instrumentation versions 1-2 (its 1.x default, the names Logfire shows:
+#: ``running tool`` spans with ``tool_arguments`` / ``tool_response``).
+_TOOL_ARGUMENT_KEYS = ("gen_ai.tool.call.arguments", "tool_arguments")
+_TOOL_RESULT_KEYS = ("gen_ai.tool.call.result", "tool_response")
+
+
+def _first(attrs: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    return next((attrs[key] for key in keys if attrs.get(key) is not None), None)
+
+
 def tool_of(name: str, attrs: dict[str, Any]) -> ToolInvocation:
     tool_name = as_str(attrs.get("gen_ai.tool.name")) or (name.split(" ", 1)[1] if " " in name else name)
-    result = attrs.get("gen_ai.tool.call.result")
     return ToolInvocation(
         name=tool_name,
         call_id=strip_id(attrs.get("gen_ai.tool.call.id")),
-        arguments=arguments(attrs.get("gen_ai.tool.call.arguments")),
-        result=as_str(result),
+        arguments=arguments(_first(attrs, _TOOL_ARGUMENT_KEYS)),
+        result=as_str(_first(attrs, _TOOL_RESULT_KEYS)),
     )
 
 
