@@ -216,3 +216,71 @@ def test_malformed_message_json_is_reported_not_raised() -> None:
     assert chat.input_messages == ()
     assert [(m.role, m.content) for m in chat.output_messages] == [("assistant", "")]
     assert len(problems) == 2 and {p.line for p in problems} == {1}
+
+
+def test_anthropic_content_blocks_in_openai_format_messages() -> None:
+    """Anthropic blocks inside GenAI messages: system text blocks are the system prompt, ``tool_use``
+    blocks tool calls, each ``tool_result`` block a tool message keyed by its ``tool_use_id``."""
+    messages = [
+        {"role": "system", "content": [{"type": "text", "text": "You are Ada."}]},
+        {"role": "user", "content": "Weather in Paris?"},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "Checking."},
+                {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "toolu_1",
+                    "content": [{"type": "text", "text": "light rain"}],
+                }
+            ],
+        },
+    ]
+    chat = one_trace(
+        span(
+            1, "chat", attrs={"gen_ai.operation.name": "chat", "gen_ai.input.messages": json.dumps(messages)}
+        )
+    ).spans[0]
+    assert [(m.role, m.content, m.tool_call_id) for m in chat.input_messages] == [
+        ("system", "You are Ada.", None),
+        ("user", "Weather in Paris?", None),
+        ("assistant", "Checking.", None),
+        ("tool", "light rain", "toolu_1"),
+    ]
+    assert chat.input_messages[2].tool_calls == (
+        ToolCall(id="toolu_1", name="get_weather", arguments={"city": "Paris"}),
+    )
+
+
+def test_pydantic_ai_v1_tool_span_reads_tool_arguments_and_tool_response() -> None:
+    tool = (
+        one_trace(
+            span(
+                1,
+                "running tool",
+                attrs={
+                    "gen_ai.operation.name": "execute_tool",
+                    "gen_ai.tool.name": "get_weather",
+                    "gen_ai.tool.call.id": "call_1",
+                    "tool_arguments": '{"city": "Paris"}',
+                    "tool_response": "light rain",
+                    "logfire.msg": "running tool: get_weather",
+                },
+            )
+        )
+        .spans[0]
+        .tool
+    )
+    assert tool is not None
+    assert (tool.name, tool.call_id, tool.arguments, tool.result) == (
+        "get_weather",
+        "call_1",
+        {"city": "Paris"},
+        "light rain",
+    )

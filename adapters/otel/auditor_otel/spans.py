@@ -9,7 +9,7 @@ Convention detection, per span, in order: the instrumentation scope
 (``openinference.instrumentation.*``, ``opentelemetry.instrumentation.langchain`` and other
 Traceloop scopes), then the attributes (``openinference.span.kind``; ``traceloop.*``,
 ``llm.request.type`` or indexed ``gen_ai.prompt.N.*``; the Vercel AI SDK's ``ai.operationId``;
-Strands' system name or scope; Logfire's ``logfire.openai_agents`` scope; any other ``gen_ai.*`` attribute or event).
+Strands' system name or scope; Logfire's ``logfire.openai_agents`` scope; LangSmith's ``langsmith.span.kind``; any other ``gen_ai.*`` attribute or event).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 
 from auditor.trace import Problem, Severity, SourceRef, Span, SpanEvent, SpanStatus
 
-from .conventions import genai, logfire_agents, openinference, openllmetry, strands, vercel_ai
+from .conventions import genai, langsmith, logfire_agents, openinference, openllmetry, strands, vercel_ai
 from .conventions.common import Extraction
 
 OPENINFERENCE = "openinference"
@@ -30,6 +30,7 @@ GENAI = "genai"
 VERCEL_AI = "vercel_ai"
 STRANDS = "strands"
 LOGFIRE_AGENTS = "logfire_openai_agents"
+LANGSMITH = "langsmith"
 
 _EXTRACTORS: dict[str, Callable[[str, dict[str, Any], list[tuple[str, dict[str, Any]]]], Extraction]] = {
     OPENINFERENCE: openinference.extract,
@@ -38,6 +39,7 @@ _EXTRACTORS: dict[str, Callable[[str, dict[str, Any], list[tuple[str, dict[str, 
     VERCEL_AI: vercel_ai.extract,
     STRANDS: strands.extract,
     LOGFIRE_AGENTS: logfire_agents.extract,
+    LANGSMITH: langsmith.extract,
 }
 _STATUS = {0: SpanStatus.UNSET, 1: SpanStatus.OK, 2: SpanStatus.ERROR}
 #: Status codes by name (the enum names, with and without their prefix), as some writers spell them.
@@ -107,6 +109,8 @@ def detect_convention(raw: RawSpan) -> str | None:
         return OPENINFERENCE
     if vercel_ai.is_vercel_ai(attrs):  # before GenAI: its model-call spans carry gen_ai.* too
         return VERCEL_AI
+    if langsmith.is_langsmith(attrs):  # before GenAI: its content is run inputs/outputs in gen_ai.prompt
+        return LANGSMITH
     if logfire_agents.is_logfire_agents(scope):  # before GenAI: it sets gen_ai.system, content elsewhere
         return LOGFIRE_AGENTS
     if strands.is_strands(scope, attrs):  # before GenAI: its content is in forms of its own

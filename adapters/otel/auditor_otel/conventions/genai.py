@@ -132,6 +132,52 @@ def openai_message(raw: dict[str, Any]) -> Message:
     )
 
 
+_BLOCK_KINDS = frozenset({"tool_use", "tool_result"})
+
+
+def block_messages(raw: dict[str, Any]) -> list[Message]:
+    """An OpenAI-format message whose content is a list of Anthropic content blocks, as messages:
+    ``text`` blocks its text, ``tool_use`` blocks its tool calls, and each ``tool_result`` block a
+    tool message of its own (keyed by ``tool_use_id``), as the Messages API sends them in a user
+    turn. A message without such blocks is one :func:`openai_message`."""
+    content = raw.get("content")
+    if not isinstance(content, list) or not any(
+        isinstance(b, dict) and b.get("type") in _BLOCK_KINDS for b in content
+    ):
+        return [openai_message(raw)]
+    role = normalise_role(raw.get("role"))
+    texts: list[str] = []
+    calls = list(_openai_tool_calls(raw.get("tool_calls")))
+    results: list[Message] = []
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "tool_use":
+            tool_name = block.get("name")
+            calls.append(
+                ToolCall(
+                    id=strip_id(block.get("id")),
+                    name=tool_name if isinstance(tool_name, str) else "",
+                    arguments=arguments(block.get("input")),
+                )
+            )
+        elif kind == "tool_result":
+            results.append(
+                Message(
+                    role="tool",
+                    content=content_text(block.get("content")),
+                    tool_call_id=strip_id(block.get("tool_use_id")),
+                )
+            )
+        elif kind == "text" and isinstance(block.get("text"), str):
+            texts.append(block["text"])
+    messages = (
+        [Message(role=role, content="\n".join(texts), tool_calls=tuple(calls))] if texts or calls else []
+    )
+    return [*messages, *results]
+
+
 def parse_messages(value: Any, notes: list[str], what: str) -> list[Message]:
     """``gen_ai.input.messages`` / ``gen_ai.output.messages`` (JSON string or structured)."""
     if value is None:
@@ -152,7 +198,7 @@ def parse_messages(value: Any, notes: list[str], what: str) -> list[Message]:
         if "parts" in raw:
             messages.extend(_parts_message(raw, notes))
         else:
-            messages.append(openai_message(raw))
+            messages.extend(block_messages(raw))
     return messages
 
 
