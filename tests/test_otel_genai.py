@@ -284,3 +284,37 @@ def test_pydantic_ai_v1_tool_span_reads_tool_arguments_and_tool_response() -> No
         {"city": "Paris"},
         "light rain",
     )
+
+
+def test_any_agent_call_llm_output_and_tool_args() -> None:
+    """any-agent: ``call_llm`` is a model call whose ``gen_ai.output`` holds its tool calls (or its
+    text); a tool span's arguments are in ``gen_ai.tool.args`` and its result in ``gen_ai.output``."""
+    trace = one_trace(
+        span(
+            1,
+            "call_llm m",
+            attrs={
+                "gen_ai.operation.name": "call_llm",
+                "gen_ai.output": '[{"tool.name": "get_weather", "tool.args": "{\\"city\\": \\"Paris\\"}"}]',
+            },
+        ),
+        span(
+            2,
+            "execute_tool get_weather",
+            attrs={
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": "get_weather",
+                "gen_ai.tool.args": '{"city": "Paris"}',
+                "gen_ai.output": "light rain",
+            },
+        ),
+        span(3, "call_llm m", attrs={"gen_ai.operation.name": "call_llm", "gen_ai.output": "It rains."}),
+    )
+    first, tool, last = trace.spans
+    assert first.kind is SpanKind.LLM
+    assert first.output_messages[0].tool_calls == (
+        ToolCall(id=None, name="get_weather", arguments={"city": "Paris"}),
+    )
+    assert tool.tool is not None
+    assert (tool.tool.arguments, tool.tool.result) == ({"city": "Paris"}, "light rain")
+    assert [(m.role, m.content) for m in last.output_messages] == [("assistant", "It rains.")]

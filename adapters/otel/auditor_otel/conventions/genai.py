@@ -5,6 +5,10 @@ tool-call attributes, v1.40 ``retrieval`` spans), and still reads the v1.26-v1.2
 ``gen_ai.content.prompt`` / ``gen_ai.content.completion`` (OpenAI-format JSON in ``gen_ai.prompt``
 / ``gen_ai.completion``), because old and new forms are emitted side by side.
 
+Also read: any-agent's ``call_llm`` operation (its answer or tool calls in ``gen_ai.output``, tool
+spans' ``gen_ai.tool.args``), pydantic-ai 1.x's ``tool_arguments`` / ``tool_response``, and
+Anthropic content blocks inside OpenAI-format messages (:func:`block_messages`).
+
 Tolerated spec inconsistencies: content attributes as JSON strings *or* structured values; a
 ``tool_call_response`` part's text under ``response`` or ``result``; ids with stray whitespace.
 A retrieved document that carries no text (the schema standardises only ``id`` and ``score``) is
@@ -30,6 +34,7 @@ from .common import (
 
 OPERATION_KINDS = {
     "chat": SpanKind.LLM,
+    "call_llm": SpanKind.LLM,  # any-agent's name for a model call
     "generate_content": SpanKind.LLM,
     "text_completion": SpanKind.LLM,
     "execute_tool": SpanKind.TOOL,
@@ -297,8 +302,9 @@ def model_of(attrs: dict[str, Any]) -> str | None:
 #: Where a tool span's arguments and result are, in order: the conventions' names, then those of
 #: pydantic-ai's instrumentation versions 1-2 (its 1.x default, the names Logfire shows:
 #: ``running tool`` spans with ``tool_arguments`` / ``tool_response``).
-_TOOL_ARGUMENT_KEYS = ("gen_ai.tool.call.arguments", "tool_arguments")
-_TOOL_RESULT_KEYS = ("gen_ai.tool.call.result", "tool_response")
+#: any-agent's ``gen_ai.tool.args`` / ``gen_ai.output`` come last.
+_TOOL_ARGUMENT_KEYS = ("gen_ai.tool.call.arguments", "tool_arguments", "gen_ai.tool.args")
+_TOOL_RESULT_KEYS = ("gen_ai.tool.call.result", "tool_response", "gen_ai.output")
 
 
 def _first(attrs: dict[str, Any], keys: tuple[str, ...]) -> Any:
@@ -315,6 +321,20 @@ def tool_of(name: str, attrs: dict[str, Any]) -> ToolInvocation:
     )
 
 
+def any_agent_output(value: Any) -> list[Message]:
+    """any-agent's ``gen_ai.output`` on a model call: a JSON list of ``{"tool.name", "tool.args"}``
+    (the calls asked for, without ids), else the reply's text."""
+    data = loads(value)
+    if isinstance(data, list) and data and all(isinstance(c, dict) and "tool.name" in c for c in data):
+        calls = tuple(
+            ToolCall(id=None, name=as_str(c.get("tool.name")) or "", arguments=arguments(c.get("tool.args")))
+            for c in data
+        )
+        return [Message(role="assistant", content="", tool_calls=calls)]
+    text = as_str(value)
+    return [Message(role="assistant", content=text)] if text and text.strip() else []
+
+
 def extract(name: str, attrs: dict[str, Any], events: list[tuple[str, dict[str, Any]]]) -> Extraction:
     """Read one span written to the GenAI conventions."""
     result = Extraction(kind=kind_for(name, attrs))
@@ -327,6 +347,8 @@ def extract(name: str, attrs: dict[str, Any], events: list[tuple[str, dict[str, 
         parse_messages(attrs.get("gen_ai.output.messages"), result.notes, "gen_ai.output.messages")
     )
     _events(events, result)
+    if result.kind == SpanKind.LLM and not result.output_messages and "gen_ai.output" in attrs:
+        result.output_messages.extend(any_agent_output(attrs["gen_ai.output"]))
     if result.kind == SpanKind.TOOL:
         result.tool = tool_of(name, attrs)
     if result.kind == SpanKind.RETRIEVER:
