@@ -318,3 +318,25 @@ def test_any_agent_call_llm_output_and_tool_args() -> None:
     assert tool.tool is not None
     assert (tool.tool.arguments, tool.tool.result) == ({"city": "Paris"}, "light rain")
     assert [(m.role, m.content) for m in last.output_messages] == [("assistant", "It rains.")]
+
+
+def test_deprecated_prompt_and_completion_as_span_attributes() -> None:
+    """``gen_ai.prompt`` / ``gen_ai.completion`` written as attributes, not inside the old events."""
+    chat = one_trace(
+        span(
+            1,
+            "chat m",
+            attrs={
+                "gen_ai.operation.name": "chat",
+                "gen_ai.prompt": json.dumps(
+                    [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Weather?"}]
+                ),
+                "gen_ai.completion": json.dumps([{"role": "assistant", "content": "Rain."}]),
+            },
+        )
+    ).spans[0]
+    assert [(m.role, m.content) for m in chat.input_messages] == [
+        ("system", "Be brief."),
+        ("user", "Weather?"),
+    ]
+    assert [(m.role, m.content) for m in chat.output_messages] == [("assistant", "Rain.")]

@@ -5,7 +5,8 @@ tool-call attributes, v1.40 ``retrieval`` spans), and still reads the v1.26-v1.2
 ``gen_ai.content.prompt`` / ``gen_ai.content.completion`` (OpenAI-format JSON in ``gen_ai.prompt``
 / ``gen_ai.completion``), because old and new forms are emitted side by side.
 
-Also read: any-agent's ``call_llm`` operation (its answer or tool calls in ``gen_ai.output``, tool
+Also read: ``gen_ai.prompt`` / ``gen_ai.completion`` as span attributes (JSON message lists);
+any-agent's ``call_llm`` operation (its answer or tool calls in ``gen_ai.output``, tool
 spans' ``gen_ai.tool.args``), pydantic-ai 1.x's ``tool_arguments`` / ``tool_response``, and
 Anthropic content blocks inside OpenAI-format messages (:func:`block_messages`).
 
@@ -321,6 +322,17 @@ def tool_of(name: str, attrs: dict[str, Any]) -> ToolInvocation:
     )
 
 
+def _prompt_attributes(attrs: dict[str, Any], result: Extraction) -> None:
+    """The deprecated ``gen_ai.prompt`` / ``gen_ai.completion`` written as span attributes (a JSON
+    list of OpenAI-format messages, as in the old content events), where nothing newer was read."""
+    if not result.input_messages and isinstance(loads(attrs.get("gen_ai.prompt")), list):
+        result.input_messages.extend(parse_messages(attrs["gen_ai.prompt"], result.notes, "gen_ai.prompt"))
+    if not result.output_messages and isinstance(loads(attrs.get("gen_ai.completion")), list):
+        result.output_messages.extend(
+            parse_messages(attrs["gen_ai.completion"], result.notes, "gen_ai.completion")
+        )
+
+
 def any_agent_output(value: Any) -> list[Message]:
     """any-agent's ``gen_ai.output`` on a model call: a JSON list of ``{"tool.name", "tool.args"}``
     (the calls asked for, without ids), else the reply's text."""
@@ -347,6 +359,8 @@ def extract(name: str, attrs: dict[str, Any], events: list[tuple[str, dict[str, 
         parse_messages(attrs.get("gen_ai.output.messages"), result.notes, "gen_ai.output.messages")
     )
     _events(events, result)
+    if result.kind == SpanKind.LLM:
+        _prompt_attributes(attrs, result)
     if result.kind == SpanKind.LLM and not result.output_messages and "gen_ai.output" in attrs:
         result.output_messages.extend(any_agent_output(attrs["gen_ai.output"]))
     if result.kind == SpanKind.TOOL:
