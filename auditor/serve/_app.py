@@ -17,7 +17,7 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from auditor import __version__
-from auditor.errors import AuditorError
+from auditor.errors import AuditorError, UsageError
 from auditor.policy import load_policy
 from auditor.serve._api import add_api
 from auditor.serve._auth import Access
@@ -76,6 +76,10 @@ def create_app(
                 for p in passes
             ]
         }
+
+    @app.exception_handler(UsageError)  # what the request asked cannot work: the client's to fix
+    async def bad_request(_request: Request, err: UsageError) -> JSONResponse:
+        return JSONResponse({"detail": str(err)}, status_code=400)
 
     @app.exception_handler(AuditorError)
     async def store_unavailable(_request: Request, err: AuditorError) -> JSONResponse:
