@@ -7,6 +7,7 @@ token is refused unless the caller says ``insecure`` on purpose.
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from auditor.errors import UsageError
@@ -39,6 +40,7 @@ class ServeConfig:
     poll: float  # how often an idle worker looks for a ready trace
     rate: float = 100.0  # OTLP requests a second per client address before 429 / RESOURCE_EXHAUSTED
     grpc_port: int | None = None  # OTLP/gRPC served on this port too, when set
+    hosts: tuple[str, ...] = ()  # names the server answers to besides its bound address ("*": any)
 
 
 def _loopback(host: str) -> bool:
@@ -67,8 +69,12 @@ def serve_config(
     queue: int | None = None,
     rate: float | None = None,
     grpc_port: int | None = None,
+    hosts: str | Sequence[str] | None = None,
 ) -> ServeConfig:
     """The server's configuration: arguments over ``AUDITOR_*`` variables over defaults.
+
+    ``hosts`` are the names the server answers to besides its bound address (``AUDITOR_SERVE_HOSTS``,
+    comma-separated; ``*`` for any): see :mod:`auditor.serve._guard`.
 
     Raises:
         UsageError: a setting is not a positive number, or ``host`` is not a loopback address and
@@ -99,4 +105,13 @@ def serve_config(
         poll=min(1.0, quiet_s / 4),
         rate=positive_number("serve_rate", rate),
         grpc_port=grpc_port,
+        hosts=_names(
+            hosts if hosts is not None and not isinstance(hosts, str) else setting("serve_hosts", hosts)
+        ),
     )
+
+
+def _names(given: str | Sequence[str] | None) -> tuple[str, ...]:
+    """A comma-separated list (or a list) of host names, trimmed, without empty ones."""
+    items = given.split(",") if isinstance(given, str) else list(given or ())
+    return tuple(name.strip() for name in items if name.strip())
