@@ -138,3 +138,29 @@ def test_state_changing_requests_from_another_site_are_refused(tmp_path: Path) -
         assert (
             client.get("/healthz", headers={"Sec-Fetch-Site": "cross-site"}).status_code == 200
         )  # reads pass
+
+
+# --- item 11: a signed-out session is over ----------------------------------------------------------
+
+
+def test_sign_out_revokes_the_session_cookie(tmp_path: Path) -> None:
+    """A cookie copied before sign-out (another tab, a stolen copy) no longer opens a page after it."""
+    for client in guarded_client(tmp_path, token="s3cret"):
+        form = {"Content-Type": "application/x-www-form-urlencoded"}
+        first = client.post("/login", content=b"token=s3cret", headers=form)
+        second = client.post("/login", content=b"token=s3cret", headers=form)
+        cookie_a = first.cookies["auditor_session"]
+        cookie_b = second.cookies["auditor_session"]
+        assert cookie_a != cookie_b  # one session per sign-in, not a value derived from the token alone
+        assert "s3cret" not in cookie_a
+        client.cookies.clear()
+
+        def page(cookie: str, client: TestClient = client) -> int:
+            return client.get("/runs", headers={"Cookie": f"auditor_session={cookie}"}).status_code
+
+        assert page(cookie_a) == 200 and page(cookie_b) == 200
+        out = client.post("/logout", headers={"Cookie": f"auditor_session={cookie_a}"})
+        assert out.status_code == 303
+        assert page(cookie_a) == 303  # back to /login: revoked
+        assert page(cookie_b) == 200  # the other sign-in is its own session
+        assert page("forged") == 303 and page("") == 303

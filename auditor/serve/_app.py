@@ -27,7 +27,7 @@ from auditor.serve._guard import HostPolicy, RequestGuard
 from auditor.serve._http import add_otlp_http
 from auditor.serve._pages import add_pages
 from auditor.serve._receiver import RETRY_AFTER, Receiver
-from auditor.store import Intake, Store
+from auditor.store import Intake, SignIns, Store
 from auditor.trace import SpanReceiver
 
 
@@ -59,7 +59,7 @@ def create_app(
         return {"status": "ok", "version": __version__, "pending": await run_in_threadpool(intake.pending)}
 
     # The pages and the read API (answers, runs, summary): _pages.py and _api.py.
-    access = Access(config.token)
+    access = Access(config.token, SignIns(store))
     guarded = [Depends(access.api)]
     policy = load_policy(config.policy)
     add_api(app, store, access, policy.thresholds)
