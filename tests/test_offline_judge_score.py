@@ -158,6 +158,7 @@ def _labelled(path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_the_training_script_is_reproducible(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     script = _script()
     data = _labelled(tmp_path / "toy.jsonl")

@@ -61,6 +61,7 @@ def run(line: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProces
     return subprocess.run(["bash", "-c", line], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_every_tour_line_works_as_the_readme_says(newcomer: dict[str, str], tmp_path: Path) -> None:
     lines = tour_lines()
     with FakeOpenAI(offline_judge=True) as server:
@@ -81,6 +82,7 @@ def test_every_tour_line_works_as_the_readme_says(newcomer: dict[str, str], tmp_
     assert listing.count("offline") >= 2 and "gpt-4.1-mini" in listing
 
 
+@pytest.mark.slow
 def test_the_tour_serve_line_starts_the_service(newcomer: dict[str, str], tmp_path: Path) -> None:
     line = next(line for line in tour_lines() if line.split()[1] == "serve")
     with socket.socket() as probe:
