@@ -2,7 +2,10 @@
 
 ``POST /v1/traces`` stores a request's spans before it answers (a 200 means they are committed);
 ``GET /api/...`` reads the store. With a token configured, both need ``Authorization: Bearer``;
-``/healthz`` and the OpenAPI docs (``/docs``) do not, so a load balancer can probe the server.
+``/healthz`` and the OpenAPI schema (``/openapi.json``) do not, so a load balancer can probe the
+server. There is no ``/docs`` or ``/redoc`` page: FastAPI's load Swagger UI and ReDoc from a CDN,
+which fails offline and would need the pages' Content-Security-Policy opened to another host; any
+OpenAPI tool reads the schema instead.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from auditor import __version__
-from auditor.errors import AuditorError
+from auditor.errors import AuditorError, UsageError
 from auditor.policy import load_policy
 from auditor.serve._api import add_api
 from auditor.serve._auth import Access
@@ -41,6 +44,8 @@ def create_app(
         title="trace-auditor",
         version=__version__,
         description="OTLP/HTTP trace receiver and the audits of the answers it received.",
+        docs_url=None,  # Swagger UI and ReDoc come from a CDN (module docstring)
+        redoc_url=None,
     )
 
     add_otlp_http(app, receiver or Receiver(config, intake), receivers)
@@ -71,6 +76,10 @@ def create_app(
                 for p in passes
             ]
         }
+
+    @app.exception_handler(UsageError)  # what the request asked cannot work: the client's to fix
+    async def bad_request(_request: Request, err: UsageError) -> JSONResponse:
+        return JSONResponse({"detail": str(err)}, status_code=400)
 
     @app.exception_handler(AuditorError)
     async def store_unavailable(_request: Request, err: AuditorError) -> JSONResponse:
