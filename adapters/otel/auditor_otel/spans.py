@@ -76,6 +76,10 @@ class RawSpan:
     notes: list[str] = field(default_factory=list)
 
 
+#: The largest time a signed 64-bit integer holds (2262-04-11): OTLP allows later ones.
+MAX_SIGNED_NS = 2**63 - 1
+
+
 def to_datetime(ns: int) -> datetime:
     """Unix nanoseconds as an aware UTC datetime (microsecond precision)."""
     return _EPOCH + timedelta(0, 0, ns // 1000)  # positional: the same value, without keyword parsing
@@ -150,6 +154,9 @@ def build_span(raw: RawSpan, source: str) -> tuple[Span | None, str | None, list
     if end_ns is None or end_ns <= 0:
         problems.append(_problem(raw, source, f"span {raw.name!r} has no end time; its start time is used"))
         end_ns = raw.start_ns
+    if max(raw.start_ns, end_ns) > MAX_SIGNED_NS:
+        # Valid OTLP (fixed64), but no clock writes it; said once, as the receiver's store holds it.
+        problems.append(_problem(raw, source, f"span {raw.name!r} has a time past 2^63 ns (year 2262); kept"))
     convention = detect_convention(raw)
     events = [(e.name, e.attributes) for e in raw.events]
     try:
