@@ -34,13 +34,6 @@ if TYPE_CHECKING:
     from auditor.policy import Policy
     from auditor.results import AnswerOut, AuditResult
 
-#: ``auditor audit`` exits with this when it ran but some claims could not be judged.
-EXIT_UNJUDGED = 3
-#: ``auditor audit`` and ``auditor evidence`` exit with this when they ran but the run is incomplete:
-#: some traces hold model calls from which no answer was read (each is a ``no_answer`` problem).
-#: It takes precedence over :data:`EXIT_UNJUDGED`.
-EXIT_INCOMPLETE = 4
-
 #: How much per-answer detail ``print_audit`` shows.
 Detail = Literal["problems", "all", "none"]
 
@@ -482,10 +475,11 @@ def finish_command(
 ) -> None:
     """What ``auditor audit`` (and ``auditor reaudit``) show once the run is done: the answers and
     summary or the JSON, the report, the stored run, why claims went unjudged, the input problems;
-    then the exit status (:data:`EXIT_INCOMPLETE` when some traces with model calls yielded no
-    answer, else :data:`EXIT_UNJUDGED` when some claims could not be judged)."""
+    then the exit status (:data:`~auditor.cli.output.EXIT_INCOMPLETE` when some traces with model
+    calls yielded no answer, else :data:`~auditor.cli.output.EXIT_UNJUDGED` when some claims could
+    not be judged)."""
     from auditor.cli.evidence import print_problems
-    from auditor.cli.output import listing_console, shown
+    from auditor.cli.output import EXIT_INCOMPLETE, EXIT_UNJUDGED, listing_console, shown
     from auditor.report import write_report
     from auditor.text import json_printable
 
