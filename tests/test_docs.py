@@ -52,6 +52,7 @@ def test_every_shipped_policy_loads(name: str) -> None:
 
 
 PUBLIC_API = [
+    "AuditOptions",
     "AuditResult",
     "Policy",
     "Store",
