@@ -10,7 +10,10 @@ by ``langsmith.wrappers.wrap_openai`` (an ``llm`` run per model call), each tool
 - ``multipart.multipart``: the default, ``multipart/form-data`` to ``/runs/multipart``, one body
   after another (the runs' ``inputs`` / ``outputs`` in parts of their own);
 - ``multipart_zstd.multipart``: the same when the server enables zstd compression (what the SDK
-  sends to LangSmith today), stored decompressed.
+  sends to LangSmith today), stored decompressed;
+- ``otel.otlp.jsonl``: ``Client(tracing_mode="otel")``: the SDK's own OpenTelemetry exporter turns
+  each run into a span (``gen_ai.prompt`` / ``gen_ai.completion`` as span attributes, the
+  deprecated GenAI form, and ``langsmith.span.kind``), captured through ``capture.py``.
 
 Each variant runs in a process of its own (the client reads ``/info`` once).
 
@@ -27,20 +30,30 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tests.support.frameworks.capture import capture
 from tests.support.frameworks.langsmith_capture import LangSmithCapture
 from tests.support.frameworks.scenarios import MODEL, SYSTEM_PROMPT, TOOLS, scenarios, tool_text
 from tests.support.frameworks.scripted_model import ScriptedModel
 
-#: file stem -> (multipart, zstd)
-VARIANTS = {"batch": (False, False), "multipart": (True, False), "multipart_zstd": (True, True)}
+#: file stem -> (multipart, zstd); ``otel`` sends nothing to the API but spans to OpenTelemetry
+VARIANTS = {
+    "batch": (False, False),
+    "multipart": (True, False),
+    "multipart_zstd": (True, True),
+    "otel": (True, False),
+}
 
 
 def run(out: Path, stem: str) -> None:
     multipart, zstd = VARIANTS[stem]
-    with ScriptedModel() as model, LangSmithCapture(multipart=multipart, zstd=zstd) as capture:
+    with (
+        ScriptedModel() as model,
+        LangSmithCapture(multipart=multipart, zstd=zstd) as api,
+        capture() as spans,
+    ):
         os.environ.update(
             LANGSMITH_TRACING="true",
-            LANGSMITH_ENDPOINT=capture.url,
+            LANGSMITH_ENDPOINT=api.url,
             LANGSMITH_API_KEY="lsv2-scripted",
             LANGSMITH_PROJECT="support-agent-demo",
         )
@@ -48,7 +61,9 @@ def run(out: Path, stem: str) -> None:
         from langsmith.wrappers import wrap_openai
         from openai import OpenAI
 
-        client = Client()
+        client = (
+            Client(tracing_mode="otel", otel_tracer_provider=spans.provider) if stem == "otel" else Client()
+        )
         llm = wrap_openai(OpenAI(base_url=model.base_url, api_key="sk-scripted"))
 
         def make_tool(name: str) -> Any:
@@ -84,7 +99,11 @@ def run(out: Path, stem: str) -> None:
             if text != scenario.answer:
                 raise SystemExit(f"{stem} {scenario.name}: unexpected answer {text!r}")
         client.flush()
-        capture.write(out, stem)
+        if stem == "otel":
+            path = out / f"{stem}.otlp.jsonl"
+            print(f"{path}: {spans.write(path)} spans")
+        else:
+            api.write(out, stem)
 
 
 def main() -> None:
