@@ -9,13 +9,12 @@ Which one an SDK sends is the server's ``GET /info`` answer (``batch_ingest_conf
 
 Bodies are kept as received, less a ``Content-Encoding: zstd`` (decompressed, as a proxy that
 logs requests would store them). Standard library only, plus ``zstandard`` for compressed bodies
-(a dependency of the Python SDK); run it for a Node generator with
-``python -m tests.support.frameworks.langsmith_capture --port P --out DIR --multipart yes|no``.
+(a dependency of the Python SDK). The Node generator (``langsmith_js/generate.mjs``) has the same
+stand-in in JavaScript.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import threading
 from dataclasses import dataclass, field
@@ -122,21 +121,3 @@ def _handler(capture: LangSmithCapture) -> type[BaseHTTPRequestHandler]:
         do_PATCH = do_POST
 
     return Handler
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--stem", required=True)
-    parser.add_argument("--multipart", choices=("yes", "no"), default="yes")
-    args = parser.parse_args()
-    import signal
-
-    with LangSmithCapture(multipart=args.multipart == "yes", port=args.port) as capture:
-        signal.sigwait({signal.SIGTERM, signal.SIGINT})
-        capture.write(args.out, args.stem)
-
-
-if __name__ == "__main__":
-    main()
