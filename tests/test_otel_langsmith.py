@@ -9,6 +9,7 @@ from typing import Any
 
 from otel_samples.otlp import named, one_trace, span
 
+from auditor.evidence import inspect_traces
 from auditor.trace import SpanKind
 
 SYSTEM = {"role": "system", "content": "Answer from tools."}
@@ -107,3 +108,10 @@ def test_chain_span_keeps_its_input_and_output_text() -> None:
     chain = named(trace, "support_agent")
     assert chain.kind is SpanKind.CHAIN and (chain.input_text, chain.output_text) == ("Q?", "A.")
     assert trace.convention == "langsmith"
+
+
+def test_inspect_names_the_langsmith_exporter() -> None:
+    trace = one_trace(span(1, "ChatOpenAI", attrs=ls("llm", "ChatOpenAI", {"messages": [USER]}, {"output": "A."},
+                                                     **{"gen_ai.operation.name": "chat"})), scope="langsmith")  # fmt: skip
+    (reading,) = inspect_traces([trace], [], []).traces
+    assert [s.attributes_of for s in reading.spans] == ["LangSmith"]
