@@ -11,6 +11,10 @@ by ``langsmith.wrappers.wrap_openai`` (an ``llm`` run per model call), each tool
   after another (the runs' ``inputs`` / ``outputs`` in parts of their own);
 - ``multipart_zstd.multipart``: the same when the server enables zstd compression (what the SDK
   sends to LangSmith today), stored decompressed;
+- ``langchain.multipart``: the same agent written with LangChain (``langchain-openai``'s
+  ``ChatOpenAI.bind_tools``, ``StructuredTool``s, a ``RunnableLambda`` root), traced by LangChain's
+  ``LangChainTracer`` through the same client: serialised LangChain messages and ``generations``
+  in the multipart parts;
 - ``otel.otlp.jsonl``: ``Client(tracing_mode="otel")``: the SDK's own OpenTelemetry exporter turns
   each run into a span (``gen_ai.prompt`` / ``gen_ai.completion`` as span attributes, the
   deprecated GenAI form, and ``langsmith.span.kind``), captured through ``capture.py``.
@@ -41,7 +45,41 @@ VARIANTS = {
     "multipart": (True, False),
     "multipart_zstd": (True, True),
     "otel": (True, False),
+    "langchain": (True, False),
 }
+
+
+def langchain_agent(base_url: str) -> Any:
+    """The same loop in LangChain (``ChatOpenAI.bind_tools``, ``@tool`` functions, a
+    ``RunnableLambda`` root), traced by LangChain's own ``LangChainTracer`` through the client."""
+    from langchain_core.messages import HumanMessage, SystemMessage
+    from langchain_core.runnables import RunnableLambda
+    from langchain_core.tools import StructuredTool
+    from langchain_openai import ChatOpenAI
+
+    def make_tool(name: str) -> Any:
+        properties = TOOLS[name]["parameters"]["properties"]
+        return StructuredTool.from_function(
+            func=lambda **arguments: tool_text(name, **arguments),
+            name=name,
+            description=TOOLS[name]["description"],
+            args_schema=TOOLS[name]["parameters"] | {"title": name, "properties": properties},
+        )
+
+    tools = {name: make_tool(name) for name in TOOLS}
+    model = ChatOpenAI(model=MODEL, base_url=base_url, api_key="sk-scripted").bind_tools(list(tools.values()))
+
+    def agent(question: str) -> str:
+        messages: list[Any] = [SystemMessage(SYSTEM_PROMPT), HumanMessage(question)]
+        while True:
+            reply = model.invoke(messages)
+            if not reply.tool_calls:
+                return str(reply.content)
+            messages.append(reply)
+            for call in reply.tool_calls:
+                messages.append(tools[call["name"]].invoke(call))  # a ToolMessage with the call's id
+
+    return RunnableLambda(agent).with_config(run_name="support_agent")
 
 
 def run(out: Path, stem: str) -> None:
@@ -94,11 +132,16 @@ def run(out: Path, stem: str) -> None:
                     result = tools[call.function.name](**json.loads(call.function.arguments))
                     messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
 
+        run_one = langchain_agent(model.base_url).invoke if stem == "langchain" else support_agent
         for scenario in scenarios():
-            text = support_agent(scenario.question).strip()
+            text = run_one(scenario.question).strip()
             if text != scenario.answer:
                 raise SystemExit(f"{stem} {scenario.name}: unexpected answer {text!r}")
         client.flush()
+        if stem == "langchain":
+            from langchain_core.tracers.langchain import wait_for_all_tracers
+
+            wait_for_all_tracers()
         if stem == "otel":
             path = out / f"{stem}.otlp.jsonl"
             print(f"{path}: {spans.write(path)} spans")
