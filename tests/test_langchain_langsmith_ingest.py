@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 from typing import Any
 
 from auditor_langchain.runtree import RunTreeAdapter
 
-from auditor.trace import Problem, SpanKind, Trace
+from auditor.trace import Problem, SpanKind, Trace, expand_inputs, read_traces
 
 ROOT = "01a24c91-31bc-7bd4-972b-9874874c43d3"
 TOOL = "01a24c91-329a-7674-a83f-57ac5d667a38"
@@ -159,3 +160,13 @@ def test_a_part_that_is_not_json_is_a_problem_and_the_rest_is_read() -> None:
 def test_other_json_with_post_keys_is_not_a_batch_body() -> None:
     traces, problems = parse(json.dumps({"post": [1], "title": "a blog post"}).encode() + b"\n")
     assert traces == [] and problems
+
+
+def test_a_folder_of_multipart_bodies_is_found_and_read(tmp_path: Path) -> None:
+    good = root_post(end_time="2026-12-06T18:15:14+00:00", outputs={"output": "Fine."})
+    (tmp_path / "bodies.multipart").write_bytes(body("ddd444", [(f"post.{ROOT}", good)]))
+    assert expand_inputs([tmp_path]) == [tmp_path / "bodies.multipart"]
+    result = read_traces([tmp_path])
+    assert [t.trace_id for t in result.traces] == [ROOT] and result.traces[
+        0
+    ].source_format == "langchain-runtree"
