@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 
 from auditor.evidence import Answer, EvidenceKind, reconstruct, unanswered_traces
-from tests.tracebuilder import TraceBuilder, at, user
+from tests.tracebuilder import TraceBuilder, at, system, user
 
 
 def _turn(b: TraceBuilder, root: str, start: float, question: str, answer: str, city: str) -> None:
@@ -83,3 +83,36 @@ def test_traces_without_model_calls_or_workflow_text_stay_unanswered() -> None:
     b.chain("wf", 0, 5, name="pipeline.workflow")
     trace = b.build()
     assert reconstruct([trace]) == [] and unanswered_traces([trace], []) == []  # no model-call marker
+
+
+def test_a_workflow_answer_has_the_system_prompt_its_steps_were_given() -> None:
+    b = TraceBuilder("t-sys")
+    _turn(b, "wf", 0, "Weather in Paris?", "Light rain in Paris.", "Paris")
+    spans = [
+        s.model_copy(update={"input_messages": (system("Be Ada."), user("Weather in Paris?"))})
+        if s.span_id == "wf-m1"
+        else s
+        for s in b.spans
+    ]
+    b.spans = spans
+    (answer,) = reconstruct([b.build()])
+    prompts = [(e.text, e.span_id) for e in answer.evidence if e.kind is EvidenceKind.SYSTEM_PROMPT]
+    assert prompts == [("Be Ada.", "wf-m1")]
+
+
+def test_a_repeated_message_is_kept_where_it_first_appeared() -> None:
+    # The system prompt reaches the answer's chat span through its agent step (started later)
+    # and through the first chat span: the item is the first appearance.
+    b = TraceBuilder("t-first")
+    b.chain("run", 0, 10, name="agent")
+    b.llm("l1", 1, 2, [system("Be Ada."), user("Q?")], calls=[], output="", parent="run")
+    b.tool("t1", "get_weather", 2, 3, {"city": "Paris"}, '{"city": "Paris"}', parent="run")
+    b.chain("step", 4, 9, parent="run", name="call_model")
+    b.spans = [
+        s.model_copy(update={"input_messages": (system("Be Ada."),)}) if s.span_id == "step" else s
+        for s in b.spans
+    ]
+    b.llm("l2", 5, 6, [system("Be Ada."), user("Q?")], output="Light rain.", parent="step")
+    (answer,) = reconstruct([b.build()])
+    (prompt,) = [e for e in answer.evidence if e.kind is EvidenceKind.SYSTEM_PROMPT]
+    assert (prompt.span_id, prompt.available_at) == ("l1", at(1))

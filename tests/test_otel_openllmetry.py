@@ -246,3 +246,22 @@ def test_sdk_workflow_output_text_is_the_returned_string() -> None:
     workflow = one_trace(span(1, "support_agent.workflow", attrs=attrs), scope="traceloop.tracer").spans[0]
     assert workflow.kind == SpanKind.CHAIN
     assert workflow.output_text == "It is 14 °C."
+
+
+def test_sdk_task_called_with_chat_messages_has_them_as_input() -> None:
+    messages = [{"role": "system", "content": "Be Ada."}, {"role": "user", "content": "Weather?"}]
+    python = {
+        "traceloop.span.kind": "task",
+        "traceloop.entity.input": json.dumps({"args": [messages], "kwargs": {}}),
+    }
+    node = {
+        "traceloop.span.kind": "task",
+        "traceloop.entity.input": json.dumps({"args": [], "kwargs": messages}),
+    }
+    for attrs in (python, node):
+        task = one_trace(span(1, "call_model.task", attrs=attrs), scope="traceloop.tracer").spans[0]
+        assert task.kind == SpanKind.CHAIN
+        assert [(m.role, m.content) for m in task.input_messages] == [
+            ("system", "Be Ada."),
+            ("user", "Weather?"),
+        ]

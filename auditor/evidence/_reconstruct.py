@@ -217,14 +217,21 @@ class _Collector:
         # A model call's answer exists from its start; an agent or workflow span's only at its end.
         self.cutoff = answer.span.start if answer.span.kind is SpanKind.LLM else answer.span.end
         self.items: list[Evidence] = []
-        self._seen: set[tuple[str, str]] = set()
+        self._seen: dict[tuple[str, str], int] = {}
         self._tool_call_ids: set[str] = set()
         self.question, self.question_span = _question(answer, conv)
 
     def add(self, key: tuple[str, str], evidence: Evidence) -> None:
+        """Keep each item once, where it first appeared (a message repeated in later inputs, or
+        on an agent step that started after the model call that first showed it)."""
         if key not in self._seen:
-            self._seen.add(key)
+            self._seen[key] = len(self.items)
             self.items.append(evidence)
+            return
+        index = self._seen[key]
+        earlier = self.items[index].available_at
+        if evidence.available_at is not None and earlier is not None and evidence.available_at < earlier:
+            self.items[index] = evidence
 
     def ended_before(self, span: Span) -> bool:
         return span.end <= self.cutoff and span is not self.answer.span
@@ -516,6 +523,16 @@ def _collect_run_context(c: _Collector, question: str | None) -> None:
             _message_item(
                 c, EvidenceKind.USER_MESSAGE, asked, ancestor, trace, ancestor.start, current_question=True
             )
+    if c.answer.span.kind is not SpanKind.LLM:
+        # A workflow's answer: the system prompts its inner steps were given (an OpenLLMetry
+        # ``@task`` around an uninstrumented model call holds the messages it was called with).
+        for inner in c.conv.descendants(c.answer):
+            if inner.kind in _RUN_KINDS and c.started_by(inner):
+                for message in inner.input_messages:
+                    if message.role == "system":
+                        _message_item(
+                            c, EvidenceKind.SYSTEM_PROMPT, message, inner, c.answer.trace, inner.start
+                        )
 
 
 def _answers_of(conv: _Conversation, selection: AnswerSelection) -> Iterable[Answer]:

@@ -17,7 +17,8 @@ Quirks handled:
   write the function's arguments as ``{"args": [...], "kwargs": {...}}`` and its return value as
   JSON in ``traceloop.entity.input`` / ``output``: a ``@tool``'s arguments are its ``kwargs``, and
   a returned string is a JSON string (the tool's own JSON text encoded once more), read back as
-  the string itself.
+  the string itself; a ``@task`` called with a list of chat messages (around a model call no
+  instrumentation recorded) has them as its input messages.
 - The session is ``traceloop.association.properties.session_id`` (or ``thread_id`` /
   ``conversation_id``), or ``gen_ai.conversation.id``.
 """
@@ -126,6 +127,26 @@ def _decoded(value: Any) -> str | None:
     return parsed if isinstance(parsed, str) else as_str(value)
 
 
+def _decorated_messages(value: Any) -> list[Message]:
+    """The chat messages a decorated function was called with (a ``@task`` around a model call):
+    the first argument of the ``{"args", "kwargs"}`` envelope that is a list of role messages."""
+    envelope = as_dict(value)
+    if envelope is None or set(envelope) != {"args", "kwargs"}:
+        return []
+    args = envelope["args"] if isinstance(envelope["args"], list) else []
+    kwargs = envelope["kwargs"]
+    # JS puts one object argument (here the messages array itself) in ``kwargs``.
+    candidates = [*args, *(kwargs.values() if isinstance(kwargs, dict) else [kwargs])]
+    for candidate in candidates:
+        if isinstance(candidate, list) and candidate and all(_is_message(m) for m in candidate):
+            return [genai.openai_message(m) for m in candidate]
+    return []
+
+
+def _is_message(value: Any) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("role"), str)
+
+
 def _envelope_call_id(value: Any) -> str | None:
     envelope = as_dict(value) or {}
     kwargs = envelope.get("kwargs")
@@ -205,6 +226,8 @@ def extract(name: str, attrs: dict[str, Any], events: list[tuple[str, dict[str, 
         result.output_messages = _legacy_messages(attrs, "gen_ai.completion")
     result.input_text = _decoded(attrs.get("traceloop.entity.input"))
     result.output_text = _decoded(attrs.get("traceloop.entity.output"))
+    if result.kind in (SpanKind.CHAIN, SpanKind.AGENT) and not result.input_messages:
+        result.input_messages = _decorated_messages(attrs.get("traceloop.entity.input"))
     if result.kind == SpanKind.TOOL:
         result.tool = _tool(name, attrs)
     elif result.kind == SpanKind.RETRIEVER:
