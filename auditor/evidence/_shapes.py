@@ -7,7 +7,8 @@
 - **The question of a run** is the answer span's last user message; when its chat span lacks one
   (Microsoft Agent Framework and Semantic Kernel put it on ``invoke_agent``, OpenInference
   frameworks on the AGENT or CHAIN root's ``input.value``), an earlier chat span of the same run,
-  then the enclosing agent or chain spans, give it.
+  then the enclosing agent or chain spans, give it; OpenLLMetry's decorators write the call as
+  ``{"args": [...], "kwargs": {...}}``, whose first text argument is the question.
 - **The call is context of its result**: :func:`call_text` renders ``name(arg="value")``, which
   the tool result's text ends with (``(called as name(arg="value"))``), so a result answers the
   question asked of the tool, and the judge sees both.
@@ -74,6 +75,12 @@ def question_from_input(text: str | None) -> str | None:
     if parsed is None:
         return None if text.lstrip().startswith(("{", "[")) else text.strip()
     if isinstance(parsed, dict):
+        if isinstance(parsed.get("args"), list) and isinstance(parsed.get("kwargs"), dict):
+            # OpenLLMetry's decorators: the call's {"args": [...], "kwargs": {...}}; the first text.
+            texts = [a for a in parsed["args"] if isinstance(a, str) and a.strip()]
+            if texts:
+                return texts[0].strip()
+            parsed = parsed["kwargs"]
         for key in _QUESTION_KEYS:
             value = parsed.get(key)
             if isinstance(value, str) and value.strip():

@@ -9,7 +9,8 @@ Convention detection, per span, in order: the instrumentation scope
 (``openinference.instrumentation.*``, ``opentelemetry.instrumentation.langchain`` and other
 Traceloop scopes), then the attributes (``openinference.span.kind``; ``traceloop.*``,
 ``llm.request.type`` or indexed ``gen_ai.prompt.N.*``; the Vercel AI SDK's ``ai.operationId``;
-Strands' system name or scope; any other ``gen_ai.*`` attribute or event).
+Strands' system name or scope; LangSmith's exporter, scope ``langsmith`` or ``langsmith.span.kind``;
+any other ``gen_ai.*`` attribute or event).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 
 from auditor.trace import Problem, Severity, SourceRef, Span, SpanEvent, SpanStatus
 
-from .conventions import genai, openinference, openllmetry, strands, vercel_ai
+from .conventions import genai, langsmith, openinference, openllmetry, strands, vercel_ai
 from .conventions.common import Extraction
 
 OPENINFERENCE = "openinference"
@@ -29,6 +30,7 @@ OPENLLMETRY = "openllmetry"
 GENAI = "genai"
 VERCEL_AI = "vercel_ai"
 STRANDS = "strands"
+LANGSMITH = "langsmith"
 
 _EXTRACTORS: dict[str, Callable[[str, dict[str, Any], list[tuple[str, dict[str, Any]]]], Extraction]] = {
     OPENINFERENCE: openinference.extract,
@@ -36,6 +38,7 @@ _EXTRACTORS: dict[str, Callable[[str, dict[str, Any], list[tuple[str, dict[str, 
     GENAI: genai.extract,
     VERCEL_AI: vercel_ai.extract,
     STRANDS: strands.extract,
+    LANGSMITH: langsmith.extract,
 }
 _STATUS = {0: SpanStatus.UNSET, 1: SpanStatus.OK, 2: SpanStatus.ERROR}
 #: Status codes by name (the enum names, with and without their prefix), as some writers spell them.
@@ -111,6 +114,8 @@ def detect_convention(raw: RawSpan) -> str | None:
         return VERCEL_AI
     if strands.is_strands(scope, attrs):  # before GenAI: its content is in forms of its own
         return STRANDS
+    if langsmith.is_langsmith(scope, attrs):  # before GenAI: gen_ai.prompt holds the run's inputs
+        return LANGSMITH
     if scope.startswith(("opentelemetry.instrumentation.langchain", "traceloop")):
         return OPENLLMETRY
     if (
