@@ -505,6 +505,12 @@ def finish_command(
             highlight=False,
             soft_wrap=True,
         )
+    for old in result.run.superseded:  # said even with --quiet: a run's status changed
+        err.print(
+            f"Run {old} was left running by a process that is gone: marked superseded by run {result.run.id}.",
+            highlight=False,
+            soft_wrap=True,
+        )
     print_unjudged(result, err)
     if labels_path is not None:
         warn_unmatched_labels(result, labels_path, err)

@@ -64,6 +64,9 @@ class RunInfo(_Out):
     #: Traces holding model calls from which no answer was read (each named by a ``no_answer`` problem).
     unanswered_traces: int = 0
     usage: dict[str, Any] | None = None  # LLM calls, tokens, cost; cascade and cache counts (LLM judges)
+    #: Runs on the same inputs, policy and judge that this one, on finishing, marked ``superseded``:
+    #: left ``running`` by a process that is gone (see ``Store.supersede_runs``).
+    superseded: list[str] = Field(default_factory=list)
 
 
 class EvidenceOut(_Out):

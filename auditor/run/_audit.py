@@ -166,14 +166,17 @@ async def _audit_answers(
         )
         if db is not None:
             result = with_correction(result, chosen)
+            status = setup.outcome()
             db.finish_run(
-                run_id,
-                result.summary,
-                result.run.usage,
-                status=setup.outcome(),
-                owner=owner,
-                also=finish_with,
+                run_id, result.summary, result.run.usage, status=status, owner=owner, also=finish_with
             )
+            if status == "finished":  # a run a killed process left beside this one is done now
+                digests = [i.sha256 for i in info.inputs]
+                superseded = db.supersede_runs(run_id, digests, policy.sha256, info.judge, lease)
+                if superseded:
+                    result = result.model_copy(
+                        update={"run": result.run.model_copy(update={"superseded": superseded})}
+                    )
         return result, audits
     finally:
         if writer is not None:
