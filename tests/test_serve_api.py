@@ -44,7 +44,7 @@ def client(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[C
     stored = store_audits(backend, tmp_path_factory.mktemp("traces"))
     with Store(backend) as store:
         app = create_app(serve_config(db_url=backend), store, Intake(store), receivers())
-        with TestClient(app) as test_client:
+        with TestClient(app, base_url="http://127.0.0.1:4318") as test_client:
             yield test_client, stored
 
 

@@ -39,7 +39,7 @@ def client(db_url: str) -> Iterator[TestClient]:  # noqa: F811
     assert audit([TRACE], db_url=db_url).answers
     with Store(db_url) as store:
         app = create_app(serve_config(db_url=db_url), store, Intake(store), receivers())
-        with TestClient(app) as test_client:
+        with TestClient(app, base_url="http://127.0.0.1:4318") as test_client:
             yield test_client
 
 

@@ -22,6 +22,7 @@ from auditor.policy import load_policy
 from auditor.serve._api import add_api
 from auditor.serve._auth import Access
 from auditor.serve._config import ServeConfig
+from auditor.serve._guard import HostPolicy, RequestGuard
 from auditor.serve._http import add_otlp_http
 from auditor.serve._pages import add_pages
 from auditor.serve._receiver import RETRY_AFTER, Receiver
@@ -48,6 +49,8 @@ def create_app(
         redoc_url=None,
     )
 
+    # Host names and cross-site posts are checked before any route (DNS rebinding, CSRF): _guard.py.
+    app.add_middleware(RequestGuard, hosts=HostPolicy.build(config.host, config.hosts))
     add_otlp_http(app, receiver or Receiver(config, intake), receivers)
 
     @app.get("/healthz", summary="Liveness, with the number of traces waiting for an audit")
