@@ -2,7 +2,8 @@
 
 Every judge implements the :class:`Judge` protocol and returns :class:`ClaimVerdict` objects
 (``supported`` / ``contradicted`` / ``absent`` / ``unjudged`` with quotes); :func:`verify_quotes`
-checks every quote against its item, and that the quotes carry the claim, for all judges alike. Implementations: the offline judge
+checks every quote against its item, that the quotes carry the claim and that they agree with it
+(:mod:`auditor.judges._agree`: no negation, rival figure or rival name), for all judges alike. Implementations: the offline judge
 (deterministic cues, the embedded default), the LLM judge, the cascade that settles certain claims
 offline before asking a model, the LLM decomposer and the fused decompose-and-judge call, and the
 caches that make a re-audit free. :func:`verify_conflicts` and :func:`settle_conflict` keep both
@@ -12,6 +13,7 @@ sides when admitted sources disagree and apply the policy's ``on_conflict``. :fu
 
 from __future__ import annotations
 
+from auditor.judges._agree import QUOTE_DISAGREES
 from auditor.judges._attribution import Attribution, MarkerCheck, check_citations
 from auditor.judges._cache import (
     CachingFused,
@@ -47,6 +49,7 @@ from auditor.judges._verdicts import (
 
 __all__ = [
     "PROMPT_VERSION",
+    "QUOTE_DISAGREES",
     "Attribution",
     "CachingFused",
     "CachingJudge",
