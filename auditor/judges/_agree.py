@@ -180,7 +180,9 @@ def _disagreement(claim: str, quotes: tuple[tuple[str, str, str], ...]) -> Disag
         return Disagreement(
             f"the quote states {rival} where the claim states another figure", certain, best.text
         )
-    name = _rival_entity(claim, cues.entities, best.text)
+    # a name the judge quoted from another passage is not missing ("stated across passages 1 and 3")
+    quoted = normalise(" ".join(q for q, _, _ in quotes))
+    name = _rival_entity(claim, [e for e in cues.entities if not _named(e, quoted)], best.text)
     if name is not None:
         return Disagreement(f"the quote names {name!r} where the claim names another", certain, best.text)
     return None
@@ -259,13 +261,11 @@ def _rival_figure(claimed: Sequence[num.Quantity], found: Sequence[num.Quantity]
 _NAME_TOKEN = re.compile(r"[\w'\u2019.-]+")
 
 
-def _rival_entity(claim: str, entities: Sequence[str], clause: str) -> str | None:
-    """A name in the clause standing where a name of the claim, missing from the clause, stands
+def _rival_entity(claim: str, missing: Sequence[str], clause: str) -> str | None:
+    """A name in the clause standing where a name of the claim, ``missing`` from every quote, stands
     in the claim: the same two words after it, or before it ("The Model Y has" for "The Model X
     has", "Trump was born" for "Obama was born"). Another name merely beside the claim's words
     (a source, a place, a spelled-out acronym) is no rival."""
-    norm = normalise(clause)
-    missing = [e for e in entities if not _named(e, norm)]
     if not missing:
         return None
     claim_norm = normalise(claim)
