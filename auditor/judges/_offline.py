@@ -262,10 +262,7 @@ class OfflineJudge:
                 "label": Label.UNJUDGED,
                 "unjudged_reason": UnjudgedReason.OFFLINE_UNDECIDED,
                 "citations": (),
-                "rationale": (
-                    f"undecided: support score {p:.2f} between {lo:.2f} and "
-                    f"{hi:.2f} for the rules' {verdict.label.value} reading ({verdict.rationale})"
-                ),
+                "rationale": _undecided_why(verdict, p, hi, lo, combiner.low_decides(score.rule, judged)),
             }
         )
 
@@ -399,3 +396,26 @@ class OfflineJudge:
         See :mod:`auditor.judges._settle` for what certain means.
         """
         return _settle.settle(claim, admitted)
+
+
+def _undecided_why(verdict: ClaimVerdict, p: float, hi: float, lo: float, low_decides: bool) -> str:
+    """Why a claim is undecided, in words: what the rules read, and why the score did not settle it.
+
+    The score decides ``supported`` at or above ``hi`` and ``absent`` / ``contradicted`` at or
+    below ``lo``; an undecided claim's score is on the wrong side for the rules' reading (which
+    is not "between" the two: ``hi`` may be below ``lo``).
+    """
+    reading = verdict.label.value
+    if verdict.label is Label.SUPPORTED:
+        short = f"its support score {p:.3f} is below {_figure(hi)}, the score that decides supported"
+    elif p <= lo and not low_decides:
+        short = f"a low support score ({p:.3f}) does not decide this rule's {reading} in a long answer"
+    else:
+        short = f"its support score {p:.3f} is above {_figure(lo)}, the highest that decides {reading}"
+    because = f" ({verdict.rationale})" if verdict.rationale else ""
+    return f"undecided: the rules read it as {reading}{because}, but {short}"
+
+
+def _figure(x: float) -> str:
+    """A threshold as written in the shipped parameters ("0.999", "0.16"), not rounded past them."""
+    return f"{x:.3f}".rstrip("0").rstrip(".")
