@@ -201,3 +201,27 @@ def test_a_judge_quoting_the_sentence_that_says_otherwise_fails_the_gate(tmp_pat
     assert not any(a.grounded for a in gated.result.answers)
     assert gated.result.summary["quote_disagreements"] == len(RECORDS)
     assert not gated.decision.passed
+
+
+# -- the tool call appended to its result is not the tool's answer --------------------------------
+
+CALLED = '{"sku": "X200", "stock": 14}\n(called as check_stock(sku="X200", free_shipping=true))'
+
+
+def test_a_quote_only_from_the_call_line_supports_nothing() -> None:
+    items = {"stock": item("stock", CALLED)}
+    quoted = ClaimVerdict(
+        claim_id="c1",
+        label=Label.SUPPORTED,
+        citations=(Citation(evidence_id="stock", quote='sku="X200", free_shipping=true'),),
+    )
+    verdict = verify_quotes(quoted, items, claim_text="Shipping on the X200 is free.")
+    assert verdict.label is Label.ABSENT and verdict.citations == ()
+    assert any("only from the tool call" in e for e in verdict.judge_errors)
+    from_result = ClaimVerdict(
+        claim_id="c2",
+        label=Label.SUPPORTED,
+        citations=(Citation(evidence_id="stock", quote='"sku": "X200", "stock": 14'),),
+    )
+    kept = verify_quotes(from_result, items, claim_text="The X200 has 14 units in stock.")
+    assert kept.label is Label.SUPPORTED and kept.judge_errors == ()

@@ -17,7 +17,7 @@ from typing import Literal, Protocol
 from pydantic import BaseModel, ConfigDict
 
 from auditor.claims import Claim
-from auditor.evidence import Answer, Evidence
+from auditor.evidence import Answer, Evidence, EvidenceKind, without_call
 from auditor.judges._agree import QUOTE_DISAGREES, disagreement
 from auditor.judges._carry import (
     DOES_NOT_SUPPORT,
@@ -152,6 +152,9 @@ def verify_quotes(
             errors.append(f"cited unknown or inadmissible evidence {citation.evidence_id!r}")
         elif not quote_in(citation.quote, item.text):
             errors.append(f"quote not found in {citation.evidence_id}: {citation.quote[:80]!r}")
+        elif item.kind is EvidenceKind.TOOL_RESULT and not quote_in(citation.quote, without_call(item.text)):
+            # the "(called as ...)" line is what the agent asked, not what the tool answered
+            errors.append(f"quote only from the tool call of {citation.evidence_id}: {citation.quote[:80]!r}")
         else:
             kept.append(citation)
     label = verdict.label
