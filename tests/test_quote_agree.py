@@ -108,7 +108,7 @@ def test_a_json_false_contradicts_the_claim_it_is_about() -> None:
 def test_a_disagreement_on_part_of_the_claim_is_unjudged() -> None:
     """The clause speaks of the claim but not of all of it: not certain, so fail closed."""
     verdict = check(
-        "Returns are accepted after 30 days at every store.",
+        "Returns are accepted after 30 days in stores.",
         "policy",
         "Returns are not accepted after 30 days.",
     )

@@ -212,7 +212,8 @@ def denied_and_affirmed(text: str) -> tuple[frozenset[str], frozenset[str]]:
     quote with its claim (:mod:`auditor.judges._agree`) compares these, so that a claim of two
     clauses is not read as denying its main clause's words.
     """
-    tokens = _SCOPE_TOKEN.findall(_ESCAPE.sub(" ", text).replace("_", " "))
+    # split as :func:`words` splits (camelCase, snake_case), so the stems are content_stems' own
+    tokens = _SCOPE_TOKEN.findall(_CAMEL.sub(" ", _ESCAPE.sub(" ", text).replace("_", " ")))
     denied_at: set[int] = set()
     for i, tok in enumerate(tokens):
         if not _is_cue(tok) or _negates_nothing(tok, tokens[i + 1 : i + 2]):
