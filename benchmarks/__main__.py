@@ -287,6 +287,8 @@ def render_quotes(qt: dict[str, Any]) -> str:
             r["demoted_agreed"],
             r["kept_supported_agreed"],
             r["kept_supported_disagreed"],
+            f"{r.get('disagrees', 0)} ({r.get('disagrees_contradicted', 0)} / {r.get('disagrees_unjudged', 0)}; "
+            f"{r.get('disagrees_agreed', 0)} humans said supported)",
         ]
         for name, r in qt["judges"].items()
     ]
@@ -302,6 +304,7 @@ def render_quotes(qt: dict[str, Any]) -> str:
                 "demoted, human label = judge's",
                 "kept supported, humans agree",
                 "kept supported, humans disagree",
+                "supported turned by the agreement check (contradicted / unjudged)",
             ],
             rows,
         )

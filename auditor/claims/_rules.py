@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from auditor.claims._adopt import adopt_markers
 from auditor.claims._model import Claim, ClaimExtractor, Decomposition, ScreenReason
 from auditor.claims._screen import screen
 from auditor.claims._split import split_answer, trim
@@ -55,8 +56,9 @@ def decompose_text(answer_id: str, text: str, question: str | None = None) -> De
 
 
 def decompose_answer(answer: Answer) -> Decomposition:
-    """The rule-based decomposition of one answer (sync; no I/O)."""
-    return decompose_text(answer.answer_id, answer.text, answer.question)
+    """The rule-based decomposition of one answer (sync; no I/O), with the bracketed ids of its
+    own evidence taken as citation markers (:func:`auditor.claims._adopt.adopt_markers`)."""
+    return adopt_markers(decompose_text(answer.answer_id, answer.text, answer.question), answer)
 
 
 def attach_markers(decomposition: Decomposition, text: str) -> Decomposition:

@@ -26,6 +26,7 @@ from auditor.cli.options import (
     report_option,
     traces_argument,
 )
+from auditor.judges import describe_unjudged
 from auditor.settings import setting
 
 if TYPE_CHECKING:
@@ -117,10 +118,18 @@ def print_audit(
                     f"{shown(', '.join(claim.inadmissible_support))}[/]"
                 )
             if claim.unjudged_reason:
-                say(f"      [magenta]unjudged: {shown(claim.unjudged_reason)}[/]")
-            elif claim.rationale:
+                say(
+                    f"      [magenta]unjudged ({shown(claim.unjudged_reason)}): "
+                    f"{shown(describe_unjudged(claim.unjudged_reason))}[/]"
+                )
+            if claim.rationale:
                 say(f"      [dim]{shown(claim.rationale, multiline=True)}[/]")
-        if answer.groundedness is not None:
+        if answer.undecided:  # no percentage: the claims it leaves out are the ones in doubt
+            say(
+                f"  undecided: {answer.unjudged} claim(s) the judge could not decide, none decided "
+                "unsupported: NOT grounded"
+            )
+        elif answer.groundedness is not None:
             say(
                 f"  groundedness {answer.groundedness:.2f}, contradicted {answer.contradicted}, "
                 f"unjudged {answer.unjudged}"

@@ -104,13 +104,23 @@ def call_text(name: str, arguments: dict[str, Any] | str | None) -> str | None:
     return f"{name}({inner})"
 
 
+_CALL_SUFFIX = "\n(called as "
+
+
+def without_call(text: str) -> str:
+    """An item's text without the ``(called as ...)`` line :func:`with_call` appended: what the
+    tool returned. A quote from that line alone is the agent's question, not the tool's answer."""
+    at = text.rfind(_CALL_SUFFIX)
+    return text[:at] if at >= 0 and text.endswith(")") else text
+
+
 def with_call(call: str | None, result: str) -> str:
     """The tool result's evidence text: the result, then the call it answers.
 
     The result comes first so a JSON result is still read as JSON (the offline judge reads its
     key paths) and quotes keep the offsets they have in the result alone.
     """
-    return f"{result}\n(called as {call})" if call else result
+    return f"{result}{_CALL_SUFFIX}{call})" if call else result
 
 
 def error_payload(result: str) -> bool:
