@@ -338,3 +338,31 @@ def about(cues: ClaimCues, window: Window) -> bool:
 
 def clear_cache() -> None:
     _disagreement.cache_clear()
+
+
+_OWN_KEY = re.compile(r'^\s*"((?:[^"\\]|\\.)*)"\s*:')
+
+
+def keyed_rival(cues: ClaimCues, window: Window) -> bool:
+    """A record pair keyed by the claim's own words that states a figure and none of the claim's
+    (``"stock": 0`` against "14 units in stock"): the same attribute with another value, which a
+    unit-less figure cannot show by its kind alone."""
+    m = _OWN_KEY.match(window.seg.text)
+    key = frozenset(content_stems(m.group(1))) if m else frozenset()
+    if not key or not key <= cues.stems or not cues.quantities or not window.quantities:
+        return False
+    found = [e for e, _ in window.quantities]
+    return not any(num.matches(q, e) for q in cues.quantities for e in found)
+
+
+def keyed_rival_quoted(claim: str, quotes: Sequence[tuple[str, str, str]]) -> bool:
+    """Whether the quotes hold a :func:`keyed_rival` pair of a JSON item."""
+    cues = cached_claim_cues(claim)
+    for quote, evidence_id, text in quotes:
+        if text.lstrip()[:1] not in ("{", "["):
+            continue
+        needle = normalise(quote)
+        item = prepare(evidence_id, text, ITEM_CHARS)
+        if any(normalise(w.seg.text) in needle and keyed_rival(cues, w) for w in item.singles):
+            return True
+    return False

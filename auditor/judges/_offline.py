@@ -287,12 +287,23 @@ class OfflineJudge:
         flip = attribute_flip(cues, claim.text, items)
         if flip is not None:
             item, window = flip
-            return _verdict(
+            flipped = _verdict(
                 claim,
                 Label.CONTRADICTED,
                 f"{_where(item, names)} states the opposite ({window.seg.text.strip()})",
                 quote(item, window, cues),
-            ), "attribute_flipped"
+            )
+            # another tool stating the claim ("stock": 14 beside "in_stock": false) is the other
+            # side of a conflict, shown rather than outvoted by the flip
+            backing = [
+                c
+                for i in items
+                if i is not item
+                and (w := supporting_window(cues, i)) is not None
+                and support_stands(cues, i, w)
+                for c in quote(i, w, cues)
+            ]
+            return with_conflict(flipped, backing), "attribute_flipped"
         unstated = value_unstated(cues, items, _settle.PRESENCE)
         if unstated is not None:
             item, window, word = unstated

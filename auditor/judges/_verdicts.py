@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from auditor.claims import Claim
 from auditor.evidence import Answer, Evidence, EvidenceKind, without_call
-from auditor.judges._agree import QUOTE_DISAGREES, disagreement
+from auditor.judges._agree import QUOTE_DISAGREES, disagreement, keyed_rival_quoted
 from auditor.judges._carry import (
     DOES_NOT_SUPPORT,
     Quoted,
@@ -209,7 +209,9 @@ def _contradiction_shortfall(
     if shortfall is None:
         return None
     against = disagreement(claim_text, triples)
-    return None if against is not None and against.certain else shortfall
+    if against is not None and against.certain:
+        return None
+    return None if keyed_rival_quoted(claim_text, triples) else shortfall
 
 
 def check_complete(
