@@ -11,6 +11,8 @@ Quirks handled (observed in real captures):
   tool's ``tool.parameters`` schema names exactly one property it is keyed by that name. The result
   is the ToolMessage content inside ``output.value`` (``{"type":"tool","data":{...}}``), which also
   holds the only tool-call id.
+- Frameworks' call envelopes and tool output objects inside ``input.value`` / ``output.value``
+  are read by :mod:`.openinference_shapes`.
 - RETRIEVER spans: ``retrieval.documents.N.document.id`` is never set by the LangChain
   instrumentation; ids are taken from the document metadata, or from ``output.value``'s
   ``documents[N].id`` when it is there.
@@ -34,6 +36,7 @@ from .common import (
     normalise_role,
     strip_id,
 )
+from .openinference_shapes import tool_output_text, unwrap_arguments
 
 KINDS = {
     "LLM": SpanKind.LLM,
@@ -97,6 +100,8 @@ def _tool(name: str, attrs: dict[str, Any]) -> ToolInvocation:
     tool_name = as_str(attrs.get("tool.name")) or name
     raw_input = attrs.get("input.value")
     args = arguments(raw_input)
+    if isinstance(args, dict):
+        args = unwrap_arguments(args)
     if isinstance(args, str):
         schema = as_dict(attrs.get("tool.parameters")) or as_dict(attrs.get("tool.json_schema")) or {}
         props = schema.get("properties") if isinstance(schema.get("properties"), dict) else None
@@ -105,7 +110,11 @@ def _tool(name: str, attrs: dict[str, Any]) -> ToolInvocation:
     call_id = strip_id(attrs.get("tool.id")) or strip_id(attrs.get("tool_call.id"))
     raw_output = attrs.get("output.value")
     result = as_str(raw_output)
-    message = lc_message(loads(raw_output))
+    parsed = loads(raw_output)
+    framework_output = tool_output_text(parsed)
+    if framework_output is not None:
+        result = framework_output
+    message = None if framework_output is not None else lc_message(parsed)
     if message is not None:
         result = message["content"]
         call_id = call_id or message["tool_call_id"]
