@@ -7,7 +7,8 @@
 - **The question of a run** is the answer span's last user message; when its chat span lacks one
   (Microsoft Agent Framework and Semantic Kernel put it on ``invoke_agent``, OpenInference
   frameworks on the AGENT or CHAIN root's ``input.value``), an earlier chat span of the same run,
-  then the enclosing agent or chain spans, give it.
+  then the enclosing agent or chain spans, give it. A user turn that wraps the enclosing span's
+  input in a template (smolagents' ``New task:``, BeeAI's ``Your task:``) gives that input.
 - **The call is context of its result**: :func:`call_text` renders ``name(arg="value")``, which
   the tool result's text ends with (``(called as name(arg="value"))``), so a result answers the
   question asked of the tool, and the judge sees both.

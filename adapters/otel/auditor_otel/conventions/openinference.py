@@ -48,7 +48,10 @@ KINDS = {
     "EMBEDDING": SpanKind.EMBEDDING,
 }
 
-_LLM_MARKERS = ("llm.model_name", "llm.invocation_parameters", "llm.token_count.total", "llm.provider")
+#: Attributes only a model call carries. Token counts are not among them: smolagents sums its
+#: run's usage on the AGENT span (``llm.token_count.*``), which is still the agent.
+_LLM_MARKERS = ("llm.model_name", "llm.invocation_parameters", "llm.provider")
+_LLM_PREFIXES = ("llm.input_messages.", "llm.output_messages.")
 
 
 def _kind(attrs: dict[str, Any]) -> SpanKind:
@@ -59,7 +62,7 @@ def _kind(attrs: dict[str, Any]) -> SpanKind:
             return SpanKind.TOOL
         if any(k.startswith("retrieval.documents.") for k in attrs):
             return SpanKind.RETRIEVER
-        if any(k in attrs for k in _LLM_MARKERS):
+        if any(k in attrs for k in _LLM_MARKERS) or any(k.startswith(_LLM_PREFIXES) for k in attrs):
             return SpanKind.LLM
     return kind
 
