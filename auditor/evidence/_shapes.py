@@ -28,7 +28,17 @@ FINAL_TOOLS = frozenset({"final_result", "final_answer", "final_output"})
 #: Argument keys that hold a final answer's text, in the order they are tried.
 _ANSWER_KEYS = ("answer", "response", "final_answer", "output", "result", "text", "content")
 #: Keys of a root span's JSON input that hold the user's question.
-_QUESTION_KEYS = ("input", "query", "question", "task", "message", "prompt", "user_input", "user_prompt")
+_QUESTION_KEYS = (
+    "input",
+    "query",
+    "query_str",  # LlamaIndex query engines
+    "question",
+    "task",
+    "message",
+    "prompt",
+    "user_input",
+    "user_prompt",
+)
 
 
 def is_final_tool(name: str | None) -> bool:

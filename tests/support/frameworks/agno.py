@@ -7,6 +7,8 @@ captured (``capture.py``) into ``agent.otlp.jsonl`` (``agent.run``) and ``stream
 (``agent.run(stream=True)``), five traces each.
 
     scripts/framework-fixtures agno     # agno.requirements.txt, pinned
+
+``agno_legacy.py`` runs the same with agno 1.x and its instrumentation 0.1.
 """
 
 from __future__ import annotations
@@ -37,7 +39,9 @@ def run(out: Path) -> None:
                     text = "".join(
                         str(event.content)
                         for event in agent.run(scenario.question, stream=True)
-                        if getattr(event, "event", "") == "RunContent" and event.content
+                        # agno 2+ names the event RunContent, 1.x RunResponseContent
+                        if getattr(event, "event", "") in ("RunContent", "RunResponseContent")
+                        and event.content
                     )
                 else:
                     text = str(agent.run(scenario.question).content)

@@ -7,7 +7,10 @@ LiteLLM), the system prompt as the agent's instructions and the scenarios' tools
 tool (``response``), so the scripted model turns each final text into that call.
 ``BeeAIInstrumentor`` writes the OpenInference spans, captured (``capture.py``) into
 ``agent.otlp.jsonl`` (the model called plainly) and ``stream.otlp.jsonl`` (``stream=True``: the
-instrumentation writes one output message per streamed chunk), five traces each.
+instrumentation merges the streamed chunks into one output message), five traces each; and
+``stream_text.otlp.jsonl``: streamed with ``final_answer_as_tool=False``, so the answer is the
+model's plain text. ``beeai_legacy.py`` runs BeeAI 0.1.18 with its instrumentation 0.1.5, which
+writes one output message per streamed chunk.
 
     scripts/framework-fixtures beeai     # beeai.requirements.txt, pinned
 """
@@ -25,7 +28,7 @@ from tests.support.frameworks.scripted_model import ScriptedModel
 
 
 def run(out: Path) -> None:
-    with ScriptedModel(final_tool=("final_answer", "response")) as model, capture() as captured:
+    with capture() as captured:
         from beeai_framework.adapters.openai import OpenAIChatModel
         from beeai_framework.agents.requirement import RequirementAgent
         from beeai_framework.backend import ChatModelParameters
@@ -35,11 +38,11 @@ def run(out: Path) -> None:
 
         BeeAIInstrumentor().instrument(tracer_provider=captured.provider)
 
-        async def runs(stream: bool) -> None:
+        async def runs(base_url: str, stream: bool, final_tool: bool) -> None:
             for scenario in scenarios():
                 llm = OpenAIChatModel(
                     MODEL,
-                    base_url=model.base_url,
+                    base_url=base_url,
                     api_key="sk-scripted",
                     parameters=ChatModelParameters(stream=stream),
                     allow_parallel_tool_calls=True,  # two_cities calls get_weather twice at once
@@ -50,14 +53,20 @@ def run(out: Path) -> None:
                     tools=[tool(fn) for fn in TOOLS],
                     instructions=SYSTEM_PROMPT,
                     memory=UnconstrainedMemory(),
+                    final_answer_as_tool=final_tool,
                 )
                 output = await agent.run(scenario.question)
                 text = output.last_message.text.strip()
                 if text != scenario.answer:
                     raise SystemExit(f"beeai {scenario.name}: unexpected answer {text!r}")
 
-        for stem, stream in (("agent", False), ("stream", True)):
-            asyncio.run(runs(stream))
+        for stem, stream, final_tool in (
+            ("agent", False, True),
+            ("stream", True, True),
+            ("stream_text", True, False),
+        ):
+            with ScriptedModel(final_tool=("final_answer", "response") if final_tool else None) as model:
+                asyncio.run(runs(model.base_url, stream, final_tool))
             path = out / f"{stem}.otlp.jsonl"
             print(f"{path}: {captured.write(path)} spans")
 

@@ -7,7 +7,8 @@ Completions):
 - ``agent.otlp.jsonl``: each scenario through ``llama_index.core.agent.workflow.FunctionAgent``
   with the system prompt and the scenarios' tools (``FunctionTool`` over ``plain_tools.py``);
 - ``query_engine.otlp.jsonl``: the returns question through a ``CustomQueryEngine`` (LlamaIndex's
-  documented pattern): a ``VectorStoreIndex`` retriever over two knowledge-base pages (embedded by
+  documented pattern): a ``VectorStoreIndex`` retriever over two knowledge-base pages (one node each,
+  ids ``KB-7`` and ``KB-12``) (embedded by
   the scripted model's ``/embeddings``), then one ``llm.complete`` over the retrieved text, which
   the instrumentation writes as a completion span (``llm.prompts`` and ``output.value``, no
   messages). The scripted model answers a request without tools with the scenario's final text.
@@ -46,10 +47,11 @@ def _final_without_tools(
 
 def run(out: Path) -> None:
     with ScriptedModel(override=_final_without_tools) as model, capture() as captured:
-        from llama_index.core import Document, Settings, VectorStoreIndex
+        from llama_index.core import Settings, VectorStoreIndex
         from llama_index.core.agent.workflow import FunctionAgent
         from llama_index.core.query_engine import CustomQueryEngine
         from llama_index.core.retrievers import BaseRetriever
+        from llama_index.core.schema import TextNode
         from llama_index.core.tools import FunctionTool
         from llama_index.embeddings.openai import OpenAIEmbedding
         from llama_index.llms.openai_like import OpenAILike
@@ -95,9 +97,8 @@ def run(out: Path) -> None:
                 prompt = f"{SYSTEM_PROMPT}\n\nContext:\n{context}\n\nQuestion: {query_str}\nAnswer:"
                 return str(llm.complete(prompt))
 
-        index = VectorStoreIndex.from_documents(
-            [Document(text=page, doc_id=page[1:].split("]")[0]) for page in PAGES]
-        )
+        # One node per page, its id the page's ("KB-7"), as a knowledge base keyed by page would be.
+        index = VectorStoreIndex([TextNode(id_=page[1:].split("]")[0], text=page) for page in PAGES])
         engine = KnowledgeBaseQueryEngine(retriever=index.as_retriever(similarity_top_k=2))
         returns = scenario("returns_kb")
         text = str(engine.query(returns.question)).strip()

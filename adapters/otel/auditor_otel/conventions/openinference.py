@@ -36,7 +36,7 @@ from .common import (
     normalise_role,
     strip_id,
 )
-from .openinference_shapes import tool_output_text, unwrap_arguments
+from .openinference_shapes import prompts, reply_from_output, tool_output_text, unwrap_arguments
 
 KINDS = {
     "LLM": SpanKind.LLM,
@@ -51,7 +51,6 @@ KINDS = {
 #: Attributes only a model call carries. Token counts are not among them: smolagents sums its
 #: run's usage on the AGENT span (``llm.token_count.*``), which is still the agent.
 _LLM_MARKERS = ("llm.model_name", "llm.invocation_parameters", "llm.provider")
-_LLM_PREFIXES = ("llm.input_messages.", "llm.output_messages.")
 
 
 def _kind(attrs: dict[str, Any]) -> SpanKind:
@@ -62,7 +61,7 @@ def _kind(attrs: dict[str, Any]) -> SpanKind:
             return SpanKind.TOOL
         if any(k.startswith("retrieval.documents.") for k in attrs):
             return SpanKind.RETRIEVER
-        if any(k in attrs for k in _LLM_MARKERS) or any(k.startswith(_LLM_PREFIXES) for k in attrs):
+        if any(k in attrs for k in _LLM_MARKERS):
             return SpanKind.LLM
     return kind
 
@@ -174,6 +173,11 @@ def extract(name: str, attrs: dict[str, Any], events: list[tuple[str, dict[str, 
     result.output_messages = _messages(attrs, "llm.output_messages")
     result.input_text = as_str(attrs.get("input.value"))
     result.output_text = as_str(attrs.get("output.value"))
+    if result.kind == SpanKind.LLM and not result.output_messages:
+        # agno 1.x and LlamaIndex's completion spans write the reply only as output.value.
+        result.output_messages = reply_from_output(attrs.get("output.value"))
+        if not result.input_messages:
+            result.input_messages = prompts(attrs.get("llm.prompts"))
     if result.kind == SpanKind.TOOL:
         result.tool = _tool(name, attrs)
     elif result.kind == SpanKind.RETRIEVER:

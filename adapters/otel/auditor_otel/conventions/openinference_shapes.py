@@ -8,6 +8,11 @@ shapes read here were seen in captures made by the real packages (``tests/fixtur
   not the model's arguments: smolagents writes ``{"args": [], "sanitize_inputs_outputs": true,
   "kwargs": {...}}``, LlamaIndex ``{"kwargs": {...}}``, BeeAI ``{"input": {...}, "options": null}``.
   The arguments are the inner object.
+- **A model call's reply only in ``output.value``** (no ``llm.output_messages``): agno 1.x's
+  instrumentation writes the OpenAI response (``chat.completion``) or, streamed, the list of its
+  chunks (``chat.completion.chunk``, each a JSON string); LlamaIndex's completion spans
+  (``llm.prompts`` in, no messages) write the completion's text. Read as the assistant message
+  they hold (streamed deltas joined, tool-call fragments assembled by index).
 - **Tool output objects.** LlamaIndex's ``FunctionTool`` writes its ``ToolOutput``
   (``{"blocks": [{"text": ...}], "tool_name", "raw_input", "raw_output", "is_error"}``): the
   result is the blocks' text.
@@ -16,6 +21,10 @@ shapes read here were seen in captures made by the real packages (``tests/fixtur
 from __future__ import annotations
 
 from typing import Any
+
+from auditor.trace import Message, ToolCall
+
+from .common import arguments, loads, strip_id
 
 #: Keys of a call envelope besides the arguments object: (the arguments' key, the others allowed).
 _ENVELOPES: tuple[tuple[str, frozenset[str]], ...] = (
@@ -46,3 +55,79 @@ def tool_output_text(output: Any) -> str | None:
         return None
     texts = [b["text"] for b in output["blocks"] if isinstance(b, dict) and isinstance(b.get("text"), str)]
     return "\n".join(texts) if texts else None
+
+
+def _chunk(value: Any) -> dict[str, Any] | None:
+    parsed = loads(value) if isinstance(value, str) else value
+    return parsed if isinstance(parsed, dict) and parsed.get("object") == "chat.completion.chunk" else None
+
+
+def _calls(raw: Any) -> tuple[ToolCall, ...]:
+    calls = []
+    for call in raw if isinstance(raw, list) else []:
+        function = call.get("function") if isinstance(call, dict) else None
+        if isinstance(function, dict):
+            name = function.get("name")
+            calls.append(
+                ToolCall.trusted(
+                    id=strip_id(call.get("id")),
+                    name=name if isinstance(name, str) else "",
+                    arguments=arguments(function.get("arguments")),
+                )
+            )
+    return tuple(calls)
+
+
+def _from_chunks(chunks: list[dict[str, Any]]) -> list[Message]:
+    text: list[str] = []
+    calls: dict[int, dict[str, Any]] = {}
+    for chunk in chunks:
+        for choice in chunk.get("choices") or []:
+            delta = choice.get("delta") if isinstance(choice, dict) else None
+            if not isinstance(delta, dict):
+                continue
+            if isinstance(delta.get("content"), str):
+                text.append(delta["content"])
+            for part in delta.get("tool_calls") or []:
+                call = calls.setdefault(int(part.get("index") or 0), {"function": {"arguments": ""}})
+                call["id"] = call.get("id") or part.get("id")
+                function = part.get("function") or {}
+                if function.get("name"):
+                    call["function"]["name"] = function["name"]
+                call["function"]["arguments"] += function.get("arguments") or ""
+    ordered = [calls[i] for i in sorted(calls)]
+    return [Message.trusted(role="assistant", content="".join(text), tool_calls=_calls(ordered))]
+
+
+def reply_from_output(value: Any) -> list[Message]:
+    """The assistant reply an LLM span wrote only as ``output.value``, or [] when it holds none."""
+    if not isinstance(value, str) or not value.strip():
+        return []
+    parsed = loads(value)
+    if parsed is None:
+        return [Message.trusted(role="assistant", content=value)]  # a completion's plain text
+    if isinstance(parsed, dict) and parsed.get("object") == "chat.completion":
+        messages = []
+        for choice in parsed.get("choices") or []:
+            message = choice.get("message") if isinstance(choice, dict) else None
+            if isinstance(message, dict):
+                content = message.get("content")
+                messages.append(
+                    Message.trusted(
+                        role="assistant",
+                        content=content if isinstance(content, str) else "",
+                        tool_calls=_calls(message.get("tool_calls")),
+                    )
+                )
+        return messages
+    if isinstance(parsed, list):
+        chunks = [c for c in map(_chunk, parsed) if c is not None]
+        if chunks and len(chunks) == len(parsed):
+            return _from_chunks(chunks)
+    return []
+
+
+def prompts(value: Any) -> list[Message]:
+    """A completion span's ``llm.prompts`` (the prompt strings) as the user turns they were."""
+    given = value if isinstance(value, list | tuple) else [value] if isinstance(value, str) else []
+    return [Message.trusted(role="user", content=p) for p in given if isinstance(p, str) and p.strip()]
