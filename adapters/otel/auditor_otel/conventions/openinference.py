@@ -36,7 +36,17 @@ from .common import (
     normalise_role,
     strip_id,
 )
-from .openinference_shapes import prompts, reply_from_output, tool_output_text, unwrap_arguments
+from .openinference_shapes import (
+    calls_in_output,
+    event_tool_name,
+    is_event_span,
+    joined_stream,
+    parameters_as_arguments,
+    prompts,
+    reply_from_output,
+    tool_output_text,
+    unwrap_arguments,
+)
 
 KINDS = {
     "LLM": SpanKind.LLM,
@@ -99,9 +109,9 @@ def _messages(attrs: dict[str, Any], prefix: str) -> list[Message]:
 
 
 def _tool(name: str, attrs: dict[str, Any]) -> ToolInvocation:
-    tool_name = as_str(attrs.get("tool.name")) or name
+    tool_name = as_str(attrs.get("tool.name")) or event_tool_name(attrs) or name
     raw_input = attrs.get("input.value")
-    args = arguments(raw_input)
+    args = arguments(raw_input) if raw_input is not None else parameters_as_arguments(attrs)
     if isinstance(args, dict):
         args = unwrap_arguments(args)
     if isinstance(args, str):
@@ -178,6 +188,19 @@ def extract(name: str, attrs: dict[str, Any], events: list[tuple[str, dict[str, 
         result.output_messages = reply_from_output(attrs.get("output.value"))
         if not result.input_messages:
             result.input_messages = prompts(attrs.get("llm.prompts"))
+    elif result.kind == SpanKind.LLM:
+        result.output_messages = joined_stream(result.output_messages)
+        calls = (
+            ()
+            if any(m.tool_calls for m in result.output_messages)
+            else calls_in_output(attrs.get("output.value"))
+        )
+        if calls:  # BeeAI 0.1.5: the calls only in output.value
+            first = result.output_messages[0]
+            result.output_messages = [
+                first.model_copy(update={"tool_calls": calls}),
+                *result.output_messages[1:],
+            ]
     if result.kind == SpanKind.TOOL:
         result.tool = _tool(name, attrs)
     elif result.kind == SpanKind.RETRIEVER:
@@ -188,6 +211,7 @@ def extract(name: str, attrs: dict[str, Any], events: list[tuple[str, dict[str, 
         result.documents = _documents(attrs, result.notes, prefix)
         if reranker and isinstance(attrs.get("reranker.query"), str):
             result.query = str(attrs["reranker.query"])
+    result.instant = is_event_span(attrs)
     result.conversation_id = as_str(attrs.get("session.id"))
     model = attrs.get("llm.model_name")
     result.model = model if isinstance(model, str) and model else None

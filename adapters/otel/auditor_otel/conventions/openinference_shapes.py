@@ -13,6 +13,14 @@ shapes read here were seen in captures made by the real packages (``tests/fixtur
   chunks (``chat.completion.chunk``, each a JSON string); LlamaIndex's completion spans
   (``llm.prompts`` in, no messages) write the completion's text. Read as the assistant message
   they hold (streamed deltas joined, tool-call fragments assembled by index).
+- **Streamed replies written one output message per chunk** (BeeAI's instrumentation 0.1.5:
+  ``llm.output_messages.N`` = ``"You "``, ``"can "``, ...): assistant messages without tool calls
+  that follow one another in one reply are joined into one message, without separators.
+- **BeeAI 0.1.5's event spans**: a tool is ``tool.<group>.<name>.<event>`` (attribute ``target``),
+  its call's input in ``tool.parameters`` (no ``input.value``), its result on the ``success``
+  event's span; a model call's tool calls are only in ``output.value`` (BeeAI messages whose
+  content parts are ``{"type": "tool-call", "tool_name", "args", "id"}``). Each span is one
+  emitter event, ended when its run closes: it happened at its start.
 - **Tool output objects.** LlamaIndex's ``FunctionTool`` writes its ``ToolOutput``
   (``{"blocks": [{"text": ...}], "tool_name", "raw_input", "raw_output", "is_error"}``): the
   result is the blocks' text.
@@ -131,3 +139,61 @@ def prompts(value: Any) -> list[Message]:
     """A completion span's ``llm.prompts`` (the prompt strings) as the user turns they were."""
     given = value if isinstance(value, list | tuple) else [value] if isinstance(value, str) else []
     return [Message.trusted(role="user", content=p) for p in given if isinstance(p, str) and p.strip()]
+
+
+def joined_stream(messages: list[Message]) -> list[Message]:
+    """A reply streamed as one output message per chunk, as the one message it is."""
+    if len(messages) < 2 or any(m.role != "assistant" or m.tool_calls for m in messages):
+        return messages
+    return [Message.trusted(role="assistant", content="".join(m.content for m in messages))]
+
+
+def event_tool_name(attrs: dict[str, Any]) -> str | None:
+    """A BeeAI 0.1.5 tool's name from its event span's ``target`` (``tool.custom.NAME.success``)."""
+    target = attrs.get("target")
+    if not isinstance(target, str) or not target.startswith("tool."):
+        return None
+    parts = target.split(".")
+    return ".".join(parts[2:-1]) or None if len(parts) >= 4 else None
+
+
+def parameters_as_arguments(attrs: dict[str, Any]) -> dict[str, Any] | None:
+    """A call's arguments written as ``tool.parameters`` (no ``input.value``), not a JSON schema."""
+    if "input.value" in attrs:
+        return None
+    given = loads(attrs.get("tool.parameters"))
+    if not isinstance(given, dict) or {"properties", "type", "$schema"} & set(given):
+        return None
+    return given
+
+
+def calls_in_output(value: Any) -> tuple[ToolCall, ...]:
+    """Tool calls held only in ``output.value`` as BeeAI messages' ``tool-call`` content parts."""
+    parsed = loads(value)
+    calls = []
+    for message in parsed if isinstance(parsed, list) else []:
+        content = message.get("content") if isinstance(message, dict) else None
+        for part in content if isinstance(content, list) else []:
+            if (
+                isinstance(part, dict)
+                and part.get("type") == "tool-call"
+                and isinstance(part.get("tool_name"), str)
+            ):
+                calls.append(
+                    ToolCall.trusted(
+                        id=strip_id(part.get("id")),
+                        name=part["tool_name"],
+                        arguments=arguments(part.get("args")),
+                    )
+                )
+    return tuple(calls)
+
+
+#: The events BeeAI's emitter names (the last part of a 0.1.5 span's ``target``).
+_EVENTS = frozenset({"start", "success", "finish", "error", "retry", "new_token", "update"})
+
+
+def is_event_span(attrs: dict[str, Any]) -> bool:
+    """Whether a span is one BeeAI 0.1.5 emitter event (``target`` = ``<path>.<event>``, ``name`` = event)."""
+    target, name = attrs.get("target"), attrs.get("name")
+    return isinstance(target, str) and name in _EVENTS and target.endswith("." + str(name))
