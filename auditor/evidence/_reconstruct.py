@@ -41,6 +41,7 @@ from auditor.evidence._shapes import (
     is_final_tool,
     last_user_message,
     question_from_input,
+    questions_in_input,
     with_call,
 )
 from auditor.text import normalise, short_digest
@@ -173,16 +174,18 @@ def _unwrapped(user_turn: str, item: _Located, conv: _Conversation) -> tuple[str
 
     smolagents sends ``New task:\n<task>``, BeeAI ``Your task: <input>``, a RAG template the
     retrieved context and the question: the agent or chain span that runs the call was given the
-    words alone (``input.value``). The nearest such span whose input occurs inside the user turn
+    words alone (``input.value``, or a question-keyed value inside it, as in a Haystack pipeline's
+    ``{"data": {"prompt_builder": {"question": ...}}}``). The nearest such span whose input occurs inside the user turn
     gives the question (and is its source); otherwise the user turn is the question.
     """
     turn = normalise(user_turn)
     for ancestor in conv.ancestors(item):
         if ancestor.kind not in _RUN_KINDS:
             continue
-        asked = last_user_message(ancestor.input_messages) or question_from_input(ancestor.input_text)
-        if asked is not None and normalise(asked) != turn and normalise(asked) in turn:
-            return asked, ancestor
+        own = last_user_message(ancestor.input_messages) or question_from_input(ancestor.input_text)
+        for asked in [own] if own is not None else questions_in_input(ancestor.input_text):
+            if normalise(asked) != turn and normalise(asked) in turn:
+                return asked, ancestor
     return user_turn, None
 
 

@@ -8,7 +8,8 @@
   (Microsoft Agent Framework and Semantic Kernel put it on ``invoke_agent``, OpenInference
   frameworks on the AGENT or CHAIN root's ``input.value``), an earlier chat span of the same run,
   then the enclosing agent or chain spans, give it. A user turn that wraps the enclosing span's
-  input in a template (smolagents' ``New task:``, BeeAI's ``Your task:``) gives that input.
+  input in a template (smolagents' ``New task:``, BeeAI's ``Your task:``, a RAG prompt around a
+  pipeline's ``question``) gives that input.
 - **The call is context of its result**: :func:`call_text` renders ``name(arg="value")``, which
   the tool result's text ends with (``(called as name(arg="value"))``), so a result answers the
   question asked of the tool, and the judge sees both.
@@ -90,6 +91,26 @@ def question_from_input(text: str | None) -> str | None:
             if isinstance(value, str) and value.strip():
                 return value.strip()
     return None
+
+
+def questions_in_input(text: str | None) -> list[str]:
+    """Every question-keyed string in a span's JSON input, at any depth (Haystack's pipeline input
+    is ``{"data": {component: {"question": ...}}}``), outermost first; [] when it is not JSON."""
+    parsed = _parse(text or "")
+    found: list[str] = []
+    level = [parsed]
+    for _ in range(4):  # a pipeline's inputs sit three levels down; deeper is not a question
+        deeper: list[Any] = []
+        for value in level:
+            if isinstance(value, dict):
+                found.extend(
+                    v.strip()
+                    for k, v in value.items()
+                    if k in _QUESTION_KEYS and isinstance(v, str) and v.strip()
+                )
+                deeper.extend(v for v in value.values() if isinstance(v, dict))
+        level = deeper
+    return found
 
 
 def last_user_message(messages: tuple[Message, ...]) -> str | None:

@@ -44,6 +44,7 @@ from .openinference_shapes import (
     parameters_as_arguments,
     prompts,
     reply_from_output,
+    repr_messages,
     tool_output_text,
     unwrap_arguments,
 )
@@ -188,7 +189,9 @@ def extract(name: str, attrs: dict[str, Any], events: list[tuple[str, dict[str, 
         result.output_messages = reply_from_output(attrs.get("output.value"))
         if not result.input_messages:
             result.input_messages = prompts(attrs.get("llm.prompts"))
-    elif result.kind == SpanKind.LLM:
+    if result.kind == SpanKind.LLM and any(m.role == "tool" and not m.content for m in result.input_messages):
+        result.input_messages = repr_messages(attrs.get("input.value")) or result.input_messages  # Haystack
+    if result.kind == SpanKind.LLM and result.output_messages:
         result.output_messages = joined_stream(result.output_messages)
         calls = (
             ()

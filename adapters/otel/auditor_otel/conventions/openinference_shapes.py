@@ -21,6 +21,12 @@ shapes read here were seen in captures made by the real packages (``tests/fixtur
   event's span; a model call's tool calls are only in ``output.value`` (BeeAI messages whose
   content parts are ``{"type": "tool-call", "tool_name", "args", "id"}``). Each span is one
   emitter event, ended when its run closes: it happened at its start.
+- **Haystack's chat messages as Python reprs.** Haystack's instrumentation writes a tool
+  message into ``llm.input_messages`` with its role alone (no content, no call id); the
+  generator's ``input.value`` holds the messages as ``ChatMessage(_role=<ChatRole.TOOL: 'tool'>,
+  _content=[ToolCallResult(result='...', origin=ToolCall(tool_name=..., arguments={...},
+  id=...), error=False)], ...)`` reprs. They are parsed (with :mod:`ast`, never evaluated) and
+  replace the input messages when these lack tool results.
 - **Tool output objects.** LlamaIndex's ``FunctionTool`` writes its ``ToolOutput``
   (``{"blocks": [{"text": ...}], "tool_name", "raw_input", "raw_output", "is_error"}``): the
   result is the blocks' text.
@@ -28,6 +34,8 @@ shapes read here were seen in captures made by the real packages (``tests/fixtur
 
 from __future__ import annotations
 
+import ast
+import re
 from typing import Any
 
 from auditor.trace import Message, ToolCall
@@ -197,3 +205,72 @@ def is_event_span(attrs: dict[str, Any]) -> bool:
     """Whether a span is one BeeAI 0.1.5 emitter event (``target`` = ``<path>.<event>``, ``name`` = event)."""
     target, name = attrs.get("target"), attrs.get("name")
     return isinstance(target, str) and name in _EVENTS and target.endswith("." + str(name))
+
+
+_ENUM_REPR = re.compile(r"<\w+\.\w+: ('[^']*')>")
+
+
+def _literal(node: ast.expr | None) -> Any:
+    if node is None:
+        return None
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+def _fields(node: ast.AST, name: str) -> dict[str, ast.expr] | None:
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name:
+        return {k.arg: k.value for k in node.keywords if k.arg}
+    return None
+
+
+def _repr_message(text: str) -> Message | None:
+    try:
+        tree = ast.parse(_ENUM_REPR.sub(r"\1", text), mode="eval").body
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    fields = _fields(tree, "ChatMessage")
+    parts = fields.get("_content") if fields else None
+    if fields is None or not isinstance(parts, ast.List):
+        return None
+    role = _literal(fields.get("_role"))
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    call_id: str | None = None
+    for part in parts.elts:
+        if (found := _fields(part, "TextContent")) is not None:
+            texts.append(str(_literal(found.get("text")) or ""))
+        elif (found := _fields(part, "ToolCall")) is not None:
+            calls.append(_repr_call(found))
+        elif (found := _fields(part, "ToolCallResult")) is not None:
+            texts.append(str(_literal(found.get("result")) or ""))
+            origin = _fields(found["origin"], "ToolCall") if "origin" in found else None
+            call_id = _repr_call(origin).id if origin else None
+    return Message.trusted(
+        role=str(role) if isinstance(role, str) else "unknown",
+        content="\n".join(texts),
+        tool_calls=tuple(calls),
+        tool_call_id=call_id,
+    )
+
+
+def _repr_call(fields: dict[str, ast.expr]) -> ToolCall:
+    name = _literal(fields.get("tool_name"))
+    return ToolCall.trusted(
+        id=strip_id(_literal(fields.get("id"))),
+        name=name if isinstance(name, str) else "",
+        arguments=arguments(_literal(fields.get("arguments"))),
+    )
+
+
+def repr_messages(input_value: Any) -> list[Message]:
+    """Haystack's ``input.value`` messages (``ChatMessage(...)`` reprs), or [] when it holds none."""
+    given = loads(input_value)
+    found = given.get("messages") if isinstance(given, dict) else None
+    if not isinstance(found, list) or not all(
+        isinstance(m, str) and m.startswith("ChatMessage(") for m in found
+    ):
+        return []
+    messages = [_repr_message(m) for m in found]
+    return [m for m in messages if m is not None] if all(messages) else []
