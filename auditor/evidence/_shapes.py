@@ -2,7 +2,7 @@
 
 - **Final-answer tools.** pydantic-ai returns structured output through a ``final_result`` tool
   (``final_result_<Type>`` for a union), smolagents, any-agent and BeeAI through ``final_answer``,
-  others through ``final_output``: the call's argument is the answer (its ``answer`` / ``response``
+  others through ``final_output``, DSPy's ReAct ends with ``finish`` (no arguments: no answer): the call's argument is the answer (its ``answer`` / ``response``
   / ... text, else the whole structured value as JSON), and the call is not a tool result.
 - **The question of a run** is the answer span's last user message; when its chat span lacks one
   (Microsoft Agent Framework and Semantic Kernel put it on ``invoke_agent``, OpenInference
@@ -25,7 +25,8 @@ from typing import Any
 from auditor.trace import Message, ToolCall, loads_fast
 
 #: Tool names through which frameworks deliver the final answer (``final_result_<Type>`` too).
-FINAL_TOOLS = frozenset({"final_result", "final_answer", "final_output"})
+#: DSPy ReAct's ``finish`` is its "done" signal: no result (its answer comes from the extraction step).
+FINAL_TOOLS = frozenset({"final_result", "final_answer", "final_output", "finish"})
 #: Argument keys that hold a final answer's text, in the order they are tried.
 _ANSWER_KEYS = ("answer", "response", "final_answer", "output", "result", "text", "content")
 #: Keys of a root span's JSON input that hold the user's question.

@@ -37,6 +37,7 @@ from .common import (
     strip_id,
 )
 from .openinference_shapes import (
+    adapter_reply,
     calls_in_output,
     event_tool_name,
     is_event_span,
@@ -110,7 +111,8 @@ def _messages(attrs: dict[str, Any], prefix: str) -> list[Message]:
 
 
 def _tool(name: str, attrs: dict[str, Any]) -> ToolInvocation:
-    tool_name = as_str(attrs.get("tool.name")) or event_tool_name(attrs) or name
+    # DSPy sets no tool.name: its tool spans are named ``<tool>.__call__``.
+    tool_name = as_str(attrs.get("tool.name")) or event_tool_name(attrs) or name.removesuffix(".__call__")
     raw_input = attrs.get("input.value")
     args = arguments(raw_input) if raw_input is not None else parameters_as_arguments(attrs)
     if isinstance(args, dict):
@@ -192,7 +194,7 @@ def extract(name: str, attrs: dict[str, Any], events: list[tuple[str, dict[str, 
     if result.kind == SpanKind.LLM and any(m.role == "tool" and not m.content for m in result.input_messages):
         result.input_messages = repr_messages(attrs.get("input.value")) or result.input_messages  # Haystack
     if result.kind == SpanKind.LLM and result.output_messages:
-        result.output_messages = joined_stream(result.output_messages)
+        result.output_messages = [adapter_reply(m) for m in joined_stream(result.output_messages)]  # DSPy
         calls = (
             ()
             if any(m.tool_calls for m in result.output_messages)

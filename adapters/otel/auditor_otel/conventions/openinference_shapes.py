@@ -27,6 +27,11 @@ shapes read here were seen in captures made by the real packages (``tests/fixtur
   _content=[ToolCallResult(result='...', origin=ToolCall(tool_name=..., arguments={...},
   id=...), error=False)], ...)`` reprs. They are parsed (with :mod:`ast`, never evaluated) and
   replace the input messages when these lack tool results.
+- **DSPy's ChatAdapter fields.** DSPy has the model write its output fields as text,
+  ``[[ ## name ## ]]`` then the value, ending with ``[[ ## completed ## ]]``. A ReAct step's
+  ``next_tool_name`` / ``next_tool_args`` are the tool call it asks for; otherwise the reply is its
+  ``answer`` (or ``response``, ``output``, ...) field, else its last field other than
+  ``reasoning``. A DSPy tool's ``output.value`` is its text JSON-encoded (a JSON string).
 - **Tool output objects.** LlamaIndex's ``FunctionTool`` writes its ``ToolOutput``
   (``{"blocks": [{"text": ...}], "tool_name", "raw_input", "raw_output", "is_error"}``): the
   result is the blocks' text.
@@ -62,7 +67,10 @@ def unwrap_arguments(args: dict[str, Any]) -> dict[str, Any]:
 
 
 def tool_output_text(output: Any) -> str | None:
-    """The result text of a framework's tool output object (LlamaIndex ``ToolOutput``), else None."""
+    """The result text of a framework's tool output object (LlamaIndex ``ToolOutput``; DSPy's
+    JSON string), else None."""
+    if isinstance(output, str):
+        return output
     if (
         not isinstance(output, dict)
         or not isinstance(output.get("blocks"), list)
@@ -274,3 +282,35 @@ def repr_messages(input_value: Any) -> list[Message]:
         return []
     messages = [_repr_message(m) for m in found]
     return [m for m in messages if m is not None] if all(messages) else []
+
+
+_FIELD = re.compile(r"\[\[ ## (\w+) ## \]\]")
+#: Output fields that hold a DSPy program's answer, in the order they are tried.
+_ANSWER_FIELDS = ("answer", "response", "output", "result", "text")
+
+
+def adapter_fields(text: str) -> dict[str, str] | None:
+    """DSPy ChatAdapter output fields (``[[ ## name ## ]]`` sections), or None when not so written."""
+    if "[[ ## completed ## ]]" not in text:
+        return None
+    pieces = _FIELD.split(text)
+    fields = {pieces[i]: pieces[i + 1].strip() for i in range(1, len(pieces) - 1, 2)}
+    fields.pop("completed", None)
+    return fields or None
+
+
+def adapter_reply(message: Message) -> Message:
+    """A reply written as DSPy ChatAdapter fields, as the tool call or the answer it holds."""
+    fields = adapter_fields(message.content) if message.role == "assistant" else None
+    if fields is None:
+        return message
+    if fields.get("next_tool_name"):
+        call = ToolCall.trusted(
+            id=None, name=fields["next_tool_name"], arguments=arguments(fields.get("next_tool_args"))
+        )
+        return message.model_copy(update={"content": fields.get("next_thought", ""), "tool_calls": (call,)})
+    answer = next((fields[k] for k in _ANSWER_FIELDS if k in fields), None)
+    if answer is None:
+        rest = [v for k, v in fields.items() if k != "reasoning"]
+        answer = rest[-1] if rest else ""
+    return message.model_copy(update={"content": answer})
