@@ -46,6 +46,7 @@ from auditor.evidence._shapes import (
     is_final_tool,
     last_user_message,
     question_from_input,
+    questions_in_input,
     with_call,
 )
 from auditor.text import normalise, short_digest
@@ -163,7 +164,7 @@ def _question(item: _Located, conv: _Conversation) -> tuple[str | None, Span | N
     earlier chat span of the same run, else the run's own input (messages, or its plain input)."""
     own = last_user_message(item.span.input_messages)
     if own is not None:
-        return own, None
+        return _unwrapped(own, item, conv)
     if item.span.kind in _RUN_KINDS:  # an agent or workflow span's answer: its own input first
         found = question_from_input(item.span.input_text)
         if found is not None:
@@ -181,7 +182,7 @@ def _question(item: _Located, conv: _Conversation) -> tuple[str | None, Span | N
     for other in sorted(earlier, key=lambda x: x.span.start, reverse=True):
         found = last_user_message(other.span.input_messages)
         if found is not None:
-            return found, None
+            return _unwrapped(found, item, conv)
     for ancestor in conv.ancestors(item):
         if ancestor.kind not in _RUN_KINDS:
             continue
@@ -189,6 +190,26 @@ def _question(item: _Located, conv: _Conversation) -> tuple[str | None, Span | N
         if found is not None:
             return found, ancestor
     return None, None
+
+
+def _unwrapped(user_turn: str, item: _Located, conv: _Conversation) -> tuple[str, Span | None]:
+    """The user's own words when a framework wrapped them in its prompt template.
+
+    smolagents sends ``New task:\n<task>``, BeeAI ``Your task: <input>``, a RAG template the
+    retrieved context and the question: the agent or chain span that runs the call was given the
+    words alone (``input.value``, or a question-keyed value inside it, as in a Haystack pipeline's
+    ``{"data": {"prompt_builder": {"question": ...}}}``). The nearest such span whose input occurs inside the user turn
+    gives the question (and is its source); otherwise the user turn is the question.
+    """
+    turn = normalise(user_turn)
+    for ancestor in conv.ancestors(item):
+        if ancestor.kind not in _RUN_KINDS:
+            continue
+        own = last_user_message(ancestor.input_messages) or question_from_input(ancestor.input_text)
+        for asked in [own] if own is not None else questions_in_input(ancestor.input_text):
+            if normalise(asked) != turn and normalise(asked) in turn:
+                return asked, ancestor
+    return user_turn, None
 
 
 def _question_type(item: _Located, conv: _Conversation, attribute: str | None) -> str | None:

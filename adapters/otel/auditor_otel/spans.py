@@ -181,7 +181,7 @@ def build_span(raw: RawSpan, source: str) -> tuple[Span | None, str | None, list
             name=raw.name,
             kind=found.kind,
             start=to_datetime(raw.start_ns),
-            end=to_datetime(end_ns),
+            end=to_datetime(raw.start_ns if found.instant else end_ns),
             status=_STATUS.get(raw.status_code, SpanStatus.UNSET),
             status_message=raw.status_message or None,
             input_messages=tuple(found.input_messages),
