@@ -9,7 +9,7 @@ Convention detection, per span, in order: the instrumentation scope
 (``openinference.instrumentation.*``, ``opentelemetry.instrumentation.langchain`` and other
 Traceloop scopes), then the attributes (``openinference.span.kind``; ``traceloop.*``,
 ``llm.request.type`` or indexed ``gen_ai.prompt.N.*``; the Vercel AI SDK's ``ai.operationId``;
-Strands' system name or scope; Koog's ``koog.node.*`` or tool ``input/output.value``; any other ``gen_ai.*`` attribute or event).
+Strands' system name or scope; Google ADK's scope ``gcp.vertex.agent``; Koog's ``koog.node.*`` or tool ``input/output.value``; any other ``gen_ai.*`` attribute or event).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 
 from auditor.trace import Problem, Severity, SourceRef, Span, SpanEvent, SpanStatus
 
-from .conventions import genai, koog, openinference, openllmetry, strands, vercel_ai
+from .conventions import genai, google_adk, koog, openinference, openllmetry, strands, vercel_ai
 from .conventions.common import Extraction
 
 OPENINFERENCE = "openinference"
@@ -30,6 +30,7 @@ GENAI = "genai"
 VERCEL_AI = "vercel_ai"
 STRANDS = "strands"
 KOOG = "koog"
+GOOGLE_ADK = "google_adk"
 
 _EXTRACTORS: dict[str, Callable[[str, dict[str, Any], list[tuple[str, dict[str, Any]]]], Extraction]] = {
     OPENINFERENCE: openinference.extract,
@@ -38,6 +39,7 @@ _EXTRACTORS: dict[str, Callable[[str, dict[str, Any], list[tuple[str, dict[str, 
     VERCEL_AI: vercel_ai.extract,
     STRANDS: strands.extract,
     KOOG: koog.extract,
+    GOOGLE_ADK: google_adk.extract,
 }
 _STATUS = {0: SpanStatus.UNSET, 1: SpanStatus.OK, 2: SpanStatus.ERROR}
 #: Status codes by name (the enum names, with and without their prefix), as some writers spell them.
@@ -109,6 +111,8 @@ def detect_convention(raw: RawSpan) -> str | None:
         return VERCEL_AI
     if strands.is_strands(scope, attrs):  # before GenAI: its content is in forms of its own
         return STRANDS
+    if google_adk.is_adk(raw.scope):  # GenAI, with ADK's {"result": ...} wrapper on tool results
+        return GOOGLE_ADK
     if koog.is_koog(attrs):  # before GenAI: its tool spans keep their call in input/output.value
         return KOOG
     if scope.startswith(("opentelemetry.instrumentation.langchain", "traceloop")):
