@@ -97,3 +97,20 @@ def test_koog_chat_spans_alone_still_give_the_tool_results(tmp_path: Path) -> No
     assert [e.hop_path for e in hops.evidence if e.kind is EvidenceKind.TOOL_RESULT][-1][0].startswith(
         "search_orders"
     )
+
+
+def test_mcp_results_read_as_their_text() -> None:
+    """A result that came over MCP (a text block, a block list, a CallToolResult) is its text; an
+    isError result or a non-text block keeps the result as written."""
+    from auditor_otel.conventions.mcp import result_text
+
+    block = '{"type": "text", "text": "{\\"error\\": \\"down\\"}"}'
+    assert result_text(block) == '{"error": "down"}'
+    assert result_text('[{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]') == "a\nb"
+    assert result_text('{"content": [{"type": "text", "text": "ok"}], "isError": false}') == "ok"
+    failed = '{"content": [{"type": "text", "text": "boom"}], "isError": true}'
+    assert result_text(failed) == failed
+    image = '[{"type": "image", "data": "AAAA", "mimeType": "image/png"}]'
+    assert result_text(image) == image
+    plain = '{"city": "Paris", "text": "x"}'
+    assert result_text(plain) == plain

@@ -21,7 +21,7 @@ from typing import Any
 
 from auditor.trace import Problem, Severity, SourceRef, Span, SpanEvent, SpanStatus
 
-from .conventions import genai, google_adk, koog, openinference, openllmetry, strands, vercel_ai
+from .conventions import genai, google_adk, koog, mcp, openinference, openllmetry, strands, vercel_ai
 from .conventions.common import Extraction
 
 OPENINFERENCE = "openinference"
@@ -167,6 +167,7 @@ def build_span(raw: RawSpan, source: str) -> tuple[Span | None, str | None, list
         found = Extraction()
     if found.notes:
         problems.extend(_problem(raw, source, note) for note in found.notes)
+    found.tool = mcp.unwrap(found.tool)  # a result that came over MCP: the text its blocks carry
     # Every value below has its field's exact type (checked above or built so), and every field is
     # given in the model's order (``trusted`` then takes them as they are).
     try:
