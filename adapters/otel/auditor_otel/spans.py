@@ -10,7 +10,8 @@ Convention detection, per span, in order: the instrumentation scope
 Traceloop scopes), then the attributes (``openinference.span.kind``; ``traceloop.*``,
 ``llm.request.type`` or indexed ``gen_ai.prompt.N.*``; the Vercel AI SDK's ``ai.operationId``;
 Strands' system name or scope; LangSmith's exporter, scope ``langsmith`` or ``langsmith.span.kind``;
-any other ``gen_ai.*`` attribute or event).
+Google ADK's scope ``gcp.vertex.agent``; Koog's ``koog.node.*`` or tool ``input/output.value``; any
+other ``gen_ai.*`` attribute or event).
 """
 
 from __future__ import annotations
@@ -22,7 +23,17 @@ from typing import Any
 
 from auditor.trace import Problem, Severity, SourceRef, Span, SpanEvent, SpanStatus
 
-from .conventions import genai, langsmith, openinference, openllmetry, strands, vercel_ai
+from .conventions import (
+    genai,
+    google_adk,
+    koog,
+    langsmith,
+    mcp,
+    openinference,
+    openllmetry,
+    strands,
+    vercel_ai,
+)
 from .conventions.common import Extraction
 
 OPENINFERENCE = "openinference"
@@ -31,6 +42,8 @@ GENAI = "genai"
 VERCEL_AI = "vercel_ai"
 STRANDS = "strands"
 LANGSMITH = "langsmith"
+KOOG = "koog"
+GOOGLE_ADK = "google_adk"
 
 _EXTRACTORS: dict[str, Callable[[str, dict[str, Any], list[tuple[str, dict[str, Any]]]], Extraction]] = {
     OPENINFERENCE: openinference.extract,
@@ -39,6 +52,8 @@ _EXTRACTORS: dict[str, Callable[[str, dict[str, Any], list[tuple[str, dict[str, 
     VERCEL_AI: vercel_ai.extract,
     STRANDS: strands.extract,
     LANGSMITH: langsmith.extract,
+    KOOG: koog.extract,
+    GOOGLE_ADK: google_adk.extract,
 }
 _STATUS = {0: SpanStatus.UNSET, 1: SpanStatus.OK, 2: SpanStatus.ERROR}
 #: Status codes by name (the enum names, with and without their prefix), as some writers spell them.
@@ -116,6 +131,10 @@ def detect_convention(raw: RawSpan) -> str | None:
         return STRANDS
     if langsmith.is_langsmith(scope, attrs):  # before GenAI: gen_ai.prompt holds the run's inputs
         return LANGSMITH
+    if google_adk.is_adk(raw.scope):  # GenAI, with ADK's {"result": ...} wrapper on tool results
+        return GOOGLE_ADK
+    if koog.is_koog(attrs):  # before GenAI: its tool spans keep their call in input/output.value
+        return KOOG
     if scope.startswith(("opentelemetry.instrumentation.langchain", "traceloop")):
         return OPENLLMETRY
     if (
@@ -171,6 +190,7 @@ def build_span(raw: RawSpan, source: str) -> tuple[Span | None, str | None, list
         found = Extraction()
     if found.notes:
         problems.extend(_problem(raw, source, note) for note in found.notes)
+    found.tool = mcp.unwrap(found.tool)  # a result that came over MCP: the text its blocks carry
     # Every value below has its field's exact type (checked above or built so), and every field is
     # given in the model's order (``trusted`` then takes them as they are).
     try:

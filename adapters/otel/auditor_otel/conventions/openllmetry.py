@@ -29,7 +29,7 @@ from typing import Any
 
 from auditor.trace import Document, Message, SpanKind, ToolCall, ToolInvocation
 
-from . import genai
+from . import genai, toolmessages
 from .common import (
     Extraction,
     arguments,
@@ -221,9 +221,10 @@ def extract(name: str, attrs: dict[str, Any], events: list[tuple[str, dict[str, 
         notes=base.notes,
     )
     if not result.input_messages:
-        result.input_messages = _legacy_messages(attrs, "gen_ai.prompt")
+        # Koog's flattened prompts: tool calls as JSON text, tool results without ids.
+        result.input_messages = toolmessages.restore(_legacy_messages(attrs, "gen_ai.prompt"))
     if not result.output_messages:
-        result.output_messages = _legacy_messages(attrs, "gen_ai.completion")
+        result.output_messages = toolmessages.restore(_legacy_messages(attrs, "gen_ai.completion"))
     result.input_text = _decoded(attrs.get("traceloop.entity.input"))
     result.output_text = _decoded(attrs.get("traceloop.entity.output"))
     if result.kind in (SpanKind.CHAIN, SpanKind.AGENT) and not result.input_messages:
