@@ -89,3 +89,18 @@ def test_a_misattributed_id_marker_is_found_end_to_end() -> None:
     assert claim.verdict == "supported" and claim.misattributed
     (marker,) = claim.citation_markers
     assert marker.marker == "[doc-b]" and marker.resolved_by == "id" and marker.supports is False
+
+
+def test_an_llm_decomposers_claims_get_the_adopted_markers_too() -> None:
+    from auditor.claims import Claim, Decomposition, attach_markers
+
+    text = "Shipping is free on orders above $50 [doc-b]."
+    a = answer(text)
+    claim = "Shipping is free on orders above $50"
+    llm = Decomposition(
+        answer_id="a",
+        claims=(Claim(claim_id="a:c0", answer_id="a", text=claim, start=0, end=len(claim)),),
+        extractor="llm",
+    )
+    assert attach_markers(llm, text).claims[0].citations == ()  # no listed shape: not a marker alone
+    assert attach_markers(llm, text, a).claims[0].citations == ("[doc-b]",)
