@@ -13,8 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import Depends, FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect
 
 from auditor import __version__
 from auditor.errors import AuditorError, UsageError
@@ -79,6 +80,10 @@ def create_app(
                 for p in passes
             ]
         }
+
+    @app.exception_handler(ClientDisconnect)  # gone mid-body (or cut off by _timeouts.py): no one to tell
+    async def client_gone(_request: Request, _err: ClientDisconnect) -> Response:
+        return Response(status_code=408)
 
     @app.exception_handler(UsageError)  # what the request asked cannot work: the client's to fix
     async def bad_request(_request: Request, err: UsageError) -> JSONResponse:

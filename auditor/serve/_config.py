@@ -42,6 +42,8 @@ class ServeConfig:
     grpc_port: int | None = None  # OTLP/gRPC served on this port too, when set
     hosts: tuple[str, ...] = ()  # names the server answers to besides its bound address ("*": any)
     proxies: tuple[str, ...] = ()  # addresses / networks whose X-Forwarded-For is believed
+    header_timeout: float = 10.0  # seconds for a request's line and headers (408 after)
+    body_timeout: float = 60.0  # seconds for a request's whole body (408 after)
 
 
 def _loopback(host: str) -> bool:
@@ -111,6 +113,8 @@ def serve_config(
         grpc_port=grpc_port,
         hosts=_listed("serve_hosts", hosts),
         proxies=_networks(_listed("serve_proxies", proxies)),
+        header_timeout=positive_number("serve_header_timeout", unit="seconds"),
+        body_timeout=positive_number("serve_body_timeout", unit="seconds"),
     )
 
 

@@ -13,6 +13,7 @@ from auditor.serve._app import create_app
 from auditor.serve._config import ServeConfig
 from auditor.serve._otlp import ADAPTERS, PROTOBUF
 from auditor.serve._receiver import Receiver
+from auditor.serve._timeouts import timed_protocol
 from auditor.serve._workers import AuditWorkers
 from auditor.store import Intake, Store
 from auditor.trace import SpanReceiver, installed_adapters
@@ -113,6 +114,7 @@ def serve(config: ServeConfig, announce: Callable[[str], None] | None = None) ->
                 # believes any loopback peer by default, which let one client dodge the rate limit.
                 proxy_headers=bool(config.proxies),
                 forwarded_allow_ips=list(config.proxies) or None,
+                http=timed_protocol(config.header_timeout, config.body_timeout),  # slow clients: _timeouts.py
             )
         finally:
             if grpc_server is not None:
