@@ -41,6 +41,7 @@ from auditor.evidence._shapes import (
     is_final_tool,
     last_user_message,
     question_from_input,
+    task_question,
     with_call,
 )
 from auditor.text import normalise, short_digest
@@ -139,6 +140,12 @@ def _run_of(item: _Located, conv: _Conversation) -> Span | None:
 
 
 def _question(item: _Located, conv: _Conversation) -> tuple[str | None, Span | None]:
+    """The question, unwrapped from a framework's prompt around it (CrewAI's task)."""
+    question, span = _asked(item, conv)
+    return task_question(question), span
+
+
+def _asked(item: _Located, conv: _Conversation) -> tuple[str | None, Span | None]:
     """The question an answer responds to, and the agent or chain span it came from (None when it
     is in a model call's input): the answer span's last user message, else that of the latest
     earlier chat span of the same run, else the run's own input (messages, or its plain input)."""
@@ -427,7 +434,7 @@ def _collect_messages(
                         span,
                         trace,
                         span.start,
-                        current_question=message.content == question,
+                        current_question=task_question(message.content) == question,
                     )
                 elif message.role == "tool" and message.tool_call_id not in c._tool_call_ids:
                     hop = message_hops.get(message.tool_call_id or "")
@@ -477,7 +484,7 @@ def _collect_run_context(c: _Collector, question: str | None) -> None:
             if message.role == "system":
                 _message_item(c, EvidenceKind.SYSTEM_PROMPT, message, ancestor, trace, ancestor.start)
             elif message.role == "user":
-                current = message.content == question
+                current = task_question(message.content) == question
                 _message_item(
                     c,
                     EvidenceKind.USER_MESSAGE,

@@ -8,6 +8,8 @@
   (Microsoft Agent Framework and Semantic Kernel put it on ``invoke_agent``, OpenInference
   frameworks on the AGENT or CHAIN root's ``input.value``), an earlier chat span of the same run,
   then the enclosing agent or chain spans, give it.
+- **A question wrapped in a framework's prompt** (CrewAI's ``Current Task: <task>`` followed by
+  the task's expected criteria) is the task's own words.
 - **The call is context of its result**: :func:`call_text` renders ``name(arg="value")``, which
   the tool result's text ends with (``(called as name(arg="value"))``), so a result answers the
   question asked of the tool, and the judge sees both.
@@ -18,6 +20,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from auditor.trace import Message, ToolCall, loads_fast
@@ -79,6 +82,18 @@ def question_from_input(text: str | None) -> str | None:
             if isinstance(value, str) and value.strip():
                 return value.strip()
     return None
+
+
+#: CrewAI's user turn: the task, then its criteria (``crewai/translations/en.json`` ``task``).
+_CREWAI_TASK = re.compile(r"\A\s*Current Task: (?P<task>.+?)\n\nThis is the expected criteria", re.DOTALL)
+
+
+def task_question(text: str | None) -> str | None:
+    """The question inside a framework's wrapping of it (CrewAI's ``Current Task: ...``), else ``text``."""
+    if text is None:
+        return None
+    match = _CREWAI_TASK.match(text)
+    return match.group("task").strip() if match else text
 
 
 def last_user_message(messages: tuple[Message, ...]) -> str | None:
