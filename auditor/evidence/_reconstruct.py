@@ -4,7 +4,8 @@ Rules (see README, "How answers and evidence are found"):
 
 - An *answer* is the text output of an LLM generation that asked for no tool calls and that is
   not nested inside a tool call (a sub-agent's output goes back to its caller, not to the user).
-  A trace with no LLM spans falls back to agent spans with output messages. A policy's
+  A trace whose LLM spans hold no answer (none traced, or traced without content) falls back to
+  agent spans with output messages. A policy's
   ``[answers]`` section narrows this (:class:`~auditor.evidence.AnswerSelection`).
 - *Evidence is causal*: an item counts for an answer only if it existed before the answer's
   generation began: a span's output once the span has ended, an LLM's input messages once that
@@ -119,7 +120,17 @@ def _matches(span: Span, selection: AnswerSelection) -> bool:
 
 def _answer_spans(conv: _Conversation, selection: AnswerSelection) -> list[tuple[_Located, str]]:
     llm = [x for x in conv.spans if x.span.kind is SpanKind.LLM]
-    pool = llm or [x for x in conv.spans if x.span.kind is SpanKind.AGENT]
+    found = _answers_in(llm, conv, selection)
+    if found:
+        return found
+    # No model call holds a readable answer (none traced, or traced without content, as Semantic
+    # Kernel's chat spans are): the agent spans' output messages are the answers.
+    return _answers_in([x for x in conv.spans if x.span.kind is SpanKind.AGENT], conv, selection)
+
+
+def _answers_in(
+    pool: list[_Located], conv: _Conversation, selection: AnswerSelection
+) -> list[tuple[_Located, str]]:
     found: list[tuple[_Located, str]] = []
     for item in pool:
         text = _final_text(item.span)
@@ -198,7 +209,10 @@ class _Collector:
     def __init__(self, conv: _Conversation, answer: _Located) -> None:
         self.conv = conv
         self.answer = answer
-        self.cutoff = answer.span.start
+        # A model call's answer is generated from what existed when it began; an agent span's
+        # answer (the fallback when no model call holds one) is its output, given at its end, after
+        # the tool calls inside it.
+        self.cutoff = answer.span.end if answer.span.kind is SpanKind.AGENT else answer.span.start
         self.items: list[Evidence] = []
         self._seen: set[tuple[str, str]] = set()
         self._tool_call_ids: set[str] = set()
