@@ -4,7 +4,8 @@ Rules (see README, "How answers and evidence are found"):
 
 - An *answer* is the text output of an LLM generation that asked for no tool calls and that is
   not nested inside a tool call (a sub-agent's output goes back to its caller, not to the user).
-  A trace with no LLM spans falls back to agent spans with output messages. A policy's
+  A trace whose LLM spans hold no answer (none traced, or traced without content) falls back to
+  agent spans with output messages. A policy's
   ``[answers]`` section narrows this (:class:`~auditor.evidence.AnswerSelection`).
 - A trace with neither (OpenLLMetry's ``@workflow`` around plain code, whose model calls no
   instrumentation recorded) falls back to its root agent or chain spans whose output is plain
@@ -47,6 +48,7 @@ from auditor.evidence._shapes import (
     last_user_message,
     question_from_input,
     questions_in_input,
+    task_question,
     with_call,
 )
 from auditor.text import normalise, short_digest
@@ -133,7 +135,22 @@ def _workflow_text(span: Span) -> str | None:
 
 def _answer_spans(conv: _Conversation, selection: AnswerSelection) -> list[tuple[_Located, str]]:
     llm = [x for x in conv.spans if x.span.kind is SpanKind.LLM]
-    pool = llm or [x for x in conv.spans if x.span.kind is SpanKind.AGENT]
+    found = _answers_in(llm, conv, selection)
+    if not found:
+        # No model call holds a readable answer (none traced, or traced without content, as Semantic
+        # Kernel's chat spans are): the agent spans' output messages are the answers.
+        found = _answers_in([x for x in conv.spans if x.span.kind is SpanKind.AGENT], conv, selection)
+    if not found and not llm:
+        for item in conv.spans:  # a workflow around plain code: its returned text is the answer
+            text = _workflow_text(item.span)
+            if text is not None and _matches(item.span, selection):
+                found.append((item, text))
+    return sorted(found, key=lambda f: (f[0].span.start, f[0].span.end))
+
+
+def _answers_in(
+    pool: list[_Located], conv: _Conversation, selection: AnswerSelection
+) -> list[tuple[_Located, str]]:
     found: list[tuple[_Located, str]] = []
     for item in pool:
         text = _final_text(item.span)
@@ -142,12 +159,7 @@ def _answer_spans(conv: _Conversation, selection: AnswerSelection) -> list[tuple
         if any(a.kind is SpanKind.TOOL for a in conv.ancestors(item)):
             continue
         found.append((item, text))
-    if not found and not llm:
-        for item in conv.spans:  # a workflow around plain code: its returned text is the answer
-            text = _workflow_text(item.span)
-            if text is not None and _matches(item.span, selection):
-                found.append((item, text))
-    return sorted(found, key=lambda f: (f[0].span.start, f[0].span.end))
+    return found
 
 
 _RUN_KINDS = (SpanKind.AGENT, SpanKind.CHAIN)
@@ -159,6 +171,12 @@ def _run_of(item: _Located, conv: _Conversation) -> Span | None:
 
 
 def _question(item: _Located, conv: _Conversation) -> tuple[str | None, Span | None]:
+    """The question, unwrapped from a framework's prompt around it (CrewAI's task)."""
+    question, span = _asked(item, conv)
+    return task_question(question), span
+
+
+def _asked(item: _Located, conv: _Conversation) -> tuple[str | None, Span | None]:
     """The question an answer responds to, and the agent or chain span it came from (None when it
     is in a model call's input): the answer span's last user message, else that of the latest
     earlier chat span of the same run, else the run's own input (messages, or its plain input)."""
@@ -235,7 +253,8 @@ class _Collector:
     def __init__(self, conv: _Conversation, answer: _Located) -> None:
         self.conv = conv
         self.answer = answer
-        # A model call's answer exists from its start; an agent or workflow span's only at its end.
+        # A model call's answer exists from its start; an agent or workflow span's only at its end
+        # (its output, given after the tool calls inside it).
         self.cutoff = answer.span.start if answer.span.kind is SpanKind.LLM else answer.span.end
         self.items: list[Evidence] = []
         self._seen: dict[tuple[str, str], int] = {}
@@ -479,7 +498,7 @@ def _collect_messages(
                         span,
                         trace,
                         span.start,
-                        current_question=message.content == question,
+                        current_question=task_question(message.content) == question,
                     )
                 elif message.role == "tool" and message.tool_call_id not in c._tool_call_ids:
                     hop = message_hops.get(message.tool_call_id or "")
@@ -529,7 +548,7 @@ def _collect_run_context(c: _Collector, question: str | None) -> None:
             if message.role == "system":
                 _message_item(c, EvidenceKind.SYSTEM_PROMPT, message, ancestor, trace, ancestor.start)
             elif message.role == "user":
-                current = message.content == question
+                current = task_question(message.content) == question
                 _message_item(
                     c,
                     EvidenceKind.USER_MESSAGE,

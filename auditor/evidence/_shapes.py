@@ -11,6 +11,8 @@
   ``{"args": [...], "kwargs": {...}}``, whose first text argument is the question. A user turn that
   wraps the enclosing span's input in a template (smolagents' ``New task:``, BeeAI's ``Your task:``,
   a RAG prompt around a pipeline's ``question``) gives that input.
+- **A question wrapped in a framework's prompt** (CrewAI's ``Current Task: <task>`` followed by
+  the task's expected criteria) is the task's own words.
 - **The call is context of its result**: :func:`call_text` renders ``name(arg="value")``, which
   the tool result's text ends with (``(called as name(arg="value"))``), so a result answers the
   question asked of the tool, and the judge sees both.
@@ -21,6 +23,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from auditor.trace import Message, ToolCall, loads_fast
@@ -119,6 +122,18 @@ def questions_in_input(text: str | None) -> list[str]:
                 deeper.extend(v for v in value.values() if isinstance(v, dict))
         level = deeper
     return found
+
+
+#: CrewAI's user turn: the task, then its criteria (``crewai/translations/en.json`` ``task``).
+_CREWAI_TASK = re.compile(r"\A\s*Current Task: (?P<task>.+?)\n\nThis is the expected criteria", re.DOTALL)
+
+
+def task_question(text: str | None) -> str | None:
+    """The question inside a framework's wrapping of it (CrewAI's ``Current Task: ...``), else ``text``."""
+    if text is None:
+        return None
+    match = _CREWAI_TASK.match(text)
+    return match.group("task").strip() if match else text
 
 
 def last_user_message(messages: tuple[Message, ...]) -> str | None:
