@@ -33,21 +33,17 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
-from fnmatch import fnmatchcase
-from typing import Any, Protocol
+from typing import Any
 
+from auditor.evidence._conversation import Conversation, Located, conversation_key
 from auditor.evidence._hops import ToolHop, assign_paths
 from auditor.evidence._model import Answer, AnswerSelection, Evidence, EvidenceKind
+from auditor.evidence._questions import RUN_KINDS, answer_spans, question_of, question_type
 from auditor.evidence._shapes import (
     call_text,
     error_payload,
-    final_answer_text,
     is_final_tool,
-    last_user_message,
-    question_from_input,
-    questions_in_input,
     task_question,
     with_call,
 )
@@ -55,188 +51,6 @@ from auditor.text import normalise, short_digest
 from auditor.trace import Message, Span, SpanKind, SpanStatus, Trace
 
 _URL_KEYS = ("url", "source_url", "source", "uri", "link")
-
-
-@dataclass(frozen=True)
-class _Located:
-    span: Span
-    trace: Trace
-
-
-class _Conversation:
-    """All spans of the traces that share one conversation, with tree lookups."""
-
-    def __init__(self, traces: Sequence[Trace]) -> None:
-        self.traces = traces
-        self.spans = [_Located(s, t) for t in traces for s in t.spans]
-        self._index = {(t.trace_id, s.span_id): s for t in traces for s in t.spans}
-
-    def ancestors(self, item: _Located) -> list[Span]:
-        return item.trace.ancestors(item.span)
-
-    def descendants(self, item: _Located) -> list[Span]:
-        children: dict[str, list[Span]] = defaultdict(list)
-        for span in item.trace.spans:
-            if span.parent_id:
-                children[span.parent_id].append(span)
-        found: list[Span] = []
-        stack = [item.span.span_id]
-        while stack:
-            for child in children.get(stack.pop(), []):
-                found.append(child)
-                stack.append(child.span_id)
-        return found
-
-
-class _Keyed(Protocol):
-    @property
-    def trace_id(self) -> str: ...
-    @property
-    def conversation_id(self) -> str | None: ...
-
-
-def conversation_key(trace: _Keyed) -> str:
-    """The conversation a trace belongs to: its conversation id, else the trace alone.
-
-    Traces with the same key are one conversation (their evidence is pooled, causally); any object
-    with the two ids will do, so a planner can group traces it has only indexed.
-    """
-    return trace.conversation_id or f"trace:{trace.trace_id}"
-
-
-def _final_text(span: Span) -> str | None:
-    """The assistant text of a generation that asked for no tool calls, else None; or the answer it
-    delivered through a final-answer tool (``final_result``, ``final_answer``, ...)."""
-    messages = [m for m in span.output_messages if m.role in ("assistant", "ai", "model")] or list(
-        span.output_messages
-    )
-    if not messages:
-        return None
-    if any(m.tool_calls for m in messages):
-        return final_answer_text(tuple(c for m in messages for c in m.tool_calls))
-    text = "\n".join(m.content for m in messages if m.content).strip()
-    return text or None
-
-
-def _matches(span: Span, selection: AnswerSelection) -> bool:
-    if selection.span_names and not any(fnmatchcase(span.name, p) for p in selection.span_names):
-        return False
-    return all(str(span.attributes.get(k)) == v for k, v in selection.attributes.items())
-
-
-def _workflow_text(span: Span) -> str | None:
-    """A root agent or chain span's plain-text output (a workflow's returned text), else None:
-    a structured output (JSON) is a value, not an answer."""
-    if span.parent_id or span.kind not in _RUN_KINDS or not span.output_text:
-        return None
-    text = span.output_text.strip()
-    return text if text and not text.startswith(("{", "[")) else None
-
-
-def _answer_spans(conv: _Conversation, selection: AnswerSelection) -> list[tuple[_Located, str]]:
-    llm = [x for x in conv.spans if x.span.kind is SpanKind.LLM]
-    found = _answers_in(llm, conv, selection)
-    if not found:
-        # No model call holds a readable answer (none traced, or traced without content, as Semantic
-        # Kernel's chat spans are): the agent spans' output messages are the answers.
-        found = _answers_in([x for x in conv.spans if x.span.kind is SpanKind.AGENT], conv, selection)
-    if not found and not llm:
-        for item in conv.spans:  # a workflow around plain code: its returned text is the answer
-            text = _workflow_text(item.span)
-            if text is not None and _matches(item.span, selection):
-                found.append((item, text))
-    return sorted(found, key=lambda f: (f[0].span.start, f[0].span.end))
-
-
-def _answers_in(
-    pool: list[_Located], conv: _Conversation, selection: AnswerSelection
-) -> list[tuple[_Located, str]]:
-    found: list[tuple[_Located, str]] = []
-    for item in pool:
-        text = _final_text(item.span)
-        if text is None or not _matches(item.span, selection):
-            continue
-        if any(a.kind is SpanKind.TOOL for a in conv.ancestors(item)):
-            continue
-        found.append((item, text))
-    return found
-
-
-_RUN_KINDS = (SpanKind.AGENT, SpanKind.CHAIN)
-
-
-def _run_of(item: _Located, conv: _Conversation) -> Span | None:
-    """The agent or chain span a model call runs in (its nearest such ancestor), if any."""
-    return next((a for a in conv.ancestors(item) if a.kind in _RUN_KINDS), None)
-
-
-def _question(item: _Located, conv: _Conversation) -> tuple[str | None, Span | None]:
-    """The question, unwrapped from a framework's prompt around it (CrewAI's task)."""
-    question, span = _asked(item, conv)
-    return task_question(question), span
-
-
-def _asked(item: _Located, conv: _Conversation) -> tuple[str | None, Span | None]:
-    """The question an answer responds to, and the agent or chain span it came from (None when it
-    is in a model call's input): the answer span's last user message, else that of the latest
-    earlier chat span of the same run, else the run's own input (messages, or its plain input)."""
-    own = last_user_message(item.span.input_messages)
-    if own is not None:
-        return _unwrapped(own, item, conv)
-    if item.span.kind in _RUN_KINDS:  # an agent or workflow span's answer: its own input first
-        found = question_from_input(item.span.input_text)
-        if found is not None:
-            return found, item.span
-    run = _run_of(item, conv)
-    earlier = [
-        x
-        for x in conv.spans
-        if x.trace is item.trace
-        and x.span.kind is SpanKind.LLM
-        and x.span.start <= item.span.start
-        and x.span is not item.span
-        and _run_of(x, conv) is run
-    ]
-    for other in sorted(earlier, key=lambda x: x.span.start, reverse=True):
-        found = last_user_message(other.span.input_messages)
-        if found is not None:
-            return _unwrapped(found, item, conv)
-    for ancestor in conv.ancestors(item):
-        if ancestor.kind not in _RUN_KINDS:
-            continue
-        found = last_user_message(ancestor.input_messages) or question_from_input(ancestor.input_text)
-        if found is not None:
-            return found, ancestor
-    return None, None
-
-
-def _unwrapped(user_turn: str, item: _Located, conv: _Conversation) -> tuple[str, Span | None]:
-    """The user's own words when a framework wrapped them in its prompt template.
-
-    smolagents sends ``New task:\n<task>``, BeeAI ``Your task: <input>``, a RAG template the
-    retrieved context and the question: the agent or chain span that runs the call was given the
-    words alone (``input.value``, or a question-keyed value inside it, as in a Haystack pipeline's
-    ``{"data": {"prompt_builder": {"question": ...}}}``). The nearest such span whose input occurs inside the user turn
-    gives the question (and is its source); otherwise the user turn is the question.
-    """
-    turn = normalise(user_turn)
-    for ancestor in conv.ancestors(item):
-        if ancestor.kind not in _RUN_KINDS:
-            continue
-        own = last_user_message(ancestor.input_messages) or question_from_input(ancestor.input_text)
-        for asked in [own] if own is not None else questions_in_input(ancestor.input_text):
-            if normalise(asked) != turn and normalise(asked) in turn:
-                return asked, ancestor
-    return user_turn, None
-
-
-def _question_type(item: _Located, conv: _Conversation, attribute: str | None) -> str | None:
-    if attribute is None:
-        return None
-    for span in [item.span, *conv.ancestors(item)]:
-        if attribute in span.attributes:
-            return str(span.attributes[attribute])
-    return None
 
 
 def _url(metadata: dict[str, Any]) -> str | None:
@@ -250,7 +64,7 @@ def _url(metadata: dict[str, Any]) -> str | None:
 class _Collector:
     """Builds the evidence list of one answer, each item once, in arrival order."""
 
-    def __init__(self, conv: _Conversation, answer: _Located) -> None:
+    def __init__(self, conv: Conversation, answer: Located) -> None:
         self.conv = conv
         self.answer = answer
         # A model call's answer exists from its start; an agent or workflow span's only at its end
@@ -259,7 +73,7 @@ class _Collector:
         self.items: list[Evidence] = []
         self._seen: dict[tuple[str, str], int] = {}
         self._tool_call_ids: set[str] = set()
-        self.question, self.question_span = _question(answer, conv)
+        self.question, self.question_span = question_of(answer, conv)
 
     def add(self, key: tuple[str, str], evidence: Evidence) -> None:
         """Keep each item once, where it first appeared (a message repeated in later inputs, or
@@ -297,7 +111,7 @@ class _Collector:
 class _Seen:
     """When each tool result first appeared in a model call's input: by call id and by text."""
 
-    def __init__(self, conv: _Conversation) -> None:
+    def __init__(self, conv: Conversation) -> None:
         self.by_id: dict[str, datetime] = {}
         self.by_text: dict[str, datetime] = {}
         for item in conv.spans:
@@ -319,7 +133,7 @@ class _Seen:
         return self.by_text.get(normalise(result or "")) if result else None
 
 
-def _hops(conv: _Conversation) -> tuple[list[ToolHop], dict[str, ToolHop]]:
+def _hops(conv: Conversation) -> tuple[list[ToolHop], dict[str, ToolHop]]:
     """Tool calls seen as spans, plus tool calls seen only in chat messages (no tool span)."""
     hops: list[ToolHop] = []
     for item in conv.spans:
@@ -541,7 +355,7 @@ def _collect_run_context(c: _Collector, question: str | None) -> None:
     if nested:
         return  # a sub-agent's instructions and task are its caller's words, collected from its calls
     for ancestor in [c.answer.span, *c.conv.ancestors(c.answer)]:
-        if ancestor.kind not in _RUN_KINDS or not c.started_by(ancestor):
+        if ancestor.kind not in RUN_KINDS or not c.started_by(ancestor):
             continue
         trace = c.answer.trace
         for message in ancestor.input_messages:
@@ -567,7 +381,7 @@ def _collect_run_context(c: _Collector, question: str | None) -> None:
         # A workflow's answer: the system prompts its inner steps were given (an OpenLLMetry
         # ``@task`` around an uninstrumented model call holds the messages it was called with).
         for inner in c.conv.descendants(c.answer):
-            if inner.kind in _RUN_KINDS and c.started_by(inner):
+            if inner.kind in RUN_KINDS and c.started_by(inner):
                 for message in inner.input_messages:
                     if message.role == "system":
                         _message_item(
@@ -575,11 +389,11 @@ def _collect_run_context(c: _Collector, question: str | None) -> None:
                         )
 
 
-def _answers_of(conv: _Conversation, selection: AnswerSelection) -> Iterable[Answer]:
+def _answers_of(conv: Conversation, selection: AnswerSelection) -> Iterable[Answer]:
     hops, message_hops = _hops(conv)
     paths = assign_paths(hops)
     seen = _Seen(conv)
-    for item, text in _answer_spans(conv, selection):
+    for item, text in answer_spans(conv, selection):
         collector = _Collector(conv, item)
         _collect_spans(collector, paths, seen)
         _collect_messages(collector, message_hops, paths)
@@ -595,7 +409,7 @@ def _answers_of(conv: _Conversation, selection: AnswerSelection) -> Iterable[Ans
             question=collector.question,
             text=text,
             generated_at=collector.cutoff,
-            question_type=_question_type(item, conv, selection.question_type_attribute),
+            question_type=question_type(item, conv, selection.question_type_attribute),
             evidence=tuple(ordered),
         )
 
@@ -617,5 +431,5 @@ def reconstruct(traces: Sequence[Trace], selection: AnswerSelection | None = Non
         groups[conversation_key(trace)].append(trace)
     answers: list[Answer] = []
     for group in groups.values():
-        answers.extend(_answers_of(_Conversation(group), selection))
+        answers.extend(_answers_of(Conversation(group), selection))
     return answers
