@@ -166,6 +166,7 @@ def _first_progress(process: subprocess.Popen[str]) -> str:
     return seen
 
 
+@pytest.mark.slow
 def test_ctrl_c_says_what_was_saved_and_the_command_that_resumes(
     slow_server: FakeOpenAI, tmp_path: Path
 ) -> None:
@@ -216,6 +217,7 @@ def test_ctrl_c_says_what_was_saved_and_the_command_that_resumes(
     assert again.id == row.id and again.status == "finished"
 
 
+@pytest.mark.slow
 def test_ctrl_c_without_a_store_says_nothing_was_saved(slow_server: FakeOpenAI, tmp_path: Path) -> None:
     env = {**os.environ, "OPENAI_API_KEY": "test", "AUDITOR_HOME": str(tmp_path / "home")}
     args = [

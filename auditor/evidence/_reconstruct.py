@@ -6,9 +6,14 @@ Rules (see README, "How answers and evidence are found"):
   not nested inside a tool call (a sub-agent's output goes back to its caller, not to the user).
   A trace with no LLM spans falls back to agent spans with output messages. A policy's
   ``[answers]`` section narrows this (:class:`~auditor.evidence.AnswerSelection`).
+- A trace with neither (OpenLLMetry's ``@workflow`` around plain code, whose model calls no
+  instrumentation recorded) falls back to its root agent or chain spans whose output is plain
+  text: the workflow's return value is the answer, its own input the question.
 - *Evidence is causal*: an item counts for an answer only if it existed before the answer's
   generation began: a span's output once the span has ended, an LLM's input messages once that
-  LLM call has started. Traces sharing a conversation id are one conversation, so a second turn
+  LLM call has started. An answer read from an agent or workflow span (no LLM span holds it)
+  exists only when that span ends, so its cutoff is the span's end (and its ``generated_at``):
+  what ended inside the run before it returned is evidence, what ended after is not. Traces sharing a conversation id are one conversation, so a second turn
   sees the first turn's tool results, and the first never sees the second's.
 - A retriever's output is split into one item per document. A tool that wraps a retriever is
   represented by the retriever's documents (so a policy on documents cannot be bypassed through
@@ -41,6 +46,7 @@ from auditor.evidence._shapes import (
     is_final_tool,
     last_user_message,
     question_from_input,
+    questions_in_input,
     with_call,
 )
 from auditor.text import normalise, short_digest
@@ -116,6 +122,15 @@ def _matches(span: Span, selection: AnswerSelection) -> bool:
     return all(str(span.attributes.get(k)) == v for k, v in selection.attributes.items())
 
 
+def _workflow_text(span: Span) -> str | None:
+    """A root agent or chain span's plain-text output (a workflow's returned text), else None:
+    a structured output (JSON) is a value, not an answer."""
+    if span.parent_id or span.kind not in _RUN_KINDS or not span.output_text:
+        return None
+    text = span.output_text.strip()
+    return text if text and not text.startswith(("{", "[")) else None
+
+
 def _answer_spans(conv: _Conversation, selection: AnswerSelection) -> list[tuple[_Located, str]]:
     llm = [x for x in conv.spans if x.span.kind is SpanKind.LLM]
     pool = llm or [x for x in conv.spans if x.span.kind is SpanKind.AGENT]
@@ -127,6 +142,11 @@ def _answer_spans(conv: _Conversation, selection: AnswerSelection) -> list[tuple
         if any(a.kind is SpanKind.TOOL for a in conv.ancestors(item)):
             continue
         found.append((item, text))
+    if not found and not llm:
+        for item in conv.spans:  # a workflow around plain code: its returned text is the answer
+            text = _workflow_text(item.span)
+            if text is not None and _matches(item.span, selection):
+                found.append((item, text))
     return sorted(found, key=lambda f: (f[0].span.start, f[0].span.end))
 
 
@@ -144,7 +164,11 @@ def _question(item: _Located, conv: _Conversation) -> tuple[str | None, Span | N
     earlier chat span of the same run, else the run's own input (messages, or its plain input)."""
     own = last_user_message(item.span.input_messages)
     if own is not None:
-        return own, None
+        return _unwrapped(own, item, conv)
+    if item.span.kind in _RUN_KINDS:  # an agent or workflow span's answer: its own input first
+        found = question_from_input(item.span.input_text)
+        if found is not None:
+            return found, item.span
     run = _run_of(item, conv)
     earlier = [
         x
@@ -158,7 +182,7 @@ def _question(item: _Located, conv: _Conversation) -> tuple[str | None, Span | N
     for other in sorted(earlier, key=lambda x: x.span.start, reverse=True):
         found = last_user_message(other.span.input_messages)
         if found is not None:
-            return found, None
+            return _unwrapped(found, item, conv)
     for ancestor in conv.ancestors(item):
         if ancestor.kind not in _RUN_KINDS:
             continue
@@ -166,6 +190,26 @@ def _question(item: _Located, conv: _Conversation) -> tuple[str | None, Span | N
         if found is not None:
             return found, ancestor
     return None, None
+
+
+def _unwrapped(user_turn: str, item: _Located, conv: _Conversation) -> tuple[str, Span | None]:
+    """The user's own words when a framework wrapped them in its prompt template.
+
+    smolagents sends ``New task:\n<task>``, BeeAI ``Your task: <input>``, a RAG template the
+    retrieved context and the question: the agent or chain span that runs the call was given the
+    words alone (``input.value``, or a question-keyed value inside it, as in a Haystack pipeline's
+    ``{"data": {"prompt_builder": {"question": ...}}}``). The nearest such span whose input occurs inside the user turn
+    gives the question (and is its source); otherwise the user turn is the question.
+    """
+    turn = normalise(user_turn)
+    for ancestor in conv.ancestors(item):
+        if ancestor.kind not in _RUN_KINDS:
+            continue
+        own = last_user_message(ancestor.input_messages) or question_from_input(ancestor.input_text)
+        for asked in [own] if own is not None else questions_in_input(ancestor.input_text):
+            if normalise(asked) != turn and normalise(asked) in turn:
+                return asked, ancestor
+    return user_turn, None
 
 
 def _question_type(item: _Located, conv: _Conversation, attribute: str | None) -> str | None:
@@ -191,16 +235,24 @@ class _Collector:
     def __init__(self, conv: _Conversation, answer: _Located) -> None:
         self.conv = conv
         self.answer = answer
-        self.cutoff = answer.span.start
+        # A model call's answer exists from its start; an agent or workflow span's only at its end.
+        self.cutoff = answer.span.start if answer.span.kind is SpanKind.LLM else answer.span.end
         self.items: list[Evidence] = []
-        self._seen: set[tuple[str, str]] = set()
+        self._seen: dict[tuple[str, str], int] = {}
         self._tool_call_ids: set[str] = set()
         self.question, self.question_span = _question(answer, conv)
 
     def add(self, key: tuple[str, str], evidence: Evidence) -> None:
+        """Keep each item once, where it first appeared (a message repeated in later inputs, or
+        on an agent step that started after the model call that first showed it)."""
         if key not in self._seen:
-            self._seen.add(key)
+            self._seen[key] = len(self.items)
             self.items.append(evidence)
+            return
+        index = self._seen[key]
+        earlier = self.items[index].available_at
+        if evidence.available_at is not None and earlier is not None and evidence.available_at < earlier:
+            self.items[index] = evidence
 
     def ended_before(self, span: Span) -> bool:
         return span.end <= self.cutoff and span is not self.answer.span
@@ -469,7 +521,7 @@ def _collect_run_context(c: _Collector, question: str | None) -> None:
     nested = any(a.kind is SpanKind.TOOL for a in c.conv.ancestors(c.answer))
     if nested:
         return  # a sub-agent's instructions and task are its caller's words, collected from its calls
-    for ancestor in c.conv.ancestors(c.answer):
+    for ancestor in [c.answer.span, *c.conv.ancestors(c.answer)]:
         if ancestor.kind not in _RUN_KINDS or not c.started_by(ancestor):
             continue
         trace = c.answer.trace
@@ -492,6 +544,16 @@ def _collect_run_context(c: _Collector, question: str | None) -> None:
             _message_item(
                 c, EvidenceKind.USER_MESSAGE, asked, ancestor, trace, ancestor.start, current_question=True
             )
+    if c.answer.span.kind is not SpanKind.LLM:
+        # A workflow's answer: the system prompts its inner steps were given (an OpenLLMetry
+        # ``@task`` around an uninstrumented model call holds the messages it was called with).
+        for inner in c.conv.descendants(c.answer):
+            if inner.kind in _RUN_KINDS and c.started_by(inner):
+                for message in inner.input_messages:
+                    if message.role == "system":
+                        _message_item(
+                            c, EvidenceKind.SYSTEM_PROMPT, message, inner, c.answer.trace, inner.start
+                        )
 
 
 def _answers_of(conv: _Conversation, selection: AnswerSelection) -> Iterable[Answer]:
@@ -513,7 +575,7 @@ def _answers_of(conv: _Conversation, selection: AnswerSelection) -> Iterable[Ans
             conversation_id=item.trace.conversation_id,
             question=collector.question,
             text=text,
-            generated_at=item.span.start,
+            generated_at=collector.cutoff,
             question_type=_question_type(item, conv, selection.question_type_attribute),
             evidence=tuple(ordered),
         )

@@ -150,6 +150,15 @@ class AnswerOut(_Out):
     unjudged: int | None = None
     grounded: bool | None = None
 
+    @property
+    def undecided(self) -> bool:
+        """No claim decided unsupported and at least one the judge could not decide: shown as
+        *undecided*, never as a groundedness percentage (which leaves those claims out)."""
+        if self.refusal or not self.claims:
+            return False
+        verdicts = [c.verdict for c in self.claims if not c.screened]
+        return "unjudged" in verdicts and not {"contradicted", "absent"} & set(verdicts)
+
 
 class AuditResult(_Out):
     """The whole document."""

@@ -9,7 +9,9 @@ Convention detection, per span, in order: the instrumentation scope
 (``openinference.instrumentation.*``, ``opentelemetry.instrumentation.langchain`` and other
 Traceloop scopes), then the attributes (``openinference.span.kind``; ``traceloop.*``,
 ``llm.request.type`` or indexed ``gen_ai.prompt.N.*``; the Vercel AI SDK's ``ai.operationId``;
-Strands' system name or scope; any other ``gen_ai.*`` attribute or event).
+Strands' system name or scope; LangSmith's exporter, scope ``langsmith`` or ``langsmith.span.kind``;
+Google ADK's scope ``gcp.vertex.agent``; Koog's ``koog.node.*`` or tool ``input/output.value``; any
+other ``gen_ai.*`` attribute or event).
 """
 
 from __future__ import annotations
@@ -21,7 +23,17 @@ from typing import Any
 
 from auditor.trace import Problem, Severity, SourceRef, Span, SpanEvent, SpanStatus
 
-from .conventions import genai, openinference, openllmetry, strands, vercel_ai
+from .conventions import (
+    genai,
+    google_adk,
+    koog,
+    langsmith,
+    mcp,
+    openinference,
+    openllmetry,
+    strands,
+    vercel_ai,
+)
 from .conventions.common import Extraction
 
 OPENINFERENCE = "openinference"
@@ -29,6 +41,9 @@ OPENLLMETRY = "openllmetry"
 GENAI = "genai"
 VERCEL_AI = "vercel_ai"
 STRANDS = "strands"
+LANGSMITH = "langsmith"
+KOOG = "koog"
+GOOGLE_ADK = "google_adk"
 
 _EXTRACTORS: dict[str, Callable[[str, dict[str, Any], list[tuple[str, dict[str, Any]]]], Extraction]] = {
     OPENINFERENCE: openinference.extract,
@@ -36,6 +51,9 @@ _EXTRACTORS: dict[str, Callable[[str, dict[str, Any], list[tuple[str, dict[str, 
     GENAI: genai.extract,
     VERCEL_AI: vercel_ai.extract,
     STRANDS: strands.extract,
+    LANGSMITH: langsmith.extract,
+    KOOG: koog.extract,
+    GOOGLE_ADK: google_adk.extract,
 }
 _STATUS = {0: SpanStatus.UNSET, 1: SpanStatus.OK, 2: SpanStatus.ERROR}
 #: Status codes by name (the enum names, with and without their prefix), as some writers spell them.
@@ -111,6 +129,12 @@ def detect_convention(raw: RawSpan) -> str | None:
         return VERCEL_AI
     if strands.is_strands(scope, attrs):  # before GenAI: its content is in forms of its own
         return STRANDS
+    if langsmith.is_langsmith(scope, attrs):  # before GenAI: gen_ai.prompt holds the run's inputs
+        return LANGSMITH
+    if google_adk.is_adk(raw.scope):  # GenAI, with ADK's {"result": ...} wrapper on tool results
+        return GOOGLE_ADK
+    if koog.is_koog(attrs):  # before GenAI: its tool spans keep their call in input/output.value
+        return KOOG
     if scope.startswith(("opentelemetry.instrumentation.langchain", "traceloop")):
         return OPENLLMETRY
     if (
@@ -166,6 +190,7 @@ def build_span(raw: RawSpan, source: str) -> tuple[Span | None, str | None, list
         found = Extraction()
     if found.notes:
         problems.extend(_problem(raw, source, note) for note in found.notes)
+    found.tool = mcp.unwrap(found.tool)  # a result that came over MCP: the text its blocks carry
     # Every value below has its field's exact type (checked above or built so), and every field is
     # given in the model's order (``trusted`` then takes them as they are).
     try:
@@ -176,7 +201,7 @@ def build_span(raw: RawSpan, source: str) -> tuple[Span | None, str | None, list
             name=raw.name,
             kind=found.kind,
             start=to_datetime(raw.start_ns),
-            end=to_datetime(end_ns),
+            end=to_datetime(raw.start_ns if found.instant else end_ns),
             status=_STATUS.get(raw.status_code, SpanStatus.UNSET),
             status_message=raw.status_message or None,
             input_messages=tuple(found.input_messages),
