@@ -179,6 +179,6 @@ def check_retries(store: Store, db_url: str, monkeypatch: pytest.MonkeyPatch, fa
         assert len(runs) == MAX_ATTEMPTS and final.run_id == runs[-1].id
         assert final.error is not None and "attempt 4 of 4, given up" in final.error
         app = create_app(serve_config(db_url=db_url), store, intake, receivers())
-        with TestClient(app) as client:
+        with TestClient(app, base_url="http://127.0.0.1:4318") as client:
             (shown,) = client.get("/api/audits").json()["audits"]
         assert shown["error"] == final.error and shown["run_id"] == final.run_id
