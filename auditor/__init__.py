@@ -16,6 +16,7 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "audit": "auditor.run",
+    "AuditOptions": "auditor.run",
     "collect_evidence": "auditor.pipeline",
     "read_traces": "auditor.trace",
     "reconstruct": "auditor.evidence",

@@ -291,7 +291,7 @@ async def _judge_citations(
     audit: AnswerAudit, policy: Policy, judge: Judge | None, admitted: Sequence[Evidence]
 ) -> AnswerAudit:
     """Resolve each claim's citation markers and check them against the items they cite."""
-    decomposition = attach_markers(audit.decomposition, audit.answer.text)
+    decomposition = attach_markers(audit.decomposition, audit.answer.text, audit.answer)
     claims = decomposition.judgeable
     resolutions = resolve_markers(audit.answer, claims)
     if not resolutions:

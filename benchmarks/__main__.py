@@ -21,6 +21,7 @@ from typing import Any
 from auditor import __version__
 from auditor.llm import run_sync
 from benchmarks import e2e, ingest, judge, llm, quotes, scale, startup
+from benchmarks.tables import markdown_table
 
 # Sections that need a library of the test extra: a plain install runs without them, and says so.
 MISSING: dict[str, str] = {}
@@ -83,16 +84,6 @@ def _f(value: Any, digits: int = 2) -> str:
     return str(value)
 
 
-def _table(title: str, header: list[str], rows: list[list[Any]]) -> str:
-    widths = [max(len(str(c)) for c in col) for col in zip(header, *rows, strict=True)]
-
-    def line(cells: list[Any]) -> str:
-        return "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths, strict=True)) + " |"
-
-    rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
-    return "\n".join([f"### {title}", "", line(header), rule, *(line(r) for r in rows), ""])
-
-
 def render(results: dict[str, Any]) -> str:
     """The tables of every section present in ``results``."""
     parts = []
@@ -109,13 +100,13 @@ def render(results: dict[str, Any]) -> str:
     if "quotes" in results:
         parts.append(render_quotes(results["quotes"]))
     if "offline_e2e" in results:
-        parts.append(_table(*e2e.table(results["offline_e2e"])))
+        parts.append(markdown_table(*e2e.table(results["offline_e2e"])))
     if "serve" in results:
-        parts.append(_table(*serve.table(results["serve"])))
+        parts.append(markdown_table(*serve.table(results["serve"])))
     if "report" in results:
-        parts.append(_table(*report.table(results["report"])))
+        parts.append(markdown_table(*report.table(results["report"])))
     if "scale" in results:
-        parts.append(_table(*scale.table(results["scale"])))
+        parts.append(markdown_table(*scale.table(results["scale"])))
     return "\n".join(parts)
 
 
@@ -137,7 +128,7 @@ def render_startup(st: dict[str, Any]) -> str:
                 ]
             )
     title = f"Start-up (fresh interpreter; python -c pass = {runs[-1][1]['python_seconds'] * 1000:.0f} ms)"
-    table = _table(
+    table = markdown_table(
         title,
         ["command", "code", "wall s", "ratio to python", "modules", "import s (self)", "heavy libraries"],
         rows,
@@ -154,7 +145,7 @@ def render_startup(st: dict[str, Any]) -> str:
 def render_ingest(ing: dict[str, Any]) -> str:
     parts = []
     parts.append(
-        _table(
+        markdown_table(
             "Ingest throughput (same bytes, same run)",
             ["format", "MB", "spans", "spans/s", "MB/s", "json.loads s", "adapter s", "adapter / json"],
             [
@@ -173,7 +164,7 @@ def render_ingest(ing: dict[str, Any]) -> str:
         )
     )
     parts.append(
-        _table(
+        markdown_table(
             "Ingest peak memory (fresh interpreter, VmHWM)",
             ["format", "file MB", "spans", "baseline MB", "peak MB", "growth MB", "growth / file size"],
             [
@@ -203,7 +194,7 @@ def render_judge(jd: dict[str, Any]) -> str:
 
 def render_accuracy(ac: dict[str, Any]) -> str:
     parts = [
-        _table(
+        markdown_table(
             f"Offline judge on {name} (development figures; baseline t = {ac['baseline_threshold']:.2f}, chosen on dev)",
             accuracy.HEADER,
             accuracy.table_rows(split),
@@ -244,7 +235,7 @@ def render_llm(lm: dict[str, Any]) -> str:
         for name, r in lm["modes"].items()
     ]
     parts.append(
-        _table(
+        markdown_table(
             f"LLM pipeline vs fake server (latency {lm['latency_seconds'] * 1000:.0f} ms, server in "
             f"{'its own process' if lm.get('server') == 'subprocess' else 'this process'}; ideal: "
             "C / latency; bound: what the calls allow, C / (2 x latency) for the llm decomposer)",
@@ -277,7 +268,7 @@ def render_llm(lm: dict[str, Any]) -> str:
         for name, r in lm["second_audit"].items()
     ]
     parts.append(
-        _table(
+        markdown_table(
             "Second audit of the same traces (verdict cache on)",
             ["mode", "first audit calls", "second audit calls", "second audit by kind"],
             rows,
@@ -296,11 +287,13 @@ def render_quotes(qt: dict[str, Any]) -> str:
             r["demoted_agreed"],
             r["kept_supported_agreed"],
             r["kept_supported_disagreed"],
+            f"{r.get('disagrees', 0)} ({r.get('disagrees_contradicted', 0)} / {r.get('disagrees_unjudged', 0)}; "
+            f"{r.get('disagrees_agreed', 0)} humans said supported)",
         ]
         for name, r in qt["judges"].items()
     ]
     parts = [
-        _table(
+        markdown_table(
             f"Quotes must carry the claim: demotions on the dev set ({qt['records']} records, "
             f"MIN_SHARE = {qt['min_share']:.1f}, MIN_QUOTE_CHARS = {qt['min_quote_chars']})",
             [
@@ -311,6 +304,7 @@ def render_quotes(qt: dict[str, Any]) -> str:
                 "demoted, human label = judge's",
                 "kept supported, humans agree",
                 "kept supported, humans disagree",
+                "supported turned by the agreement check (contradicted / unjudged)",
             ],
             rows,
         )
@@ -318,7 +312,7 @@ def render_quotes(qt: dict[str, Any]) -> str:
     if qt["sweep"]:
         shares = list(next(iter(qt["sweep"].values())))
         parts.append(
-            _table(
+            markdown_table(
                 "MIN_SHARE sweep: verdicts humans agree with that are demoted / "
                 "supported verdicts humans reject that are kept",
                 ["judge", *shares],

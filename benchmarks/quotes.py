@@ -10,9 +10,11 @@ human label of the claim (the overlap rule of :mod:`auditor.calibration._labelle
   offline judge, and the fake LLM judge of ``tests.support.fake_openai`` through the real ``openai``
   client (its lexical rule, quoting the evidence lines that hold the claim's words; and with its
   verdicts taken from the offline judge);
-- two dishonest judges that call every claim supported: quoting one character of the evidence
-  (``always_supported_tiny_quote``) and quoting the real sentence sharing the fewest words with the
-  claim (``always_supported_unrelated_quote``). Every verdict of theirs the evidence does not bear out
+- three dishonest judges that call every claim supported: quoting one character of the evidence
+  (``always_supported_tiny_quote``), quoting the real sentence sharing the fewest words with the
+  claim (``always_supported_unrelated_quote``), and the one sharing the most
+  (``always_supported_closest_quote``: what an obeyed injection quotes; the agreement check of
+  :mod:`auditor.judges._agree` turns those that negate the claim or name a rival). Every verdict of theirs the evidence does not bear out
   (human label not supported) must be demoted: the "kept, humans disagree" column is then 0.
 
 With ``sweep`` (off in ``--quick``), the demotions are counted again at other values of
@@ -32,7 +34,7 @@ from typing import Any
 
 from auditor.calibration import load_labelled
 from auditor.calibration._labelled import LabelledRecord, human_claim_verdict
-from auditor.judges import _carry
+from auditor.judges import QUOTE_DISAGREES, _carry
 from auditor.results import AuditResult, ClaimOut
 from auditor.run import audit_async
 from auditor.trace import FORMAT
@@ -45,6 +47,7 @@ JUDGES: tuple[tuple[str, dict[str, bool] | None], ...] = (
     ("fake LLM, offline verdicts", {"offline_judge": True}),
     ("always supported, 1-char quote", {"always_supported_tiny_quote": True}),
     ("always supported, unrelated quote", {"always_supported_unrelated_quote": True}),
+    ("always supported, closest quote", {"always_supported_closest_quote": True}),
 )
 SWEEP = (0.3, 0.4, 0.5, 0.6, 0.7)
 QUICK_RECORDS = 60
@@ -56,6 +59,8 @@ def _given(claim: ClaimOut) -> str | None:
     if _carry.DOES_NOT_SUPPORT in claim.judge_errors:
         found = _DEMOTED.match(claim.rationale or "")
         return found.group(1) if found else "supported"
+    if QUOTE_DISAGREES in claim.judge_errors:
+        return "supported"  # turned by the agreement check (contradicted or unjudged)
     return claim.verdict
 
 
@@ -82,6 +87,12 @@ def tally(result: AuditResult, records: dict[str, LabelledRecord]) -> dict[str, 
             counts["given"] += 1
             demoted = _carry.DOES_NOT_SUPPORT in claim.judge_errors
             agreed = human == given
+            turned = QUOTE_DISAGREES in claim.judge_errors
+            if turned:  # the agreement check: contradicted (certain) or unjudged
+                counts["disagrees"] += 1
+                counts["disagrees_agreed" if agreed else "disagrees_disagreed"] += 1
+                counts[f"disagrees_{claim.verdict}"] += 1
+                continue
             counts["demoted" if demoted else "kept"] += 1
             if demoted:
                 counts["demoted_agreed" if agreed else "demoted_disagreed"] += 1
@@ -98,6 +109,11 @@ def tally(result: AuditResult, records: dict[str, LabelledRecord]) -> dict[str, 
             "kept",
             "kept_supported_agreed",
             "kept_supported_disagreed",
+            "disagrees",
+            "disagrees_agreed",
+            "disagrees_disagreed",
+            "disagrees_contradicted",
+            "disagrees_unjudged",
         )
     }
 

@@ -211,6 +211,6 @@ def table(rp: dict[str, Any]) -> tuple[str, list[str], list[list[Any]]]:
 
 
 if __name__ == "__main__":  # python -m benchmarks.report: this section alone
-    from benchmarks.__main__ import _table
+    from benchmarks.tables import markdown_table
 
-    print(_table(*table(run())))
+    print(markdown_table(*table(run())))

@@ -198,7 +198,7 @@
     add(btn, "span", "claim-text", c.text);
     if (c.why) { add(li, "p", "rationale", c.why); }
     if (c.ck) { add(li, "p", "note", "Marked common knowledge by the judge (counted apart)."); }
-    if (c.unjudged) { add(li, "p", "note warn", "Unjudged: " + words(c.unjudged) + ". Fails closed: this answer cannot pass."); }
+    if (c.unjudged) { add(li, "p", "note warn", "Not decided (" + words(c.unjudged) + "): " + (c.uj || "") + " Fails closed: this answer cannot pass."); }
     if (c.excluded) {
       var p = add(li, "p", "callout",
         (c.only_excluded ? "Rests only on excluded evidence:" : c.v === "contradicted"

@@ -1,4 +1,7 @@
-"""Shared test helpers: paths, an isolated app directory per test, and the one Ray cluster.
+"""Shared test helpers: paths, an isolated app directory per session and per test, and the one Ray cluster.
+
+The session's isolation (``tests/support/isolation.py``) is in place before any fixture of any scope
+runs and fails the session if the user's own auditor home changed; each test then gets its own home.
 
 The Ray tests (marker ``ray``) share one local cluster for the session, started by the first of them
 (a start costs seconds on two cores), and run last, together: the cluster's processes never sit
@@ -16,6 +19,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
+
+pytest_plugins = ("tests.support.isolation",)
 
 
 @pytest.fixture(autouse=True)

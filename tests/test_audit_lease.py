@@ -11,18 +11,21 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, create_engine, func, select
+from click.testing import CliRunner
+from sqlalchemy import Engine, create_engine, func, select, update
 
 import tests.test_store
+from auditor.cli import cli
 from auditor.llm import run_sync
 from auditor.policy import load_policy
 from auditor.run import audit, audit_async
@@ -47,12 +50,14 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     yield url
 
 
-def start_audit(tmp_path: Path, server: FakeOpenAI, db: str, *options: str) -> subprocess.Popen[bytes]:
+def start_audit(
+    tmp_path: Path, server: FakeOpenAI, db: str, *options: str, lease: float = LEASE
+) -> subprocess.Popen[bytes]:
     """``auditor audit`` on :data:`INPUTS` in a child process, one request at a time."""
     command = "from auditor.cli import main; main()"
     args = ["audit", *map(str, INPUTS), "--policy", "strict", "--judge", "openai:fake-judge"]
     args += ["--base-url", server.base_url, "--no-cascade", "--no-cache", "--db", db, *options]
-    env = {**os.environ, "AUDITOR_RUN_LEASE": str(LEASE), "OPENAI_API_KEY": "sk-test"}
+    env = {**os.environ, "AUDITOR_RUN_LEASE": str(lease), "OPENAI_API_KEY": "sk-test"}
     with (tmp_path / "child.out").open("wb") as out, (tmp_path / "child.err").open("wb") as err:
         return subprocess.Popen([sys.executable, "-c", command, *args], stdout=out, stderr=err, env=env)
 
@@ -166,3 +171,85 @@ def test_a_live_run_is_not_taken_over_by_a_second_audit(
         runs = {row.id: row for row in store.list_runs()}
     assert runs[live.id].status == "finished" and runs[live.id].answers_saved == len(second.answers)
     assert runs[second.run.id].status == "finished"
+
+
+LONG_LEASE = 600.0  # seconds: nothing in these tests waits for it to run out
+
+
+def test_a_killed_audit_is_listed_interrupted_and_resumed_at_once_on_its_host(
+    tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with FakeOpenAI(latency=0.3) as server:
+        child = start_audit(tmp_path, server, db_url, "--concurrency", "1", lease=LONG_LEASE)
+        counter = create_engine(db_url)
+        try:
+            wait_for(lambda: answer_rows(counter) >= 2, child)
+        finally:
+            counter.dispose()
+        child.send_signal(signal.SIGKILL)
+        assert child.wait(timeout=30) == -signal.SIGKILL
+        killed, _ = only_run(db_url)
+        assert killed.status == "running" and killed.owner.split(":")[1] == str(child.pid)
+        with Store(db_url) as store:
+            (listed,) = store.list_runs()
+        assert listed.status == "interrupted"  # its process is gone: no need to wait 600 s
+        server.latency = 0.0
+        monkeypatch.setenv("AUDITOR_RUN_LEASE", str(LONG_LEASE))
+        result = audit(INPUTS, policy=load_policy("strict"), base_url=server.base_url, db_url=db_url, **JUDGE)
+    assert result.run.id == killed.id and result.run.superseded == []  # resumed, well inside the lease
+    run, rows = only_run(db_url)
+    assert run.status == "finished" and rows == len(result.answers) == 13
+
+
+def dead_pid() -> int:
+    """The process id of a process that has exited (and been reaped)."""
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait(timeout=30)
+    return gone.pid
+
+
+def test_a_lapsed_or_dead_owner_is_listed_interrupted_and_a_live_one_running(db_url: str) -> None:
+    first = audit(INPUTS[:1], policy=load_policy("strict"), db_url=db_url)
+    host = socket.gethostname()
+    cases = {
+        f"elsewhere:{os.getpid()}:a": (datetime.now(UTC), "running"),  # another host, inside its lease
+        f"elsewhere:{os.getpid()}:b": (datetime.now(UTC) - timedelta(hours=2), "interrupted"),  # lapsed
+        f"{host}:{dead_pid()}:c": (datetime.now(UTC), "interrupted"),  # this host, process gone
+        f"{host}:{os.getpid()}:d": (datetime.now(UTC), "running"),  # this process: alive
+    }
+    for owner, (beat, expected) in cases.items():
+        with Store(db_url) as store, store.engine.begin() as conn:
+            conn.execute(
+                update(RunRecord)
+                .where(RunRecord.id == first.run.id)
+                .values(status="running", owner=owner, heartbeat_at=beat, lease_seconds=LONG_LEASE)
+            )
+        with Store(db_url) as store:
+            (row,) = store.list_runs()
+        assert row.status == expected, owner
+
+
+def test_a_rerun_that_finishes_beside_a_dead_owners_run_says_it_superseded_it(
+    tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AUDITOR_HOME", str(tmp_path / "home"))
+    first = audit(INPUTS[:2], policy=load_policy("strict"), db_url=db_url)
+    owner = f"{socket.gethostname()}:{dead_pid()}:x"
+    with Store(db_url) as store, store.engine.begin() as conn:
+        conn.execute(
+            update(RunRecord)
+            .where(RunRecord.id == first.run.id)
+            .values(status="running", owner=owner, heartbeat_at=datetime.now(UTC), lease_seconds=LONG_LEASE)
+        )
+    paths = [str(p) for p in INPUTS[:2]]
+    result = CliRunner().invoke(cli, ["audit", *paths, "--policy", "strict", "--db", db_url, "--no-resume"])
+    assert result.exit_code == 0, result.output
+    assert (
+        f"Run {first.run.id} was left running by a process that is gone: marked superseded" in result.output
+    )
+    with Store(db_url) as store:
+        runs = {row.id: row.status for row in store.list_runs()}
+    assert runs.pop(first.run.id) == "superseded" and list(runs.values()) == ["finished"]
+    # A superseded run is not resumed: the next audit starts a run of its own.
+    again = audit(INPUTS[:2], policy=load_policy("strict"), db_url=db_url)
+    assert again.run.id not in {first.run.id, *runs} and again.run.superseded == []

@@ -262,7 +262,14 @@ def test_a_judge_calling_everything_supported_with_real_quotes_fails_the_gate(
         )
     assert judge.by_kind["judge"] > 0  # the verdicts came through the real openai client
     claims = [c for a in gated.result.answers for c in a.claims or [] if c.verdict]
-    demoted = [c for c in claims if "quote_does_not_support" in c.judge_errors]
+    # the quote carries nothing, or lies only in a tool result's "(called as ...)" line (the
+    # unrelated sentence is often that line): either way the verdict is demoted
+    demoted = [
+        c
+        for c in claims
+        if "quote_does_not_support" in c.judge_errors
+        or any("only from the tool call" in e for e in c.judge_errors)
+    ]
     assert demoted and all(c.verdict == "absent" and not c.citations for c in demoted)
     assert all((c.rationale or "").startswith("demoted from supported: ") for c in demoted)
     assert not any(

@@ -121,6 +121,7 @@ def test_unknown_run_is_a_usage_error(tmp_path: Path) -> None:
     assert out.exit_code == 2 and "no run" in out.output
 
 
+@pytest.mark.slow
 def test_audit_shows_the_corrected_share_beside_the_raw_one_once_the_judge_is_calibrated(
     tmp_path: Path,
 ) -> None:

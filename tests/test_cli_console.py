@@ -166,6 +166,7 @@ def _first_progress(process: subprocess.Popen[str]) -> str:
     return seen
 
 
+@pytest.mark.slow
 def test_ctrl_c_says_what_was_saved_and_the_command_that_resumes(
     slow_server: FakeOpenAI, tmp_path: Path
 ) -> None:
@@ -216,6 +217,7 @@ def test_ctrl_c_says_what_was_saved_and_the_command_that_resumes(
     assert again.id == row.id and again.status == "finished"
 
 
+@pytest.mark.slow
 def test_ctrl_c_without_a_store_says_nothing_was_saved(slow_server: FakeOpenAI, tmp_path: Path) -> None:
     env = {**os.environ, "OPENAI_API_KEY": "test", "AUDITOR_HOME": str(tmp_path / "home")}
     args = [
@@ -237,6 +239,26 @@ def test_ctrl_c_without_a_store_says_nothing_was_saved(slow_server: FakeOpenAI, 
     _, rest = process.communicate(timeout=60)
     assert process.returncode == EXIT_INTERRUPTED, rest
     assert "nothing was saved (--no-store)" in rest and "--no-store" in rest.strip().splitlines()[-1]
+
+
+def test_sigterm_stops_a_background_job_of_a_shell_script(slow_server: FakeOpenAI, tmp_path: Path) -> None:
+    """``auditor audit ... &`` in a script: the shell starts the job with SIGINT ignored, which must
+    not make SIGTERM ignored too (it once took the Ctrl-C path by re-raising SIGINT)."""
+    env = {**os.environ, "OPENAI_API_KEY": "test", "AUDITOR_HOME": str(tmp_path / "home")}
+    audit = [str(AUDITOR), "audit", *map(str, INPUTS), "--judge", "openai:fake-judge"]
+    audit += ["--base-url", slow_server.base_url, "--concurrency", "1", "--no-cascade", "--no-store"]
+    script = '"$@" & echo "$!" >&2; wait "$!"; echo "status $?" >&2'
+    process = _start(["sh", "-c", script, "sh", *audit], env)
+    assert process.stderr is not None
+    pid = int(process.stderr.readline())
+    assert "audited 1/" in _first_progress(process)
+    with open(f"/proc/{pid}/status") as status:  # the shell did ignore SIGINT in the job
+        ignored = int(next(line for line in status if line.startswith("SigIgn:")).split()[1], 16)
+    assert ignored & (1 << (signal.SIGINT - 1))
+    os.kill(pid, signal.SIGTERM)
+    _, rest = process.communicate(timeout=60)
+    assert f"status {EXIT_INTERRUPTED}" in rest, rest
+    assert "Interrupted." in rest and "nothing was saved (--no-store)" in rest
 
 
 def test_on_a_terminal_the_bar_shows_eta_answers_claims_calls_and_tokens() -> None:

@@ -3,6 +3,7 @@ every shipped policy loads, and the public API is pinned."""
 
 from __future__ import annotations
 
+import ast
 import importlib
 import re
 
@@ -51,6 +52,7 @@ def test_every_shipped_policy_loads(name: str) -> None:
 
 
 PUBLIC_API = [
+    "AuditOptions",
     "AuditResult",
     "Policy",
     "Store",
@@ -108,3 +110,18 @@ def test_the_public_audit_function_is_not_shadowed_by_a_module() -> None:
 
     assert callable(auditor.audit)
     assert not any((ROOT / "auditor" / f"{name}.py").exists() for name in auditor.__all__)
+
+
+def test_the_sample_pytest_failure_is_what_the_plugin_prints() -> None:
+    from auditor.testing import NotGroundedError, assert_grounded
+
+    page = (ROOT / "docs" / "pytest.md").read_text(encoding="utf-8")
+    call = re.search(r"A failing check of `assert_grounded\((.*?)\)` reads", page)
+    block = re.search(r"reads \(`tests/test_docs.py`[^\n]*\n\n```\n(.*?)```", page, re.S)
+    assert call and block, "docs/pytest.md lost its sample failure"
+    refund = repr("Refunds are accepted within 30 days of purchase.")
+    answer, evidence = ast.literal_eval(f"({call.group(1).replace('REFUND', refund)})")
+    with pytest.raises(NotGroundedError) as failure:
+        assert_grounded(answer, evidence)
+    printed = f"auditor.testing.NotGroundedError: {failure.value}".splitlines()
+    assert [line.removeprefix("E   ") for line in block.group(1).splitlines()] == printed

@@ -12,6 +12,7 @@ from importlib import metadata
 from pathlib import Path
 from types import ModuleType
 
+import pytest
 import xmlschema
 from click.testing import CliRunner
 from packaging.requirements import Requirement
@@ -47,6 +48,7 @@ def test_the_guarded_agent_serves_grounded_answers_and_strips_the_rest() -> None
     assert "$95.00" not in text and "approved on 2026-03-12" in text and "I removed 1 statement" in text
 
 
+@pytest.mark.slow
 def test_the_gate_passes_on_the_committed_golden_traces(tmp_path: Path) -> None:
     junit = tmp_path / "gate.xml"
     result = CliRunner().invoke(
@@ -57,6 +59,7 @@ def test_the_gate_passes_on_the_committed_golden_traces(tmp_path: Path) -> None:
     xmlschema.XMLSchema(str(ROOT / "tests" / "support" / "junit-4.xsd")).validate(str(junit))
 
 
+@pytest.mark.slow
 def test_golden_traces_regenerate_and_a_regression_fails_the_gate(tmp_path: Path) -> None:
     fresh = example.export_golden(tmp_path / "fresh")
     committed = json.loads((EXAMPLES / "golden" / "runs.json").read_text(encoding="utf-8"))
@@ -115,6 +118,7 @@ def _closure(requirements: list[Requirement]) -> set[str]:
     return seen
 
 
+@pytest.mark.slow
 def test_each_example_installs_what_it_imports_with_its_documented_line() -> None:
     providers = metadata.packages_distributions()
     for example in sorted(EXAMPLES.glob("*.py")):

@@ -233,7 +233,24 @@ def test_export_to_stdout_never_drives_the_terminal_and_keeps_the_data(tmp_path:
     assert code == 0 and RAW.search(out) is None
     back = [json.loads(line) for line in out.splitlines()]
     assert back == expected(result) and any(EVIL in row["answer"] for row in back)
+    file = tmp_path / "evil.jsonl"
+    assert invoke("export", result.run.id, "-o", str(file), "--db", db)[0] == 0
+    assert [json.loads(line) for line in file.read_text(encoding="utf-8").splitlines()] == back  # exact
+
+
+def test_csv_shows_control_characters_even_in_a_file(tmp_path: Path) -> None:
+    """CSV has no escapes and ends up in terminals (``cat``, ``column``) and spreadsheets: a control
+    sequence in trace text is written visible, as the console shows it; list cells are JSON, exact."""
+    from tests.test_console_safety import EVIL, RAW, VISIBLE, hostile_trace
+
+    db = f"sqlite:///{tmp_path / 'evil.db'}"
+    result = audit([hostile_trace(tmp_path)], db_url=db)
     file = tmp_path / "evil.csv"
     assert invoke("export", result.run.id, "--format", "csv", "-o", str(file), "--db", db)[0] == 0
+    written = file.read_text(encoding="utf-8")
+    assert RAW.search(written.replace("\r\n", "\n")) is None
     with file.open(encoding="utf-8", newline="") as stream:
-        assert any(EVIL in row["answer"] for row in csv.DictReader(stream))  # a file keeps it exact
+        rows = list(csv.DictReader(stream))
+    assert rows and all(VISIBLE in row["answer"] and VISIBLE in row["question"] for row in rows)
+    assert [json.loads(row["quotes"]) for row in rows] == [row["quotes"] for row in expected(result)]
+    assert EVIL in result.answers[0].text  # the stored text itself is unchanged

@@ -60,6 +60,7 @@ def regenerated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_files_are_produced(regenerated: Path, scenario: str) -> None:
     for name in FILES:

@@ -165,6 +165,7 @@ def test_a_character_device_is_not_a_regular_file() -> None:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
 def test_a_fifo_is_refused_without_opening_it(tmp_path: Path) -> None:
     fifo = tmp_path / "pipe.jsonl"

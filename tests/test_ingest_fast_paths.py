@@ -86,6 +86,7 @@ def test_random_numbers_read_the_same() -> None:
         assert loads_fast(big) == json.loads(big)
 
 
+@pytest.mark.slow
 def test_the_fast_reader_gives_up_on_deep_nesting_before_json_loads_would() -> None:
     # Where json.loads gives up depends on the stack; from the same place, the fast reader must
     # never read a value json.loads would refuse (it would turn a recorded problem into a read).

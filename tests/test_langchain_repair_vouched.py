@@ -76,6 +76,7 @@ def test_fixture_run_trees_read_the_same_vouched_or_checked_in_full(path: Path) 
     assert not _vouched_ids(path.read_bytes())
 
 
+@pytest.mark.slow
 def test_fault_corpus_run_tree_files_read_the_same_vouched_or_checked_in_full() -> None:
     files = run_tree_files()
     assert len(files) > 20

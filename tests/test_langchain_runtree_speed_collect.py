@@ -172,6 +172,7 @@ def test_fixture_run_trees_read_as_with_the_former_generators(path: Path) -> Non
     _same_both_ways(path.read_bytes())  # one JSON document: read element by element
 
 
+@pytest.mark.slow
 def test_the_fault_corpus_reads_as_with_the_former_generators() -> None:
     files = run_tree_files()
     assert files

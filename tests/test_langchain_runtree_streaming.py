@@ -10,6 +10,7 @@ import io
 import json
 from typing import Any
 
+import pytest
 from auditor_langchain.runtree import EVICTED_REASON, PART_REASON, RunTreeAdapter
 from test_langchain_runtree import ROOT, run, sample_runs
 
@@ -58,6 +59,7 @@ def test_json_list_is_read_element_by_element() -> None:
     check_streams(data, 60, small_window())
 
 
+@pytest.mark.slow
 def test_langsmith_export_object_is_read_element_by_element() -> None:
     # On one line, longer than the 1 MB the adapter peeks at to tell JSONL from a document.
     runs = [r for k in range(1000) for r in copy(k)]

@@ -42,6 +42,7 @@ def test_fixture_run_tree_spans_are_what_validation_builds(path: Path) -> None:
             _same_as_validated(span)
 
 
+@pytest.mark.slow
 def test_every_run_kind_and_fault_corpus_spans_are_what_validation_builds() -> None:
     traces, _ = parse(json.dumps(sample_runs()))
     assert {span.kind for span in traces[0].spans} >= {"chain", "llm", "tool", "retriever"}

@@ -15,6 +15,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from auditor.claims import Claim
 from auditor.evidence import Evidence, EvidenceKind
 from auditor.judges import ClaimVerdict, Label, OfflineJudge, UnjudgedReason, verify_quotes
@@ -52,17 +54,19 @@ def _best_time(text: str) -> float:
     best = float("inf")
     for _ in range(5):
         clear_cache()  # read the text again, not the cached reading
-        started = time.perf_counter()
+        started = time.thread_time()  # CPU time of this thread: a loaded machine barely moves it
         extract(text)
-        best = min(best, time.perf_counter() - started)
+        best = min(best, time.thread_time() - started)
     return best
 
 
+@pytest.mark.slow
 def test_quantity_extraction_grows_linearly() -> None:
-    small, large = numbers(25_000), numbers(100_000)
-    assert len(extract(large)) > 15_000  # every number is found, once
+    # A growth test, not a speed test: 8x the text must not cost anywhere near 64x (quadratic).
+    small, large = numbers(25_000), numbers(200_000)
+    assert len(extract(large)) > 30_000  # every number is found, once
     ratio = _best_time(large) / _best_time(small)
-    assert ratio < 8, f"4x the text took {ratio:.1f}x the time (quadratic would be about 16x)"
+    assert ratio < 24, f"8x the text took {ratio:.1f}x the CPU time (linear is about 8x, quadratic 64x)"
 
 
 _JUDGE_SCRIPT = """
@@ -78,6 +82,7 @@ print(json.dumps([[v.label.value, v.unjudged_reason] for v in OfflineJudge().jud
 """
 
 
+@pytest.mark.slow
 def test_a_2_mb_tool_result_of_numbers_is_judged_within_a_hang_bound() -> None:
     text = "Refund 10042 was $80.00 on 2025-03-03. " + numbers(2_000_000)
     done = subprocess.run(
@@ -131,6 +136,7 @@ def test_a_json_text_cut_inside_a_string_yields_no_pairs_from_the_string() -> No
     assert whole == ['"amount": 80', '"note": "fee: 15, approved: true, days: 14"']
 
 
+@pytest.mark.slow
 def test_the_claim_budget_is_shared_by_the_items_in_order() -> None:
     block = FILLER * (ITEM_CHARS // len(FILLER) - 1)
     count = CLAIM_CHARS // len(block) + 1

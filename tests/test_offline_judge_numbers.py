@@ -145,6 +145,7 @@ def _generated_texts(count: int, seed: int) -> list[str]:
     return texts
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("evidence", [False, True])
 def test_ruling_patterns_out_by_substring_changes_no_reading(
     evidence: bool, monkeypatch: pytest.MonkeyPatch

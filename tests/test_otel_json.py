@@ -245,3 +245,18 @@ def test_deep_nesting_is_bounded_and_the_rest_of_the_file_is_read() -> None:
     [trace] = traces
     assert [s.name for s in trace.spans] == ["root", "moderate"]
     assert trace.model_dump_json()
+
+
+def test_a_time_past_signed_64_bits_is_kept_with_a_warning() -> None:
+    late = span(2, "late", parent=1, endTimeUnixNano=str(2**64 - 1))  # fixed64's largest: year 2554
+    text = line([span(1, "root"), late, span(3, "never", parent=1, endTimeUnixNano=str(2**80))])
+    traces, problems = parse(text + "\n")
+    assert [(p.span_id, p.severity) for p in problems] == [
+        (sid(2), Severity.WARNING),
+        (sid(3), Severity.WARNING),
+        (sid(3), Severity.ERROR),
+    ]
+    assert "2^63" in problems[0].reason and "could not be built" in problems[2].reason
+    [trace] = traces
+    assert [s.name for s in trace.spans] == ["root", "late"]
+    assert trace.spans[1].end == datetime(2554, 7, 21, 23, 34, 33, 709551, tzinfo=UTC)

@@ -206,3 +206,62 @@ def test_tool_call_id_is_recovered_from_the_next_model_input() -> None:
     )
     tool = named(trace, "execute_tool get_refund").tool
     assert tool is not None and tool.call_id == "call_mh_2"
+
+
+def test_sdk_tool_decorator_envelope_and_json_string_output() -> None:
+    # traceloop-sdk's @tool around a plain function (as tests/fixtures/frameworks/openllmetry holds).
+    attrs = {
+        "traceloop.span.kind": "tool",
+        "traceloop.entity.name": "get_weather",
+        "gen_ai.tool.name": "get_weather",
+        "traceloop.entity.input": json.dumps({"args": [], "kwargs": {"city": "Paris"}}),
+        "traceloop.entity.output": json.dumps(json.dumps({"city": "Paris", "conditions": "light rain"})),
+    }
+    tool = one_trace(span(1, "get_weather.tool", attrs=attrs), scope="traceloop.tracer").spans[0]
+    assert tool.kind == SpanKind.TOOL and tool.tool is not None
+    assert tool.tool.arguments == {"city": "Paris"}
+    assert tool.tool.result == '{"city": "Paris", "conditions": "light rain"}'
+
+
+def test_sdk_decorator_positional_arguments_stay_with_the_keywords() -> None:
+    attrs = {
+        "traceloop.span.kind": "tool",
+        "traceloop.entity.name": "lookup",
+        "traceloop.entity.input": json.dumps({"args": ["ACME"], "kwargs": {"limit": 2}}),
+        "traceloop.entity.output": json.dumps("3 orders"),
+    }
+    tool = one_trace(span(1, "lookup.tool", attrs=attrs), scope="traceloop.tracer").spans[0]
+    assert tool.tool is not None
+    assert tool.tool.arguments == {"args": ["ACME"], "limit": 2}
+    assert tool.tool.result == "3 orders"
+
+
+def test_sdk_workflow_output_text_is_the_returned_string() -> None:
+    attrs = {
+        "traceloop.span.kind": "workflow",
+        "traceloop.entity.name": "support_agent",
+        "traceloop.entity.input": json.dumps({"args": ["What is the weather?"], "kwargs": {}}),
+        "traceloop.entity.output": json.dumps("It is 14 °C."),
+    }
+    workflow = one_trace(span(1, "support_agent.workflow", attrs=attrs), scope="traceloop.tracer").spans[0]
+    assert workflow.kind == SpanKind.CHAIN
+    assert workflow.output_text == "It is 14 °C."
+
+
+def test_sdk_task_called_with_chat_messages_has_them_as_input() -> None:
+    messages = [{"role": "system", "content": "Be Ada."}, {"role": "user", "content": "Weather?"}]
+    python = {
+        "traceloop.span.kind": "task",
+        "traceloop.entity.input": json.dumps({"args": [messages], "kwargs": {}}),
+    }
+    node = {
+        "traceloop.span.kind": "task",
+        "traceloop.entity.input": json.dumps({"args": [], "kwargs": messages}),
+    }
+    for attrs in (python, node):
+        task = one_trace(span(1, "call_model.task", attrs=attrs), scope="traceloop.tracer").spans[0]
+        assert task.kind == SpanKind.CHAIN
+        assert [(m.role, m.content) for m in task.input_messages] == [
+            ("system", "Be Ada."),
+            ("user", "Weather?"),
+        ]

@@ -61,6 +61,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.slow
 def test_catastrophic_patterns_on_hostile_metadata_finish() -> None:
     stdin = json.dumps([[pattern, value] for pattern, value, _ in HOSTILE])
     try:

@@ -104,6 +104,7 @@ def test_the_golden_set_marker_makes_one_case_per_answer(pytester: pytest.Pytest
     assert "golden.jsonl:3: not valid JSON" in out  # the skipped line, named
 
 
+@pytest.mark.slow
 def test_the_judge_and_policy_come_from_the_ini_and_the_command_line(pytester: pytest.Pytester) -> None:
     _golden(pytester.path / "golden.jsonl")
     pytester.makeini("[pytest]\nauditor_policy = strict\n")

@@ -57,6 +57,7 @@ def count_rows(url: str, model: type[TraceContentRecord] | type[RunTraceRecord])
         return int(conn.scalar(select(func.count()).select_from(model)) or 0)
 
 
+@pytest.mark.slow
 def test_reaudit_under_another_policy_equals_an_audit_of_the_deleted_files(tmp_path: Path) -> None:
     inputs = copy_inputs(tmp_path)
     url = f"sqlite:///{tmp_path / 'runs.db'}"
@@ -85,6 +86,7 @@ def test_reaudit_under_another_policy_equals_an_audit_of_the_deleted_files(tmp_p
     assert count_rows(url, TraceContentRecord) == len({(t.trace_id, trace_digest(t)) for t in read})
 
 
+@pytest.mark.slow
 def test_cli_reaudit_defaults_to_the_runs_policy_and_judge_and_prints_like_audit(tmp_path: Path) -> None:
     inputs = copy_inputs(tmp_path)
     url = f"sqlite:///{tmp_path / 'runs.db'}"
@@ -199,6 +201,7 @@ def without_settled_by(result: AuditResult) -> tuple[list[dict[str, object]], di
     return answers, summary
 
 
+@pytest.mark.slow
 def test_postgresql_round_trip(fresh_pg_url: str, tmp_path: Path) -> None:  # noqa: F811
     inputs = copy_inputs(tmp_path)
     Store(fresh_pg_url, upgrade=True).close()

@@ -65,6 +65,7 @@ def test_fixtures_read_the_same_vouched_or_checked_in_full(path: Path) -> None:
     assert any(item.startswith("{") for item in _same_both_ways(path.read_bytes()))
 
 
+@pytest.mark.slow
 def test_fault_corpus_otlp_files_read_the_same_vouched_or_checked_in_full() -> None:
     adapter = OtlpJsonAdapter()
     read = 0

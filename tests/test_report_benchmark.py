@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from benchmarks import report
-from benchmarks.__main__ import _table
+from benchmarks.tables import markdown_table
 from tests.support.browser import require_browser
 
 
@@ -24,4 +24,4 @@ def test_the_report_benchmark_measures_the_fixed_before_and_this_checkout() -> N
     assert results["ratio"]["10"]["bytes_per_answer"] == pytest.approx(after["bytes"] / before["bytes"])
     title, header, rows = report.table(results)
     assert [r[1] for r in rows] == ["before", "after"] and "bytes/answer" in header
-    assert "HTML report at scale" in _table(title, header, rows)
+    assert "HTML report at scale" in markdown_table(title, header, rows)

@@ -30,7 +30,10 @@ TAGS: dict[str, Callable[[AnswerOut], bool]] = {
     "unjudged": lambda a: any(c.verdict == "unjudged" for c in a.claims or []),
     "conflict": lambda a: any(c.conflicts for c in a.claims or []),
     "misattributed": lambda a: any(c.misattributed for c in a.claims or []),
-    "undecided": lambda a: any(c.unjudged_reason == "offline_undecided" for c in a.claims or []),
+    # the offline judge could not tell, or the answer as a whole is undecided (unjudged, none unsupported)
+    "undecided": lambda a: (
+        a.undecided or any(c.unjudged_reason == "offline_undecided" for c in a.claims or [])
+    ),
     "grounded": lambda a: bool(a.grounded) and not a.refusal,
     "refusal": lambda a: bool(a.refusal),
 }

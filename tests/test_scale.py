@@ -295,6 +295,7 @@ def test_the_rate_limit_holds_across_workers(ray_cluster: Any, tmp_path: Path) -
 # -- without Ray ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_without_ray_the_engine_is_one_line(tmp_path: Path) -> None:
     script = "import sys; sys.modules['ray'] = None\nfrom auditor.cli import main\nmain()\n"
     args = ["audit", str(EXAMPLES[0]), "--engine", "ray", "--db", f"sqlite:///{tmp_path / 'x.db'}"]

@@ -37,7 +37,7 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Stored]:
 def client_for(db: str, token: str | None) -> Iterator[TestClient]:
     with Store(db) as store:
         app = create_app(serve_config(db_url=db, token=token), store, Intake(store), receivers())
-        with TestClient(app, follow_redirects=False) as client:
+        with TestClient(app, base_url="http://127.0.0.1:4318", follow_redirects=False) as client:
             yield client
 
 

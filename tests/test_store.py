@@ -633,6 +633,7 @@ def open_at_once(
     ]
 
 
+@pytest.mark.slow
 def test_processes_opening_a_new_sqlite_store_at_once_all_succeed(tmp_path: Path) -> None:
     urls = [f"sqlite:///{tmp_path / f'new-{n}' / 'auditor.db'}" for n in range(RACES)]
     outcomes = open_at_once(tmp_path, urls, "open")
@@ -643,6 +644,7 @@ def test_processes_opening_a_new_sqlite_store_at_once_all_succeed(tmp_path: Path
             assert store.revision() == head_revision() and store.list_runs() == []
 
 
+@pytest.mark.slow
 def test_concurrent_db_upgrades_of_a_new_postgres_schema_all_succeed(tmp_path: Path, pg_url: str) -> None:
     with contextlib.ExitStack() as schemas:
         urls = [schemas.enter_context(pg_schema(pg_url)) for _ in range(RACES)]

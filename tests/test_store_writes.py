@@ -224,6 +224,7 @@ def slow_writes(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
+@pytest.mark.slow
 def test_progress_never_counts_an_answer_a_kill_would_lose(db_url: str, slow_writes: None) -> None:
     Store(db_url, upgrade=True).close()
     reader = create_engine(db_url)  # another connection: sees only what is committed

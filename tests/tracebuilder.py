@@ -48,9 +48,18 @@ class TraceBuilder:
         return span_id
 
     def chain(
-        self, span_id: str, start: float, end: float, parent: str | None = None, name: str = "agent"
+        self,
+        span_id: str,
+        start: float,
+        end: float,
+        parent: str | None = None,
+        name: str = "agent",
+        input_text: str | None = None,
+        output_text: str | None = None,
     ) -> str:
-        return self._add(span_id, name, SpanKind.CHAIN, start, end, parent)
+        return self._add(
+            span_id, name, SpanKind.CHAIN, start, end, parent, input_text=input_text, output_text=output_text
+        )
 
     def llm(
         self,

@@ -206,7 +206,12 @@ def parse_marker(marker: str) -> list[Target]:
         if prefix is not None:
             return body_targets(inner[prefix.end() :])
         word = _PAREN_WORD.match(inner)
-        return _numbered(inner[word.end() :] if word else inner, labelled=False)
+        numbered = _numbered(inner[word.end() :] if word else inner, labelled=False)
+        if numbered or word:
+            return numbered
+        # "(doc-b)", "(faq-returns, kb-7)": ids in parentheses (adopted as markers because they
+        # name the answer's evidence, :mod:`auditor.claims._adopt`)
+        return [_named(part.strip()) for part in _SPLIT.split(inner) if part.strip()]
     if inner[:1].isdigit():
         return _numbered(inner, labelled=True)
     return [_named(part.strip()) for part in _SPLIT.split(inner) if part.strip()]

@@ -72,6 +72,12 @@ def normalise_url(url: str) -> str | None:
     return host + path + (f"?{parts.query}" if parts.query else "")
 
 
+def item_names(item: Evidence) -> set[str]:
+    """What a marker may call an item by: its ids (:func:`_ids`) and its title, lower case."""
+    title = item.metadata.get("title")
+    return _ids(item) | ({title.strip().casefold()} if isinstance(title, str) and title.strip() else set())
+
+
 def _ids(item: Evidence) -> set[str]:
     names = [item.evidence_id, item.document_id, *(item.metadata.get(k) for k in _ID_KEYS)]
     return {str(n).strip().lower() for n in names if isinstance(n, str | int) and str(n).strip()}
@@ -153,7 +159,11 @@ class MarkerResolver:
 
     def _named(self, target: Target) -> tuple[list[Evidence], str | None]:
         ids = set(target.ids)
-        by_id = [e for e, names in self._ids if names & ids]
+        by_id = [e for e, names in self._ids if names & ids] or [
+            e
+            for e in self.evidence
+            if item_names(e) & ids  # a title ("[Returns FAQ]")
+        ]
         if by_id:
             return by_id, "id"
         urls = {u for u in (normalise_url(x) for x in target.urls) if u is not None}

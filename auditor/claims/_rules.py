@@ -17,9 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from auditor.claims._adopt import adopt_markers
 from auditor.claims._model import Claim, ClaimExtractor, Decomposition, ScreenReason
 from auditor.claims._screen import screen
-from auditor.claims._split import split_answer, trim
+from auditor.claims._split import Piece, split_answer, trim
 from auditor.evidence import Answer
 
 __all__ = ["EXTRACTOR_NAME", "RuleExtractor", "attach_markers", "decompose_answer", "decompose_text"]
@@ -55,19 +56,26 @@ def decompose_text(answer_id: str, text: str, question: str | None = None) -> De
 
 
 def decompose_answer(answer: Answer) -> Decomposition:
-    """The rule-based decomposition of one answer (sync; no I/O)."""
-    return decompose_text(answer.answer_id, answer.text, answer.question)
+    """The rule-based decomposition of one answer (sync; no I/O), with the bracketed ids of its
+    own evidence taken as citation markers (:func:`auditor.claims._adopt.adopt_markers`)."""
+    return adopt_markers(decompose_text(answer.answer_id, answer.text, answer.question), answer)
 
 
-def attach_markers(decomposition: Decomposition, text: str) -> Decomposition:
+def attach_markers(decomposition: Decomposition, text: str, answer: Answer | None = None) -> Decomposition:
     """Give the claims of another extractor (an LLM's) the markers the rules would attach.
 
     A claim without markers gets those of every rule-based piece it overlaps, so citations are
     judged whichever extractor split the answer. Claims that carry markers are left as they are.
+    With ``answer``, the bracketed ids of its evidence count as markers too, as the rules adopt
+    them (:func:`auditor.claims._adopt.adopt_markers`).
     """
     if decomposition.extractor == EXTRACTOR_NAME or not any(c.start < c.end for c in decomposition.claims):
         return decomposition
-    pieces = [p for p in split_answer(text) if p.citations]
+    pieces: list[Claim] | list[Piece] = (
+        [c for c in decompose_answer(answer).claims if c.citations]
+        if answer is not None and answer.text == text
+        else [p for p in split_answer(text) if p.citations]
+    )
     if not pieces:
         return decomposition
     claims = []

@@ -56,13 +56,16 @@ class _AuditorGroup(click.Group):
 
 
 def _ctrl_c(_signum: int, _frame: FrameType | None) -> None:
-    signal.raise_signal(signal.SIGINT)
+    # Raised here, not by re-raising SIGINT: a shell script's background job starts with SIGINT
+    # ignored, and SIGTERM must stop it all the same.
+    raise KeyboardInterrupt
 
 
 @contextmanager
 def _sigterm_as_ctrl_c() -> Iterator[None]:
     """SIGTERM (``kill``, a container stopping) takes the Ctrl-C path while a command runs: an
-    audit marks its run ``interrupted``, keeping what it finished, and exits like Ctrl-C."""
+    audit marks its run ``interrupted``, keeping what it finished, and exits like Ctrl-C (130),
+    whatever the process inherited for SIGINT or SIGTERM."""
     if threading.current_thread() is not threading.main_thread():
         yield  # signal handlers can only be set from the main thread
         return

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import click
 
@@ -26,20 +26,17 @@ from auditor.cli.options import (
     report_option,
     traces_argument,
 )
+from auditor.judges import describe_unjudged
 from auditor.settings import setting
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from rich.console import Console
 
     from auditor.policy import Policy
     from auditor.results import AnswerOut, AuditResult
-
-#: ``auditor audit`` exits with this when it ran but some claims could not be judged.
-EXIT_UNJUDGED = 3
-#: ``auditor audit`` and ``auditor evidence`` exit with this when they ran but the run is incomplete:
-#: some traces hold model calls from which no answer was read (each is a ``no_answer`` problem).
-#: It takes precedence over :data:`EXIT_UNJUDGED`.
-EXIT_INCOMPLETE = 4
+    from auditor.run import AuditOptions, Progress
 
 #: How much per-answer detail ``print_audit`` shows.
 Detail = Literal["problems", "all", "none"]
@@ -121,10 +118,18 @@ def print_audit(
                     f"{shown(', '.join(claim.inadmissible_support))}[/]"
                 )
             if claim.unjudged_reason:
-                say(f"      [magenta]unjudged: {shown(claim.unjudged_reason)}[/]")
-            elif claim.rationale:
+                say(
+                    f"      [magenta]unjudged ({shown(claim.unjudged_reason)}): "
+                    f"{shown(describe_unjudged(claim.unjudged_reason))}[/]"
+                )
+            if claim.rationale:
                 say(f"      [dim]{shown(claim.rationale, multiline=True)}[/]")
-        if answer.groundedness is not None:
+        if answer.undecided:  # no percentage: the claims it leaves out are the ones in doubt
+            say(
+                f"  undecided: {answer.unjudged} claim(s) the judge could not decide, none decided "
+                "unsupported: NOT grounded"
+            )
+        elif answer.groundedness is not None:
             say(
                 f"  groundedness {answer.groundedness:.2f}, contradicted {answer.contradicted}, "
                 f"unjudged {answer.unjudged}"
@@ -313,20 +318,19 @@ workers_option = click.option(
 
 def audit_on_cluster(
     traces: list[Path],
-    common: dict[str, Any],
+    options: AuditOptions,
+    on_progress: Callable[[Progress], None],
     address: str | None,
     workers: int | None,
-    trace_id: str | None,
-    store: bool,
 ) -> AuditResult:
-    """``--engine ray``: :func:`auditor.scale.audit_on_ray` with the options ``audit`` shares."""
+    """``--engine ray``: :func:`auditor.scale.audit_on_ray` with the options ``audit`` built."""
     from auditor.scale import audit_on_ray
 
-    if trace_id:
+    if options.trace_id:
         raise click.UsageError("--trace-id selects one trace: run it without --engine ray.")
-    if not store:
+    if not options.store:
         raise click.UsageError("--engine ray stores the run (its workers write it): drop --no-store.")
-    return audit_on_ray(traces, address=address, workers=workers, **common)
+    return audit_on_ray(traces, options, on_progress=on_progress, address=address, workers=workers)
 
 
 @click.command("audit")
@@ -409,13 +413,30 @@ def audit_command(
     from auditor.cli.progress import Tracker, progress_reporter
     from auditor.metrics import load_labels
     from auditor.policy import load_policy
-    from auditor.run import audit
+    from auditor.run import AuditOptions, audit
 
     if quiet and verbose:
         raise click.UsageError("--quiet and --verbose contradict each other; choose one.")
     check_outputs(json=json_path, report=report_path)
     policy = load_policy(setting("policy", policy_name))
-    labels = load_labels(labels_path) if labels_path else None
+    # The options, built once from the flags and the settings, travel whole from here on.
+    options = AuditOptions(
+        policy=policy,
+        judge=setting("judge", judge_spec) or "offline",
+        base_url=setting("base_url", base_url),
+        decomposer=decomposer,
+        cascade=cascade,
+        cache=cache,
+        concurrency=concurrency,
+        rate_limit=rate_per_second(rate_limit),
+        format=format_,
+        trace_id=trace_id,
+        labels=load_labels(labels_path) if labels_path else None,
+        calibration=calibration,
+        db_url=db_url,
+        store=store,
+        resume=resume,
+    )
     err = Console(stderr=True)
     tracker = Tracker()
     # What start-up made (modules, classes, the policy) lives as long as the command: out of the
@@ -428,26 +449,10 @@ def audit_command(
     try:
         try:  # the bar is closed before the message, so the message stays on screen
             with progress_reporter(err, enabled=not quiet, tracker=tracker) as on_progress:
-                common: dict[str, Any] = {
-                    "policy": policy,
-                    "judge": setting("judge", judge_spec) or "offline",
-                    "base_url": setting("base_url", base_url),
-                    "cascade": cascade,
-                    "cache": cache,
-                    "decomposer": decomposer,
-                    "format": format_,
-                    "concurrency": concurrency,
-                    "rate_limit": rate_per_second(rate_limit),
-                    "labels": labels,
-                    "db_url": db_url,
-                    "resume": resume,
-                    "on_progress": on_progress,
-                    "calibration": calibration,
-                }
                 if engine == "ray":
-                    result = audit_on_cluster(list(traces), common, address, workers, trace_id, store)
+                    result = audit_on_cluster(list(traces), options, on_progress, address, workers)
                 else:
-                    result = audit(list(traces), trace_id=trace_id, store=store, **common)
+                    result = audit(list(traces), options, on_progress=on_progress)
         except KeyboardInterrupt:
             saved = saved_answers(tracker, db_url) if store else None
             print_interrupted(tracker, command_line(ctx), err, stored=store, saved=saved)
@@ -482,10 +487,11 @@ def finish_command(
 ) -> None:
     """What ``auditor audit`` (and ``auditor reaudit``) show once the run is done: the answers and
     summary or the JSON, the report, the stored run, why claims went unjudged, the input problems;
-    then the exit status (:data:`EXIT_INCOMPLETE` when some traces with model calls yielded no
-    answer, else :data:`EXIT_UNJUDGED` when some claims could not be judged)."""
+    then the exit status (:data:`~auditor.cli.output.EXIT_INCOMPLETE` when some traces with model
+    calls yielded no answer, else :data:`~auditor.cli.output.EXIT_UNJUDGED` when some claims could
+    not be judged)."""
     from auditor.cli.evidence import print_problems
-    from auditor.cli.output import listing_console, shown
+    from auditor.cli.output import EXIT_INCOMPLETE, EXIT_UNJUDGED, listing_console, shown
     from auditor.report import write_report
     from auditor.text import json_printable
 
@@ -505,6 +511,12 @@ def finish_command(
         run_id = result.run.id
         err.print(
             f"Run {run_id} stored (auditor show {run_id[:12]}; auditor export {run_id[:12]} -o claims.jsonl)",
+            highlight=False,
+            soft_wrap=True,
+        )
+    for old in result.run.superseded:  # said even with --quiet: a run's status changed
+        err.print(
+            f"Run {old} was left running by a process that is gone: marked superseded by run {result.run.id}.",
             highlight=False,
             soft_wrap=True,
         )

@@ -142,6 +142,6 @@ def evidence_command(
             err.print(f"Wrote {shown(str(json_path))}")
     print_problems(result, err)
     if result.run.unanswered_traces:
-        from auditor.cli.audit import EXIT_INCOMPLETE
+        from auditor.cli.output import EXIT_INCOMPLETE
 
         sys.exit(EXIT_INCOMPLETE)

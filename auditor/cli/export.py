@@ -114,8 +114,9 @@ def export_command(run_id: str, format_: str, output: Path, db_url: str | None) 
 class _TerminalSafe:
     """Stdout for an export: trace text must not drive the terminal.
 
-    JSON Lines get DEL, C1 controls and bidi marks as ``\\uXXXX`` (the same data); CSV has no
-    escapes, so on a terminal control characters are made visible, and in a pipe it is left exact.
+    JSON Lines get DEL, C1 controls and bidi marks as ``\\uXXXX`` (the same data). CSV cells already
+    show control characters (:func:`auditor.results.write_rows`); on a terminal its CR-LF row ends
+    become newlines.
     """
 
     def __init__(self, stream: TextIO, *, csv: bool) -> None:

@@ -1,4 +1,4 @@
-"""What the commands write: trace text on the terminal, and the files named by output options.
+"""What the commands write: trace text on the terminal, the files named by output options, the exit statuses.
 
 Trace text is untrusted, so everything a command prints from a trace (answers, evidence, ids,
 names, problems, error messages that quote them) goes through :func:`shown` (Rich markup escaped,
@@ -18,6 +18,13 @@ from auditor.text import printable
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+#: ``auditor audit`` (and ``reaudit``) exit with this when it ran but some claims could not be judged.
+EXIT_UNJUDGED = 3
+#: ``auditor audit`` and ``auditor evidence`` exit with this when they ran but the run is incomplete:
+#: some traces hold model calls from which no answer was read (each is a ``no_answer`` problem).
+#: It takes precedence over :data:`EXIT_UNJUDGED`.
+EXIT_INCOMPLETE = 4
 
 
 def shown(text: str, *, multiline: bool = False) -> str:

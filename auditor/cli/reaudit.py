@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from functools import partial
 from pathlib import Path
 from typing import Literal
 
@@ -112,39 +111,40 @@ def reaudit_command(
     from auditor.cli.progress import Tracker, progress_reporter
     from auditor.metrics import load_labels
     from auditor.policy import load_policy
-    from auditor.run import reaudit, stored_policy
+    from auditor.run import AuditOptions, reaudit, stored_policy
 
     if quiet and verbose:
         raise click.UsageError("--quiet and --verbose contradict each other; choose one.")
     check_outputs(json=json_path, report=report_path)
     policy = load_policy(policy_name) if policy_name is not None else stored_policy(run_id, db_url)
-    labels = load_labels(labels_path) if labels_path else None
-    rate = rate_per_second(rate_limit)
+    # The options, built once from the flags and the settings, travel whole from here on (a
+    # judge of None is the run's own).
+    options = AuditOptions(
+        policy=policy,
+        judge=judge_spec,
+        base_url=setting("base_url", base_url),
+        decomposer=decomposer,
+        cascade=cascade,
+        cache=cache,
+        concurrency=concurrency,
+        rate_limit=rate_per_second(rate_limit),
+        labels=load_labels(labels_path) if labels_path else None,
+        calibration=calibration,
+        db_url=db_url,
+        resume=resume,
+    )
     err = Console(stderr=True)
     tracker = Tracker()
     try:  # the bar is closed before the message, so the message stays on screen
         with progress_reporter(err, enabled=not quiet, tracker=tracker) as on_progress:
-            run = reaudit
             if engine == "ray":  # the kept traces as shards on a Ray cluster (docs/scale.md)
                 from auditor.scale import reaudit_on_ray
 
-                run = partial(reaudit_on_ray, address=address, workers=workers)
-            result = run(
-                run_id,
-                policy=policy,
-                judge=judge_spec,
-                db_url=db_url,
-                base_url=setting("base_url", base_url),
-                cascade=cascade,
-                cache=cache,
-                decomposer=decomposer,
-                concurrency=concurrency,
-                labels=labels,
-                resume=resume,
-                on_progress=on_progress,
-                calibration=calibration,
-                rate_limit=rate,
-            )
+                result = reaudit_on_ray(
+                    run_id, options, on_progress=on_progress, address=address, workers=workers
+                )
+            else:
+                result = reaudit(run_id, options, on_progress=on_progress)
     except KeyboardInterrupt:
         print_interrupted(tracker, command_line(ctx), err, stored=True, saved=saved_answers(tracker, db_url))
         sys.exit(EXIT_INTERRUPTED)

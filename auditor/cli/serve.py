@@ -33,6 +33,20 @@ from auditor.cli.options import base_url_option, db_option, judge_option, policy
     show_default=True,
     help="OTLP/gRPC port (with --grpc).",
 )
+@click.option(
+    "--allowed-host",
+    "allowed_hosts",
+    multiple=True,
+    help="A name clients reach the server by (repeatable; * for any), besides its bound address; "
+    "other Host headers get 400 (default: AUDITOR_SERVE_HOSTS, comma-separated).",
+)
+@click.option(
+    "--trusted-proxy",
+    "trusted_proxies",
+    multiple=True,
+    help="A reverse proxy's address or network (repeatable) whose X-Forwarded-For names the client "
+    "(default: AUDITOR_SERVE_PROXIES, comma-separated; none).",
+)
 @policy_option
 @judge_option
 @base_url_option
@@ -53,6 +67,8 @@ def serve_command(
     insecure: bool,
     grpc: bool,
     grpc_port: int,
+    allowed_hosts: tuple[str, ...],
+    trusted_proxies: tuple[str, ...],
     policy_name: str | None,
     judge_spec: str | None,
     base_url: str | None,
@@ -82,5 +98,7 @@ def serve_command(
         workers=workers,
         quiet=quiet,
         grpc_port=grpc_port if grpc else None,
+        hosts=allowed_hosts or None,
+        proxies=trusted_proxies or None,
     )
     serve(config, announce=lambda line: click.echo(line, err=True))

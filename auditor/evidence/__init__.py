@@ -9,9 +9,11 @@ span by span, what was read.
 
 from __future__ import annotations
 
+from auditor.evidence._conversation import conversation_key
 from auditor.evidence._inspect import Inspection, SpanReading, ToolReading, TraceReading, inspect_traces
 from auditor.evidence._model import Answer, AnswerSelection, Evidence, EvidenceKind
-from auditor.evidence._reconstruct import conversation_key, reconstruct
+from auditor.evidence._reconstruct import reconstruct
+from auditor.evidence._shapes import without_call
 from auditor.evidence._unread import (
     NO_ANSWER,
     ModelCallMarker,
@@ -37,4 +39,5 @@ __all__ = [
     "model_call_marker",
     "reconstruct",
     "unanswered_traces",
+    "without_call",
 ]

@@ -25,6 +25,7 @@ _CONVENTION_KEYS: tuple[tuple[str, str], ...] = (
     ("llm.request.type", "OpenLLMetry"),
     ("gen_ai.prompt.0.", "OpenLLMetry"),
     ("ai.operationId", "Vercel AI SDK"),
+    ("langsmith.span.kind", "LangSmith"),  # its exporter writes gen_ai.* too
     ("langchain.", "LangChain run tree"),
     ("logfire.", "Logfire"),
     ("gen_ai.", "GenAI"),

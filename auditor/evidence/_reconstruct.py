@@ -4,11 +4,17 @@ Rules (see README, "How answers and evidence are found"):
 
 - An *answer* is the text output of an LLM generation that asked for no tool calls and that is
   not nested inside a tool call (a sub-agent's output goes back to its caller, not to the user).
-  A trace with no LLM spans falls back to agent spans with output messages. A policy's
+  A trace whose LLM spans hold no answer (none traced, or traced without content) falls back to
+  agent spans with output messages. A policy's
   ``[answers]`` section narrows this (:class:`~auditor.evidence.AnswerSelection`).
+- A trace with neither (OpenLLMetry's ``@workflow`` around plain code, whose model calls no
+  instrumentation recorded) falls back to its root agent or chain spans whose output is plain
+  text: the workflow's return value is the answer, its own input the question.
 - *Evidence is causal*: an item counts for an answer only if it existed before the answer's
   generation began: a span's output once the span has ended, an LLM's input messages once that
-  LLM call has started. Traces sharing a conversation id are one conversation, so a second turn
+  LLM call has started. An answer read from an agent or workflow span (no LLM span holds it)
+  exists only when that span ends, so its cutoff is the span's end (and its ``generated_at``):
+  what ended inside the run before it returned is evidence, what ended after is not. Traces sharing a conversation id are one conversation, so a second turn
   sees the first turn's tool results, and the first never sees the second's.
 - A retriever's output is split into one item per document. A tool that wraps a retriever is
   represented by the retriever's documents (so a policy on documents cannot be bypassed through
@@ -27,154 +33,24 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
-from fnmatch import fnmatchcase
-from typing import Any, Protocol
+from typing import Any
 
+from auditor.evidence._conversation import Conversation, Located, conversation_key
 from auditor.evidence._hops import ToolHop, assign_paths
 from auditor.evidence._model import Answer, AnswerSelection, Evidence, EvidenceKind
+from auditor.evidence._questions import RUN_KINDS, answer_spans, question_of, question_type
 from auditor.evidence._shapes import (
     call_text,
     error_payload,
-    final_answer_text,
     is_final_tool,
-    last_user_message,
-    question_from_input,
+    task_question,
     with_call,
 )
 from auditor.text import normalise, short_digest
 from auditor.trace import Message, Span, SpanKind, SpanStatus, Trace
 
 _URL_KEYS = ("url", "source_url", "source", "uri", "link")
-
-
-@dataclass(frozen=True)
-class _Located:
-    span: Span
-    trace: Trace
-
-
-class _Conversation:
-    """All spans of the traces that share one conversation, with tree lookups."""
-
-    def __init__(self, traces: Sequence[Trace]) -> None:
-        self.traces = traces
-        self.spans = [_Located(s, t) for t in traces for s in t.spans]
-        self._index = {(t.trace_id, s.span_id): s for t in traces for s in t.spans}
-
-    def ancestors(self, item: _Located) -> list[Span]:
-        return item.trace.ancestors(item.span)
-
-    def descendants(self, item: _Located) -> list[Span]:
-        children: dict[str, list[Span]] = defaultdict(list)
-        for span in item.trace.spans:
-            if span.parent_id:
-                children[span.parent_id].append(span)
-        found: list[Span] = []
-        stack = [item.span.span_id]
-        while stack:
-            for child in children.get(stack.pop(), []):
-                found.append(child)
-                stack.append(child.span_id)
-        return found
-
-
-class _Keyed(Protocol):
-    @property
-    def trace_id(self) -> str: ...
-    @property
-    def conversation_id(self) -> str | None: ...
-
-
-def conversation_key(trace: _Keyed) -> str:
-    """The conversation a trace belongs to: its conversation id, else the trace alone.
-
-    Traces with the same key are one conversation (their evidence is pooled, causally); any object
-    with the two ids will do, so a planner can group traces it has only indexed.
-    """
-    return trace.conversation_id or f"trace:{trace.trace_id}"
-
-
-def _final_text(span: Span) -> str | None:
-    """The assistant text of a generation that asked for no tool calls, else None; or the answer it
-    delivered through a final-answer tool (``final_result``, ``final_answer``, ...)."""
-    messages = [m for m in span.output_messages if m.role in ("assistant", "ai", "model")] or list(
-        span.output_messages
-    )
-    if not messages:
-        return None
-    if any(m.tool_calls for m in messages):
-        return final_answer_text(tuple(c for m in messages for c in m.tool_calls))
-    text = "\n".join(m.content for m in messages if m.content).strip()
-    return text or None
-
-
-def _matches(span: Span, selection: AnswerSelection) -> bool:
-    if selection.span_names and not any(fnmatchcase(span.name, p) for p in selection.span_names):
-        return False
-    return all(str(span.attributes.get(k)) == v for k, v in selection.attributes.items())
-
-
-def _answer_spans(conv: _Conversation, selection: AnswerSelection) -> list[tuple[_Located, str]]:
-    llm = [x for x in conv.spans if x.span.kind is SpanKind.LLM]
-    pool = llm or [x for x in conv.spans if x.span.kind is SpanKind.AGENT]
-    found: list[tuple[_Located, str]] = []
-    for item in pool:
-        text = _final_text(item.span)
-        if text is None or not _matches(item.span, selection):
-            continue
-        if any(a.kind is SpanKind.TOOL for a in conv.ancestors(item)):
-            continue
-        found.append((item, text))
-    return sorted(found, key=lambda f: (f[0].span.start, f[0].span.end))
-
-
-_RUN_KINDS = (SpanKind.AGENT, SpanKind.CHAIN)
-
-
-def _run_of(item: _Located, conv: _Conversation) -> Span | None:
-    """The agent or chain span a model call runs in (its nearest such ancestor), if any."""
-    return next((a for a in conv.ancestors(item) if a.kind in _RUN_KINDS), None)
-
-
-def _question(item: _Located, conv: _Conversation) -> tuple[str | None, Span | None]:
-    """The question an answer responds to, and the agent or chain span it came from (None when it
-    is in a model call's input): the answer span's last user message, else that of the latest
-    earlier chat span of the same run, else the run's own input (messages, or its plain input)."""
-    own = last_user_message(item.span.input_messages)
-    if own is not None:
-        return own, None
-    run = _run_of(item, conv)
-    earlier = [
-        x
-        for x in conv.spans
-        if x.trace is item.trace
-        and x.span.kind is SpanKind.LLM
-        and x.span.start <= item.span.start
-        and x.span is not item.span
-        and _run_of(x, conv) is run
-    ]
-    for other in sorted(earlier, key=lambda x: x.span.start, reverse=True):
-        found = last_user_message(other.span.input_messages)
-        if found is not None:
-            return found, None
-    for ancestor in conv.ancestors(item):
-        if ancestor.kind not in _RUN_KINDS:
-            continue
-        found = last_user_message(ancestor.input_messages) or question_from_input(ancestor.input_text)
-        if found is not None:
-            return found, ancestor
-    return None, None
-
-
-def _question_type(item: _Located, conv: _Conversation, attribute: str | None) -> str | None:
-    if attribute is None:
-        return None
-    for span in [item.span, *conv.ancestors(item)]:
-        if attribute in span.attributes:
-            return str(span.attributes[attribute])
-    return None
 
 
 def _url(metadata: dict[str, Any]) -> str | None:
@@ -188,19 +64,28 @@ def _url(metadata: dict[str, Any]) -> str | None:
 class _Collector:
     """Builds the evidence list of one answer, each item once, in arrival order."""
 
-    def __init__(self, conv: _Conversation, answer: _Located) -> None:
+    def __init__(self, conv: Conversation, answer: Located) -> None:
         self.conv = conv
         self.answer = answer
-        self.cutoff = answer.span.start
+        # A model call's answer exists from its start; an agent or workflow span's only at its end
+        # (its output, given after the tool calls inside it).
+        self.cutoff = answer.span.start if answer.span.kind is SpanKind.LLM else answer.span.end
         self.items: list[Evidence] = []
-        self._seen: set[tuple[str, str]] = set()
+        self._seen: dict[tuple[str, str], int] = {}
         self._tool_call_ids: set[str] = set()
-        self.question, self.question_span = _question(answer, conv)
+        self.question, self.question_span = question_of(answer, conv)
 
     def add(self, key: tuple[str, str], evidence: Evidence) -> None:
+        """Keep each item once, where it first appeared (a message repeated in later inputs, or
+        on an agent step that started after the model call that first showed it)."""
         if key not in self._seen:
-            self._seen.add(key)
+            self._seen[key] = len(self.items)
             self.items.append(evidence)
+            return
+        index = self._seen[key]
+        earlier = self.items[index].available_at
+        if evidence.available_at is not None and earlier is not None and evidence.available_at < earlier:
+            self.items[index] = evidence
 
     def ended_before(self, span: Span) -> bool:
         return span.end <= self.cutoff and span is not self.answer.span
@@ -226,7 +111,7 @@ class _Collector:
 class _Seen:
     """When each tool result first appeared in a model call's input: by call id and by text."""
 
-    def __init__(self, conv: _Conversation) -> None:
+    def __init__(self, conv: Conversation) -> None:
         self.by_id: dict[str, datetime] = {}
         self.by_text: dict[str, datetime] = {}
         for item in conv.spans:
@@ -248,7 +133,7 @@ class _Seen:
         return self.by_text.get(normalise(result or "")) if result else None
 
 
-def _hops(conv: _Conversation) -> tuple[list[ToolHop], dict[str, ToolHop]]:
+def _hops(conv: Conversation) -> tuple[list[ToolHop], dict[str, ToolHop]]:
     """Tool calls seen as spans, plus tool calls seen only in chat messages (no tool span)."""
     hops: list[ToolHop] = []
     for item in conv.spans:
@@ -427,7 +312,7 @@ def _collect_messages(
                         span,
                         trace,
                         span.start,
-                        current_question=message.content == question,
+                        current_question=task_question(message.content) == question,
                     )
                 elif message.role == "tool" and message.tool_call_id not in c._tool_call_ids:
                     hop = message_hops.get(message.tool_call_id or "")
@@ -469,15 +354,15 @@ def _collect_run_context(c: _Collector, question: str | None) -> None:
     nested = any(a.kind is SpanKind.TOOL for a in c.conv.ancestors(c.answer))
     if nested:
         return  # a sub-agent's instructions and task are its caller's words, collected from its calls
-    for ancestor in c.conv.ancestors(c.answer):
-        if ancestor.kind not in _RUN_KINDS or not c.started_by(ancestor):
+    for ancestor in [c.answer.span, *c.conv.ancestors(c.answer)]:
+        if ancestor.kind not in RUN_KINDS or not c.started_by(ancestor):
             continue
         trace = c.answer.trace
         for message in ancestor.input_messages:
             if message.role == "system":
                 _message_item(c, EvidenceKind.SYSTEM_PROMPT, message, ancestor, trace, ancestor.start)
             elif message.role == "user":
-                current = message.content == question
+                current = task_question(message.content) == question
                 _message_item(
                     c,
                     EvidenceKind.USER_MESSAGE,
@@ -492,13 +377,23 @@ def _collect_run_context(c: _Collector, question: str | None) -> None:
             _message_item(
                 c, EvidenceKind.USER_MESSAGE, asked, ancestor, trace, ancestor.start, current_question=True
             )
+    if c.answer.span.kind is not SpanKind.LLM:
+        # A workflow's answer: the system prompts its inner steps were given (an OpenLLMetry
+        # ``@task`` around an uninstrumented model call holds the messages it was called with).
+        for inner in c.conv.descendants(c.answer):
+            if inner.kind in RUN_KINDS and c.started_by(inner):
+                for message in inner.input_messages:
+                    if message.role == "system":
+                        _message_item(
+                            c, EvidenceKind.SYSTEM_PROMPT, message, inner, c.answer.trace, inner.start
+                        )
 
 
-def _answers_of(conv: _Conversation, selection: AnswerSelection) -> Iterable[Answer]:
+def _answers_of(conv: Conversation, selection: AnswerSelection) -> Iterable[Answer]:
     hops, message_hops = _hops(conv)
     paths = assign_paths(hops)
     seen = _Seen(conv)
-    for item, text in _answer_spans(conv, selection):
+    for item, text in answer_spans(conv, selection):
         collector = _Collector(conv, item)
         _collect_spans(collector, paths, seen)
         _collect_messages(collector, message_hops, paths)
@@ -513,8 +408,8 @@ def _answers_of(conv: _Conversation, selection: AnswerSelection) -> Iterable[Ans
             conversation_id=item.trace.conversation_id,
             question=collector.question,
             text=text,
-            generated_at=item.span.start,
-            question_type=_question_type(item, conv, selection.question_type_attribute),
+            generated_at=collector.cutoff,
+            question_type=question_type(item, conv, selection.question_type_attribute),
             evidence=tuple(ordered),
         )
 
@@ -536,5 +431,5 @@ def reconstruct(traces: Sequence[Trace], selection: AnswerSelection | None = Non
         groups[conversation_key(trace)].append(trace)
     answers: list[Answer] = []
     for group in groups.values():
-        answers.extend(_answers_of(_Conversation(group), selection))
+        answers.extend(_answers_of(Conversation(group), selection))
     return answers

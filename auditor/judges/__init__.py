@@ -2,16 +2,19 @@
 
 Every judge implements the :class:`Judge` protocol and returns :class:`ClaimVerdict` objects
 (``supported`` / ``contradicted`` / ``absent`` / ``unjudged`` with quotes); :func:`verify_quotes`
-checks every quote against its item, and that the quotes carry the claim, for all judges alike. Implementations: the offline judge
+checks every quote against its item, that the quotes carry the claim and that they agree with it
+(:mod:`auditor.judges._agree`: no negation, rival figure or rival name), for all judges alike. Implementations: the offline judge
 (deterministic cues, the embedded default), the LLM judge, the cascade that settles certain claims
 offline before asking a model, the LLM decomposer and the fused decompose-and-judge call, and the
 caches that make a re-audit free. :func:`verify_conflicts` and :func:`settle_conflict` keep both
 sides when admitted sources disagree and apply the policy's ``on_conflict``. :func:`build_judge` turns a ``--judge`` spec into a ready set.
+:func:`describe_unjudged` puts every ``unjudged`` reason in a sentence for people.
 :func:`check_citations` judges each citation marker against the items it cites (misattribution).
 """
 
 from __future__ import annotations
 
+from auditor.judges._agree import QUOTE_DISAGREES
 from auditor.judges._attribution import Attribution, MarkerCheck, check_citations
 from auditor.judges._cache import (
     CachingFused,
@@ -33,6 +36,7 @@ from auditor.judges._llm import LLMJudge
 from auditor.judges._offline import OfflineJudge, SupportScore
 from auditor.judges._prompts import PROMPT_VERSION
 from auditor.judges._setup import Decomposer, JudgeSetup, build_judge
+from auditor.judges._unjudged import describe_unjudged
 from auditor.judges._verdicts import (
     Citation,
     ClaimVerdict,
@@ -47,6 +51,7 @@ from auditor.judges._verdicts import (
 
 __all__ = [
     "PROMPT_VERSION",
+    "QUOTE_DISAGREES",
     "Attribution",
     "CachingFused",
     "CachingJudge",
@@ -79,6 +84,7 @@ __all__ = [
     "check_citations",
     "check_complete",
     "clear_quote_caches",
+    "describe_unjudged",
     "fused_from_json",
     "fused_to_json",
     "settle_conflict",

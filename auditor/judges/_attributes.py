@@ -41,6 +41,8 @@ _SAYS_UNKNOWN = re.compile(
 )
 _VALUES = frozenset({"true", "fals", "false", "yes", "no", "null", "none"})
 # objects that only hold a record's attributes: their name adds nothing to a key inside them
+_FREE = stem("free")
+_OWN_KEY = re.compile(r'^\s*"((?:[^"\\]|\\.)*)"\s*:')
 _CONTAINERS = frozenset({"attributes", "attribute", "properties", "features", "details", "info", "data"})
 
 
@@ -117,3 +119,39 @@ def attribute_flip(cues: ClaimCues, text: str, items: Sequence[Item]) -> tuple[I
         if flipped and not agreeing:
             return item, w
     return None
+
+
+def value_unstated(
+    cues: ClaimCues, items: Sequence[Item], ignore: frozenset[str] = frozenset()
+) -> tuple[Item, Window, str] | None:
+    """A record's pair about the claim that holds a value (not true / false / null), while a word of
+    the claim is in no admitted item at all: the record states the property, and not as the claim
+    does ("Shipping on this order was free" against ``"shipping": "standard"``). Returns the item,
+    the pair and the claim's unstated word, or None. ``ignore``: stems no window need hold
+    (presence and light words). A claim with figures is left to the figure rules."""
+    if not cues.stems or cues.quantities:
+        return None
+    held: frozenset[str] = frozenset().union(*(i.stems for i in items))
+    unstated = sorted(cues.stems - held - ignore)
+    if not unstated:
+        return None
+    if unstated == [_FREE] and any(q.kind == "money" and q.value == 0 for i in items for q in i.quantities):
+        return None  # "free" is stated by an amount of 0 ("cost": "$0.00"): the support rules read it
+    about: list[tuple[int, Item, Window]] = []
+    for item in items:
+        if not item.is_json:
+            continue
+        for w in item.singles:
+            if w.seg.boolean or _null(w):
+                continue
+            m = _OWN_KEY.match(w.seg.text)
+            key = [stem(k) for k in words(m.group(1))] if m else []
+            parents = [p for p in words(w.seg.extra) if p.casefold() not in _CONTAINERS]
+            if key and key[-1] in cues.stems:
+                about.append((0, item, w))  # the pair's own key names what the claim speaks of
+            elif parents and stem(parents[-1]) in cues.stems:
+                about.append((1, item, w))  # ... or the object holding it ("shipping": {"method": ...})
+    if not about:
+        return None
+    _, item, w = min(about, key=lambda a: a[0])
+    return item, w, unstated[0]

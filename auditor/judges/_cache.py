@@ -2,7 +2,8 @@
 
 Key: the claim's text, a digest of the evidence (admitted ids and texts, and the excluded ones,
 which decide ``inadmissible_support``), whether common knowledge was allowed, and the judge
-identity (kind, model, prompt version). Change any of them and the verdict is judged afresh.
+identity (kind, model, prompt version) and the endpoint that judged it (``base_url``). Change any
+of them and the verdict is judged afresh.
 Failures (``unjudged``) are never cached: a timeout today must not be a verdict tomorrow.
 
 Storage sits behind the small :class:`VerdictCache` protocol: in a dict or a JSON-lines file
@@ -58,14 +59,19 @@ def evidence_digest(admitted: Sequence[Evidence], excluded: Sequence[Evidence]) 
 
 
 def cache_key(
-    claim_text: str, digest: str, identity: JudgeIdentity, allow_common_knowledge: bool = False
+    claim_text: str,
+    digest: str,
+    identity: JudgeIdentity,
+    allow_common_knowledge: bool = False,
+    endpoint: str = "",
 ) -> str:
+    """Key of a claim's verdict: the claim, :func:`evidence_digest`, the judge's identity, common
+    knowledge, and the endpoint that judged it (another server with the same model name may
+    judge otherwise)."""
     return short_digest(
         claim_text,
         digest,
-        identity.kind,
-        identity.model or "",
-        identity.prompt_version or "",
+        *_identity_parts(identity, endpoint),
         "ck" if allow_common_knowledge else "",
         length=64,
     )
@@ -79,9 +85,10 @@ class CachingJudge:
         cache: where verdicts live.
     """
 
-    def __init__(self, inner: Judge, cache: VerdictCache) -> None:
+    def __init__(self, inner: Judge, cache: VerdictCache, *, endpoint: str = "") -> None:
         self.inner = inner
         self.cache = cache
+        self.endpoint = endpoint
         self.identity: JudgeIdentity = inner.identity
         self.hits = 0
         self.misses = 0
@@ -95,7 +102,10 @@ class CachingJudge:
         allow_common_knowledge: bool = False,
     ) -> list[ClaimVerdict]:
         digest = evidence_digest(admitted, excluded)
-        keys = {c.claim_id: cache_key(c.text, digest, self.identity, allow_common_knowledge) for c in claims}
+        keys = {
+            c.claim_id: cache_key(c.text, digest, self.identity, allow_common_knowledge, self.endpoint)
+            for c in claims
+        }
         cached = self.cache.get_many(keys.values()) if keys else {}  # one lookup for the whole answer
         found: dict[str, ClaimVerdict] = {}
         missing: list[Claim] = []
@@ -146,27 +156,35 @@ class FusedCache(Protocol):
     def put(self, key: str, result: FusedResult) -> None: ...
 
 
-def _identity_parts(identity: JudgeIdentity) -> tuple[str, str, str]:
-    return identity.kind, identity.model or "", identity.prompt_version or ""
+def _identity_parts(identity: JudgeIdentity, endpoint: str = "") -> tuple[str, ...]:
+    parts = (identity.kind, identity.model or "", identity.prompt_version or "")
+    # no endpoint (the offline judge): the key is what it was before endpoints were keyed
+    return (*parts, f"endpoint={endpoint}") if endpoint else parts
 
 
-def decomposition_key(answer: Answer, identity: JudgeIdentity) -> str:
-    """Key of an answer's decomposition: its text, its question, the extractor (kind, model, prompt version)."""
+def decomposition_key(answer: Answer, identity: JudgeIdentity, endpoint: str = "") -> str:
+    """Key of an answer's decomposition: its text, its question, the extractor (kind, model,
+    prompt version) and its endpoint."""
     return short_digest(
-        "decompose", answer.text, answer.question or "", *_identity_parts(identity), length=64
+        "decompose", answer.text, answer.question or "", *_identity_parts(identity, endpoint), length=64
     )
 
 
 def fused_key(
-    answer: Answer, digest: str, identity: JudgeIdentity, allow_common_knowledge: bool = False
+    answer: Answer,
+    digest: str,
+    identity: JudgeIdentity,
+    allow_common_knowledge: bool = False,
+    endpoint: str = "",
 ) -> str:
-    """Key of a fused result: answer text, question, :func:`evidence_digest`, identity, common knowledge."""
+    """Key of a fused result: answer text, question, :func:`evidence_digest`, identity, common
+    knowledge, endpoint."""
     return short_digest(
         "fused",
         answer.text,
         answer.question or "",
         digest,
-        *_identity_parts(identity),
+        *_identity_parts(identity, endpoint),
         "ck" if allow_common_knowledge else "",
         length=64,
     )
@@ -231,16 +249,17 @@ class CachingExtractor:
     decomposition whose call failed (:func:`~auditor.judges.call_failed`) is not cached.
     """
 
-    def __init__(self, inner: IdentifiedExtractor, cache: DecompositionCache) -> None:
+    def __init__(self, inner: IdentifiedExtractor, cache: DecompositionCache, *, endpoint: str = "") -> None:
         self.inner = inner
         self.cache = cache
+        self.endpoint = endpoint
         self.name = inner.name
         self.identity = inner.identity
         self.hits = 0
         self.misses = 0
 
     async def decompose(self, answers: Sequence[Answer]) -> list[Decomposition]:
-        keys = [decomposition_key(a, self.identity) for a in answers]
+        keys = [decomposition_key(a, self.identity, self.endpoint) for a in answers]
         found: dict[str, Decomposition] = self.cache.get_many(keys) if keys else {}
         missing: dict[str, Answer] = {}
         for answer, key in zip(answers, keys, strict=True):
@@ -294,9 +313,10 @@ class CachingFused:
     Concurrent audits of answers with the same key each call ``inner`` (one call per answer).
     """
 
-    def __init__(self, inner: IdentifiedFused, cache: FusedCache) -> None:
+    def __init__(self, inner: IdentifiedFused, cache: FusedCache, *, endpoint: str = "") -> None:
         self.inner = inner
         self.cache = cache
+        self.endpoint = endpoint
         self.identity: JudgeIdentity = inner.identity
         self.hits = 0
         self.misses = 0
@@ -308,7 +328,8 @@ class CachingFused:
         excluded: Sequence[Evidence],
         allow_common_knowledge: bool = False,
     ) -> FusedResult:
-        key = fused_key(answer, evidence_digest(admitted, excluded), self.identity, allow_common_knowledge)
+        digest = evidence_digest(admitted, excluded)
+        key = fused_key(answer, digest, self.identity, allow_common_knowledge, self.endpoint)
         hit = self.cache.get(key)
         if hit is None:
             self.misses += 1

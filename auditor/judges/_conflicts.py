@@ -26,6 +26,7 @@ from typing import Literal
 
 from auditor.judges import _entities as ent
 from auditor.judges import _numbers as num
+from auditor.judges._agree import keyed_rival
 from auditor.judges._cues import ClaimCues
 from auditor.judges._rules import polarity_conflict, quote, rival_figures
 from auditor.judges._verdicts import Citation, ClaimVerdict, ConflictQuote, Label
@@ -169,11 +170,24 @@ def contradicting_items(cues: ClaimCues, cited: set[str], items: Sequence[Item])
             break
         if item.evidence_id in cited or any(not ent.present(e, item.norm) for e in cues.entities):
             continue
-        quotes = _rival_quotes(cues, item)
+        quotes = _rival_quotes(cues, item) or _keyed_rivals(cues, item)
         if not quotes and (flip := polarity_conflict(cues, [item])) is not None:
             quotes = quote(item, flip[1], cues)
         found += quotes
     return tuple(found)
+
+
+def _keyed_rivals(cues: ClaimCues, item: Item) -> tuple[Citation, ...]:
+    """Pairs of a record keyed by the claim's words with another figure (``"stock": 0`` against
+    "14 units in stock", whose ``"stock": 14`` another tool returned): :func:`keyed_rival`."""
+    if not item.is_json:
+        return ()
+    return tuple(
+        Citation(evidence_id=item.evidence_id, quote=item.text[s:e])
+        for w in item.singles
+        if keyed_rival(cues, w)
+        for s, e in w.seg.spans
+    )[:3]
 
 
 def _rival_quotes(cues: ClaimCues, item: Item) -> tuple[Citation, ...]:

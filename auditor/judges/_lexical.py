@@ -201,3 +201,39 @@ def negated_stems(text: str) -> frozenset[str]:
                 out.add(stem(t))
                 taken += 1
     return frozenset(out)
+
+
+@lru_cache(maxsize=4096)
+def denied_and_affirmed(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The stems ``text`` denies and the stems it affirms, occurrence by occurrence.
+
+    The scope of :func:`negated_stems` read occurrence by occurrence: a word also written outside
+    any negation is affirmed, not denied ("with a towel ..., not rubbing it with the towel"). The agreement check of a
+    quote with its claim (:mod:`auditor.judges._agree`) compares these, so that a claim of two
+    clauses is not read as denying its main clause's words.
+    """
+    # split as :func:`words` splits (camelCase, snake_case), so the stems are content_stems' own
+    tokens = _SCOPE_TOKEN.findall(_CAMEL.sub(" ", _ESCAPE.sub(" ", text).replace("_", " ")))
+    denied_at: set[int] = set()
+    for i, tok in enumerate(tokens):
+        if not _is_cue(tok) or _negates_nothing(tok, tokens[i + 1 : i + 2]):
+            continue
+        scope = tokens[i + 1 : i + 2 + NEGATION_SCOPE]
+        taken = 0
+        for k, t in enumerate(scope[:NEGATION_SCOPE]):
+            if (
+                t.casefold() in _SCOPE_END
+                or taken == NEGATION_WORDS
+                or _clause_break(t, scope[k + 1 : k + 2])
+            ):
+                break
+            if t.casefold() not in STOPWORDS and t[0].isalpha() and not _is_cue(t):
+                denied_at.add(i + 1 + k)
+                taken += 1
+    denied: set[str] = set()
+    affirmed: set[str] = set()
+    for i, tok in enumerate(tokens):
+        if not tok[0].isalpha() or tok.casefold() in STOPWORDS or len(tok) < 2 or _is_cue(tok):
+            continue
+        (denied if i in denied_at else affirmed).add(stem(tok))
+    return frozenset(denied - affirmed), frozenset(affirmed)

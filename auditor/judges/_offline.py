@@ -54,12 +54,13 @@ from auditor.evidence import Answer, Evidence
 from auditor.judges import _entities as ent
 from auditor.judges import _numbers as num
 from auditor.judges import _settle
-from auditor.judges._attributes import attribute_flip, unknown_attribute
+from auditor.judges._attributes import attribute_flip, unknown_attribute, value_unstated
 from auditor.judges._carry import cached_claim_cues
 from auditor.judges._combiner import Combiner, shipped
 from auditor.judges._conflicts import contradicting_items, with_conflict
 from auditor.judges._cues import ClaimCues
 from auditor.judges._features import FEATURES, Cue, features
+from auditor.judges._lexical import stem, words
 from auditor.judges._rules import (
     best_window,
     combined_support,
@@ -262,10 +263,7 @@ class OfflineJudge:
                 "label": Label.UNJUDGED,
                 "unjudged_reason": UnjudgedReason.OFFLINE_UNDECIDED,
                 "citations": (),
-                "rationale": (
-                    f"undecided: support score {p:.2f} between {lo:.2f} and "
-                    f"{hi:.2f} for the rules' {verdict.label.value} reading ({verdict.rationale})"
-                ),
+                "rationale": _undecided_why(verdict, p, hi, lo, combiner.low_decides(score.rule, judged)),
             }
         )
 
@@ -289,12 +287,32 @@ class OfflineJudge:
         flip = attribute_flip(cues, claim.text, items)
         if flip is not None:
             item, window = flip
-            return _verdict(
+            flipped = _verdict(
                 claim,
                 Label.CONTRADICTED,
                 f"{_where(item, names)} states the opposite ({window.seg.text.strip()})",
                 quote(item, window, cues),
-            ), "attribute_flipped"
+            )
+            # another tool stating the claim ("stock": 14 beside "in_stock": false) is the other
+            # side of a conflict, shown rather than outvoted by the flip
+            backing = [
+                c
+                for i in items
+                if i is not item
+                and (w := supporting_window(cues, i)) is not None
+                and support_stands(cues, i, w)
+                for c in quote(i, w, cues)
+            ]
+            return with_conflict(flipped, backing), "attribute_flipped"
+        unstated = value_unstated(cues, items, _settle.PRESENCE)
+        if unstated is not None:
+            item, window, word = unstated
+            return _verdict(
+                claim,
+                Label.ABSENT,
+                f"{_where(item, names)} states {window.seg.text.strip()}, and nothing admitted says "
+                f"{_said_word(claim.text, word)!r}",
+            ), "coverage"  # weighed by the score, not decisive: on dev, decisive cost Data2txt accuracy
         support = [(i, w) for i in items if (w := supporting_window(cues, i)) is not None]
         if cues.aggregated and len({i.evidence_id for i, _ in support}) >= 2:
             cites = tuple(c for i, w in support for c in quote(i, w, cues))
@@ -399,3 +417,31 @@ class OfflineJudge:
         See :mod:`auditor.judges._settle` for what certain means.
         """
         return _settle.settle(claim, admitted)
+
+
+def _undecided_why(verdict: ClaimVerdict, p: float, hi: float, lo: float, low_decides: bool) -> str:
+    """Why a claim is undecided, in words: what the rules read, and why the score did not settle it.
+
+    The score decides ``supported`` at or above ``hi`` and ``absent`` / ``contradicted`` at or
+    below ``lo``; an undecided claim's score is on the wrong side for the rules' reading (which
+    is not "between" the two: ``hi`` may be below ``lo``).
+    """
+    reading = verdict.label.value
+    if verdict.label is Label.SUPPORTED:
+        short = f"its support score {p:.3f} is below {_figure(hi)}, the score that decides supported"
+    elif p <= lo and not low_decides:
+        short = f"a low support score ({p:.3f}) does not decide this rule's {reading} in a long answer"
+    else:
+        short = f"its support score {p:.3f} is above {_figure(lo)}, the highest that decides {reading}"
+    because = f" ({verdict.rationale})" if verdict.rationale else ""
+    return f"undecided: the rules read it as {reading}{because}, but {short}"
+
+
+def _figure(x: float) -> str:
+    """A threshold as written in the shipped parameters ("0.999", "0.16"), not rounded past them."""
+    return f"{x:.3f}".rstrip("0").rstrip(".")
+
+
+def _said_word(text: str, stemmed: str) -> str:
+    """The claim's word behind a stem ("free" for "free"), for the rationale."""
+    return next((w for w in words(text) if stem(w) == stemmed), stemmed)

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 
 from auditor.judges import _entities as ent
 from auditor.judges import _numbers as num
+from auditor.judges._agree import about as _about
 from auditor.judges._cues import ClaimCues
-from auditor.judges._lexical import content_stems, stem, words
 from auditor.judges._verdicts import Citation
 from auditor.judges._windows import Item, Window
 from auditor.text import normalise
@@ -262,20 +262,6 @@ def polarity_conflict(cues: ClaimCues, items: Sequence[Item]) -> tuple[Item, Win
             if cov >= NEGATION_COVERAGE and _negation_flip(cues, item, w) and (best is None or cov > best[0]):
                 best = (cov, item, w)
     return (best[1], best[2]) if best else None
-
-
-_VALUES = frozenset({"true", "fals", "false", "yes", "no", "null", "none"})
-
-
-def _about(cues: ClaimCues, window: Window) -> bool:
-    """Whether a JSON boolean pair is about what the claim says: the last word of its key and at
-    least half of the key's words are the claim's (``"garage": false`` is not about "located at
-    6560 Pardall Rd" because its key path shares "business" with it, nor ``"RestaurantsDelivery":
-    false`` about "a restaurant located in Goleta")."""
-    keys = [w for w in words(window.seg.text) if stem(w) not in _VALUES and not w[0].isdigit()]
-    own = content_stems(" ".join(keys))
-    # the key's last word is its specific part: "Delivery" of "RestaurantsDelivery"
-    return bool(keys) and stem(keys[-1]) in cues.stems and 2 * len(own & cues.stems) >= len(own)
 
 
 def support_stands(cues: ClaimCues, item: Item, window: Window) -> bool:

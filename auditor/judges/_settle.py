@@ -96,11 +96,12 @@ from auditor.claims import Claim
 from auditor.evidence import Evidence
 from auditor.judges import _entities as ent
 from auditor.judges import _numbers as num
+from auditor.judges._agree import about as _about
 from auditor.judges._carry import cached_claim_cues
 from auditor.judges._conflicts import contradicting_items
 from auditor.judges._cues import ClaimCues
 from auditor.judges._lexical import content_stems, negated, stem, words
-from auditor.judges._rules import _about, coverage, quote, support_stands
+from auditor.judges._rules import coverage, quote, support_stands
 from auditor.judges._segments import Segment
 from auditor.judges._verdicts import Citation, ClaimVerdict, Label
 from auditor.judges._windows import Item, Window, prepare, read_limits

@@ -153,20 +153,24 @@ def build_judge(
         setup.fused = fused
         if use_cache:
             setup.fused = CachingFused(
-                fused, fused_backend or JsonlFusedCache(app_dir() / "fused-cache.jsonl")
+                fused,
+                fused_backend or JsonlFusedCache(app_dir() / "fused-cache.jsonl"),
+                endpoint=client.endpoint,
             )
         return setup
     if use_cache and isinstance(setup.extractor, LLMDecomposer):
         decompositions = decomposition_backend or JsonlDecompositionCache(
             app_dir() / "decomposition-cache.jsonl"
         )
-        setup.decomposition_cache = CachingExtractor(setup.extractor, decompositions)
+        setup.decomposition_cache = CachingExtractor(
+            setup.extractor, decompositions, endpoint=client.endpoint
+        )
         setup.extractor = setup.decomposition_cache
     if cascade:
         setup.cascade = CascadeJudge(setup.judge)
         setup.judge = setup.cascade
     if use_cache:
         backend = cache_backend or JsonlVerdictCache(app_dir() / "verdict-cache.jsonl")
-        setup.cache = CachingJudge(setup.judge, backend)
+        setup.cache = CachingJudge(setup.judge, backend, endpoint=client.endpoint)
         setup.judge = setup.cache
     return setup

@@ -17,9 +17,11 @@ from typing import Literal, Protocol
 from pydantic import BaseModel, ConfigDict
 
 from auditor.claims import Claim
-from auditor.evidence import Answer, Evidence
+from auditor.evidence import Answer, Evidence, EvidenceKind, without_call
+from auditor.judges._agree import QUOTE_DISAGREES, disagreement, keyed_rival_quoted
 from auditor.judges._carry import (
     DOES_NOT_SUPPORT,
+    Quoted,
     contradiction_shortfall,
     normalised,
     read_quotes,
@@ -44,6 +46,7 @@ class UnjudgedReason(StrEnum):
     API_ERROR = "api_error"
     MISSING = "missing"  # the judge returned no verdict for this claim
     OFFLINE_UNDECIDED = "offline_undecided"  # the offline judge did not read all the evidence
+    QUOTE_DISAGREES = "quote_disagrees"  # a supported verdict's quote may say otherwise (_agree)
 
 
 class Citation(BaseModel):
@@ -149,22 +152,40 @@ def verify_quotes(
             errors.append(f"cited unknown or inadmissible evidence {citation.evidence_id!r}")
         elif not quote_in(citation.quote, item.text):
             errors.append(f"quote not found in {citation.evidence_id}: {citation.quote[:80]!r}")
+        elif item.kind is EvidenceKind.TOOL_RESULT and not quote_in(citation.quote, without_call(item.text)):
+            # the "(called as ...)" line is what the agent asked, not what the tool answered
+            errors.append(f"quote only from the tool call of {citation.evidence_id}: {citation.quote[:80]!r}")
         else:
             kept.append(citation)
     label = verdict.label
     rationale = verdict.rationale
+    reason = verdict.unjudged_reason
     judged = label in (Label.SUPPORTED, Label.CONTRADICTED)
     why = None
     if judged and not kept:
         why = "no verified quote"
     elif judged and not verdict.common_knowledge:
-        quoted = read_quotes([(c.quote, c.evidence_id, evidence[c.evidence_id].text) for c in kept])
-        check = support_shortfall if label is Label.SUPPORTED else contradiction_shortfall
-        shortfall = check(claim_text, quoted)
+        triples = [(c.quote, c.evidence_id, evidence[c.evidence_id].text) for c in kept]
+        quoted = read_quotes(triples)
+        shortfall = (
+            support_shortfall(claim_text, quoted)
+            if label is Label.SUPPORTED
+            else _contradiction_shortfall(claim_text, quoted, triples)
+        )
         if shortfall is not None:
             why = f"{shortfall}, quoted {kept[0].quote[:80]!r}"
             errors.append(DOES_NOT_SUPPORT)
             kept = []
+        elif label is Label.SUPPORTED and (against := disagreement(claim_text, triples)) is not None:
+            # the quote holds the claim's words but says otherwise: never support, whatever the
+            # judge said (the mark of an obeyed instruction planted in the evidence)
+            errors.append(QUOTE_DISAGREES)
+            note = f"{against.why}: {against.quote[:80]!r}" + (f" ({rationale})" if rationale else "")
+            if against.certain:
+                label, rationale = Label.CONTRADICTED, f"the judge said supported, but {note}"
+            else:
+                label, reason = Label.UNJUDGED, UnjudgedReason.QUOTE_DISAGREES
+                rationale = f"the judge said supported, but {note}"
     if why is not None:
         rationale = f"demoted from {label.value}: {why}" + (f" ({rationale})" if rationale else "")
         label = Label.ABSENT
@@ -174,8 +195,23 @@ def verify_quotes(
             "citations": tuple(kept),
             "judge_errors": tuple(errors),
             "rationale": rationale,
+            "unjudged_reason": reason,
         }
     )
+
+
+def _contradiction_shortfall(
+    claim_text: str, quoted: Quoted, triples: Sequence[tuple[str, str, str]]
+) -> str | None:
+    """None when the quotes contradict the claim: by :func:`contradiction_shortfall`, or by a
+    certain disagreement (a supported verdict the check turned, checked again in the pipeline)."""
+    shortfall = contradiction_shortfall(claim_text, quoted)
+    if shortfall is None:
+        return None
+    against = disagreement(claim_text, triples)
+    if against is not None and against.certain:
+        return None
+    return None if keyed_rival_quoted(claim_text, triples) else shortfall
 
 
 def check_complete(

@@ -301,6 +301,13 @@ class LLMClient:
         self.limiter = asyncio.Semaphore(concurrency)
 
     @property
+    def endpoint(self) -> str:
+        """The endpoint the requests go to, as the ``openai`` client resolved it (``base_url``,
+        else ``OPENAI_BASE_URL``, else OpenAI's API): part of every cache key, so a verdict
+        cached from one server is never served to a run that names another."""
+        return str(self._openai.base_url)
+
+    @property
     def where(self) -> str:
         """The endpoint for messages, with any password in the URL masked."""
         return masked_url(self.base_url) if self.base_url else "OpenAI's API"

@@ -50,6 +50,9 @@ class Segment(_Model):
     answers_with_conflict: Rate | None = None  # over ``answers``; intervals set
     # answers with no decided unsupported claim but an unjudged one: out of the unsupported rate
     undecided_answers: int = 0
+    # Supported verdicts whose quote said otherwise (a negation, a rival figure or name): turned
+    # contradicted when certain, else unjudged (quote_disagrees). Counted whatever they became.
+    quote_disagreements: int = 0
 
 
 class RefusalFigures(_Model):
@@ -130,6 +133,9 @@ class Summary(_Model):
     # "The judge could not decide N answers": no claim decided unsupported, at least one unjudged.
     # Neither grounded nor counted as having an unsupported claim; out of that rate's denominator.
     undecided_answers: int = 0
+    # Supported verdicts whose quote said otherwise (a negation, a rival figure or name): turned
+    # contradicted when certain, else unjudged (quote_disagrees). Counted whatever they became.
+    quote_disagreements: int = 0
     groundedness_rate: Rate  # supported / judged claims (headline 1)
     contradiction_rate: Rate  # contradicted / judged claims
     answers_with_unsupported_claim: Rate  # (headline 2) decided unsupported / decided answers (not undecided)

@@ -23,6 +23,7 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from auditor.judges import QUOTE_DISAGREES
 from auditor.metrics._citations import citation_figures
 from auditor.metrics._conflicts import conflict_figures, conflicted
 from auditor.metrics._labels import Labels, match_labels
@@ -207,7 +208,7 @@ def summarise(
     statuses: Counter[Status] = Counter()
     screened_by_reason: Counter[str] = Counter()
     unjudged_by_reason: Counter[str] = Counter()
-    claims = refusals = empty = grounded = decided = unsupported = undecided = 0
+    claims = refusals = empty = grounded = decided = unsupported = undecided = disagreements = 0
 
     for position, answer in enumerate(answers):
         answer_claims = answer.claims or []
@@ -227,6 +228,7 @@ def summarise(
                 if status == "screened":
                     continue
                 statuses[status] += 1
+                disagreements += QUOTE_DISAGREES in claim.judge_errors
                 if status == "unjudged":
                     unjudged_by_reason[claim.unjudged_reason or "unspecified"] += 1
                 whole.add(status, claim)
@@ -273,6 +275,7 @@ def summarise(
         unjudged=statuses["unjudged"],
         unjudged_by_reason=dict(sorted(unjudged_by_reason.items())),
         undecided_answers=undecided,
+        quote_disagreements=disagreements,
         common_knowledge=statuses["common_knowledge"],
         groundedness_rate=rate(statuses["supported"], judged),
         contradiction_rate=rate(statuses["contradicted"], judged),

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from auditor.errors import AuditorError
+from auditor.judges import describe_unjudged
 from auditor.metrics import Summary
 from auditor.report._pieces import Piece, answer_pieces, marked_pieces
 from auditor.report._quotes import CitationView, ConflictView, Marks, conflict_view, quote_view
@@ -94,6 +95,7 @@ class ClaimView:
     markers: list[MarkerView] = field(default_factory=list)
     misattributed: bool = False
     conflict: ConflictView | None = None
+    unjudged_text: str = ""  # the reason in a sentence (:func:`auditor.judges.describe_unjudged`)
 
 
 @dataclass(frozen=True)
@@ -222,10 +224,12 @@ def _answer_view(index: int, answer: AnswerOut) -> AnswerView:
         tags.append("misattributed")
     if any(c.conflict for c in claims):
         tags.append("conflict")
-    if any(c.unjudged_reason == "offline_undecided" for c in claims):
+    if answer.undecided or any(c.unjudged_reason == "offline_undecided" for c in claims):
         tags.append("undecided")
     if answer.refusal:
         status, tags = "refusal", ["refusal"]
+    elif answer.undecided:
+        status = "undecided"  # not "not grounded" beside a percentage that leaves the doubt out
     elif answer.grounded:
         status = "grounded"
         tags.append("grounded")
@@ -246,7 +250,7 @@ def _answer_view(index: int, answer: AnswerOut) -> AnswerView:
         status=status,
         tags=tags,
         counts=counts,
-        groundedness=answer.groundedness,
+        groundedness=None if answer.undecided else answer.groundedness,
         bar=_bar(counts),
         why=_why_not_grounded(counts, tags) if status == "not grounded" else "",
     )
@@ -294,6 +298,7 @@ def _claim_view(
         excluded_support=excluded,
         rests_only_on_excluded=bool(excluded) and claim.verdict != "contradicted" and not citations,
         unjudged_reason=claim.unjudged_reason,
+        unjudged_text=describe_unjudged(claim.unjudged_reason),
         judge_errors=list(claim.judge_errors),
         common_knowledge=claim.common_knowledge,
         markers=[_marker_view(m, by_id, anchors) for m in claim.citation_markers],

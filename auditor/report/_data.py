@@ -148,6 +148,7 @@ def _claim(c: ClaimView, local: dict[str, int], in_pieces: dict[str, str]) -> di
         ],
         "only_excluded": c.rests_only_on_excluded,
         "unjudged": c.unjudged_reason,
+        "uj": c.unjudged_text,
         "errors": c.judge_errors,
         "ck": c.common_knowledge,
         "markers": [

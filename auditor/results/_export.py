@@ -2,7 +2,11 @@
 
 JSON Lines keeps every value's type (lists as arrays, null as null). CSV has no types: an empty
 cell is null, booleans are ``true``/``false`` and list columns hold a JSON array, so a reader can
-get the lists back exactly (``json.loads``). Parquet (``pyarrow``, the optional ``parquet`` extra)
+get the lists back exactly (``json.loads``). CSV has no escapes either, and ends up in terminals
+(``cat``, ``column -t``) as often as in spreadsheets: control characters and bidi marks in a text
+cell are written visible (:func:`auditor.text.printable`: ESC as ``␛``), as the console shows them,
+and list cells are JSON with those characters as ``\\uXXXX`` (the same data). JSON Lines and Parquet
+keep every text exactly. Parquet (``pyarrow``, the optional ``parquet`` extra)
 has an explicit schema, so a column that is null on every row still has its type.
 """
 
@@ -16,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from auditor.errors import UsageError
 from auditor.results._rows import COLUMNS, LIST_COLUMNS, ClaimRow
+from auditor.text import json_printable, printable
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
@@ -60,11 +65,13 @@ def _text(rows: Iterable[ClaimRow], stream: SupportsWrite[str], format: ExportFo
 
 def _csv_cell(name: str, value: Any) -> str:
     if name in LIST_COLUMNS:
-        return json.dumps(value, ensure_ascii=False)
+        return json_printable(json.dumps(value, ensure_ascii=False))
     if value is None:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, str):
+        return printable(value, keep_newlines=True)
     return str(value)
 
 

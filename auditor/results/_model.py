@@ -64,6 +64,9 @@ class RunInfo(_Out):
     #: Traces holding model calls from which no answer was read (each named by a ``no_answer`` problem).
     unanswered_traces: int = 0
     usage: dict[str, Any] | None = None  # LLM calls, tokens, cost; cascade and cache counts (LLM judges)
+    #: Runs on the same inputs, policy and judge that this one, on finishing, marked ``superseded``:
+    #: left ``running`` by a process that is gone (see ``Store.supersede_runs``).
+    superseded: list[str] = Field(default_factory=list)
 
 
 class EvidenceOut(_Out):
@@ -146,6 +149,15 @@ class AnswerOut(_Out):
     contradicted: int | None = None
     unjudged: int | None = None
     grounded: bool | None = None
+
+    @property
+    def undecided(self) -> bool:
+        """No claim decided unsupported and at least one the judge could not decide: shown as
+        *undecided*, never as a groundedness percentage (which leaves those claims out)."""
+        if self.refusal or not self.claims:
+            return False
+        verdicts = [c.verdict for c in self.claims if not c.screened]
+        return "unjudged" in verdicts and not {"contradicted", "absent"} & set(verdicts)
 
 
 class AuditResult(_Out):

@@ -6,12 +6,12 @@ the judge's calibration (:mod:`auditor.calibration`), which later audits use to 
 rates; ``compare_policies()`` audits the same answers under two policies (``auditor policy diff``).
 ``reaudit()`` judges a stored run's answers again from the traces the store kept (another
 policy or judge, no files needed).
+``AuditOptions`` is how the options of all of them travel, from the CLI to each Ray worker.
 ``audit_into_run()`` is the part every engine shares: answers audited into an open run, each saved
 as it finishes (one process here; each shard's task on a Ray cluster in :mod:`auditor.scale`).
 """
 
 from auditor.run._audit import (
-    AuditOptions,
     audit,
     audit_answers_async,
     audit_async,
@@ -22,10 +22,12 @@ from auditor.run._calibrate import calibrate, calibrate_async
 from auditor.run._compare import compare_policies
 from auditor.run._correction import choose_calibration, with_correction
 from auditor.run._into import RunTarget, audit_into_run, local_budget, store_judge
+from auditor.run._options import AuditArgs, AuditOptions, with_changes
 from auditor.run._progress import Progress
-from auditor.run._reaudit import judge_spec, reaudit, reaudit_async, stored_policy
+from auditor.run._reaudit import judge_spec, reaudit, reaudit_async, reaudit_options, stored_policy
 
 __all__ = [
+    "AuditArgs",
     "AuditOptions",
     "Progress",
     "RunTarget",
@@ -43,7 +45,9 @@ __all__ = [
     "open_run",
     "reaudit",
     "reaudit_async",
+    "reaudit_options",
     "store_judge",
     "stored_policy",
+    "with_changes",
     "with_correction",
 ]

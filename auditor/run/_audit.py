@@ -9,13 +9,11 @@ store, the metrics summary, token usage, and progress reports for a caller to di
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from auditor.evidence import Answer
-from auditor.judges import Decomposer
 from auditor.llm import run_sync
 from auditor.metrics import Labels, summarise
 from auditor.pipeline import AnswerAudit, find_answers, run_info
@@ -23,6 +21,7 @@ from auditor.policy import Policy, load_policy
 from auditor.results import AnswerOut, AuditResult, RunInfo, judge_ref
 from auditor.run._correction import choose_calibration, with_correction
 from auditor.run._into import RunTarget, audit_into_run, local_budget, store_judge
+from auditor.run._options import AuditArgs, AuditOptions, with_changes
 from auditor.run._progress import Progress
 from auditor.settings import run_lease
 from auditor.store import (
@@ -45,68 +44,24 @@ def finish_result(
     return result.model_copy(update={"summary": summary.model_dump(mode="json"), "run": run})
 
 
-@dataclass(frozen=True)
-class AuditOptions:
-    """How a run audits and stores its answers (the keywords of :func:`audit` past the inputs)."""
-
-    judge: str = "offline"
-    base_url: str | None = None
-    cascade: bool = True
-    cache: bool = True
-    decomposer: Decomposer = "rules"
-    concurrency: int = 8
-    labels: Labels | None = None
-    db_url: str | None = None
-    store: bool = True
-    resume: bool = True
-    calibration: str | None = None
-    rate_limit: float | None = None  # LLM requests per second for the whole run (None: no limit)
-
-
 async def audit_async(
     paths: Sequence[Path],
+    options: AuditOptions | None = None,
     *,
-    policy: Policy | None = None,
-    judge: str = "offline",
-    base_url: str | None = None,
-    cascade: bool = True,
-    cache: bool = True,
-    decomposer: Decomposer = "rules",
-    format: str | None = None,
-    trace_id: str | None = None,
-    concurrency: int = 8,
-    labels: Labels | None = None,
-    db_url: str | None = None,
-    store: bool = True,
-    resume: bool = True,
     on_progress: Callable[[Progress], None] | None = None,
-    calibration: str | None = None,
     finish_with: FinishHook | None = None,
-    rate_limit: float | None = None,
+    **changes: Unpack[AuditArgs],
 ) -> tuple[AuditResult, list[AnswerAudit]]:
     """Audit every answer in ``paths``; see :func:`audit`. Returns the result and the audits made now.
 
     ``finish_with`` runs in the transaction that marks the stored run finished (``auditor serve``
     marks its trace audited there, so the two commit together).
     """
-    policy = policy or load_policy()
+    options = with_changes(options, changes, "audit_async")
+    policy = options.policy or load_policy()
     started = datetime.now(UTC)
     with fewer_collections():  # the answers' reconstruction too, not only the reading
-        ingested, answers = find_answers(paths, format, policy, trace_id)
-    options = AuditOptions(
-        judge=judge,
-        base_url=base_url,
-        cascade=cascade,
-        cache=cache,
-        decomposer=decomposer,
-        concurrency=concurrency,
-        labels=labels,
-        db_url=db_url,
-        store=store,
-        resume=resume,
-        calibration=calibration,
-        rate_limit=rate_limit,
-    )
+        ingested, answers = find_answers(paths, options.format, policy, options.trace_id)
     return await audit_answers_async(
         ingested, answers, policy, options, started=started, on_progress=on_progress, finish_with=finish_with
     )
@@ -125,6 +80,8 @@ async def audit_answers_async(
     """Audit ``answers`` (reconstructed from ``ingested``) as one stored run; see :func:`audit_async`.
 
     The inputs may come from files or from elsewhere (the store's kept traces, for a re-audit).
+    ``policy`` is the one the answers were reconstructed under (``options.policy`` as resolved by
+    the caller: the shipped default, or the one stored with a re-audited run).
     """
     # Fewer collections while the run is on (shared with the readers: auditor/trace/_gc.py).
     with fewer_collections():
@@ -209,14 +166,17 @@ async def _audit_answers(
         )
         if db is not None:
             result = with_correction(result, chosen)
+            status = setup.outcome()
             db.finish_run(
-                run_id,
-                result.summary,
-                result.run.usage,
-                status=setup.outcome(),
-                owner=owner,
-                also=finish_with,
+                run_id, result.summary, result.run.usage, status=status, owner=owner, also=finish_with
             )
+            if status == "finished":  # a run a killed process left beside this one is done now
+                digests = [i.sha256 for i in info.inputs]
+                superseded = db.supersede_runs(run_id, digests, policy.sha256, info.judge, lease)
+                if superseded:
+                    result = result.model_copy(
+                        update={"run": result.run.model_copy(update={"superseded": superseded})}
+                    )
         return result, audits
     finally:
         if writer is not None:
@@ -263,75 +223,33 @@ def open_run(
 
 def audit(
     paths: Sequence[Path],
+    options: AuditOptions | None = None,
     *,
-    policy: Policy | None = None,
-    judge: str = "offline",
-    base_url: str | None = None,
-    cascade: bool = True,
-    cache: bool = True,
-    decomposer: Decomposer = "rules",
-    format: str | None = None,
-    trace_id: str | None = None,
-    concurrency: int = 8,
-    labels: Labels | None = None,
-    db_url: str | None = None,
-    store: bool = True,
-    resume: bool = True,
     on_progress: Callable[[Progress], None] | None = None,
-    calibration: str | None = None,
-    rate_limit: float | None = None,
+    **changes: Unpack[AuditArgs],
 ) -> AuditResult:
     """Audit every answer in ``paths``, store the run, and return the public JSON result.
 
+    ``audit(paths, AuditOptions(judge="openai:gpt-4.1-mini", rate_limit=50))`` and
+    ``audit(paths, judge="openai:gpt-4.1-mini", rate_limit=50)`` are the same call: the keywords
+    are :class:`AuditOptions`' fields, and given beside ``options`` they change those fields of it.
+
     Args:
-        paths: trace files, any installed format.
-        policy: the admissible-source policy (the shipped default when None).
-        judge: ``offline`` (approximate, no network) or ``openai:MODEL``.
-        base_url: an OpenAI-compatible endpoint for ``openai:`` judges.
-        cascade: settle claims the offline checks are certain about without an LLM call.
-        cache: reuse cached verdicts (LLM judges; kept in the store).
-        decomposer: ``rules`` or ``llm`` claim decomposition, or ``fused``: one LLM call per answer
-            that decomposes and judges together (no cascade; cached per answer and evidence).
-        format: force an adapter instead of sniffing.
-        trace_id: keep only answers of this trace (a prefix is enough).
-        concurrency: answers audited at once (and requests in flight).
-        labels: a labels file's content (adds refusal accuracy and over-refusal).
-        db_url: the store (default: ``AUDITOR_DB_URL``, else SQLite in the app directory).
-        store: False to keep nothing (no run record, no verdict cache in the store).
-        resume: continue an interrupted run on the same inputs, policy and judge, skipping the
-            answers it finished; also a run left ``running`` by a killed process once its lease
-            (``AUDITOR_RUN_LEASE`` seconds, default 30) has run out.
+        paths: trace files, any installed format (directories and glob patterns are expanded).
+        options: how to audit and store (:class:`AuditOptions`, every field documented there);
+            None: the defaults (the shipped policy, the offline judge, the default store).
         on_progress: called after each answer with a :class:`Progress`.
-        calibration: the calibration that corrects the rates: None, the newest of the judge's
-            (if any); ``"none"``, no correction; or a stored calibration's id (a unique prefix).
-        rate_limit: LLM requests per second for the whole run (:func:`auditor.llm.parse_rate`
-            reads ``"3000/min"``); a 429's ``Retry-After`` pauses every request. None: no limit.
+        **changes: fields of :class:`AuditOptions` (``policy``, ``judge``, ``base_url``,
+            ``decomposer``, ``cascade``, ``cache``, ``concurrency``, ``rate_limit``, ``format``,
+            ``trace_id``, ``labels``, ``calibration``, ``db_url``, ``store``, ``resume``).
 
     Raises:
         UsageError: ``trace_id`` selects no answer, or another input error (before any work).
         LLMError: an ``openai:`` judge's endpoint is unreachable, rejects the key or lacks the
             model (checked once before a run is opened). Failures later in the run are
             ``unjudged`` claims instead; a run in which every LLM call failed is stored ``failed``.
+        TypeError: a keyword that is no field of :class:`AuditOptions`.
     """
-    result, _ = run_sync(
-        lambda: audit_async(
-            paths,
-            policy=policy,
-            judge=judge,
-            base_url=base_url,
-            cascade=cascade,
-            cache=cache,
-            decomposer=decomposer,
-            format=format,
-            trace_id=trace_id,
-            concurrency=concurrency,
-            labels=labels,
-            db_url=db_url,
-            store=store,
-            resume=resume,
-            on_progress=on_progress,
-            calibration=calibration,
-            rate_limit=rate_limit,
-        )
-    )
+    options = with_changes(options, changes, "audit")
+    result, _ = run_sync(lambda: audit_async(paths, options, on_progress=on_progress))
     return result

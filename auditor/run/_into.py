@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from auditor.evidence import Answer
 from auditor.judges import JudgeSetup, build_judge
@@ -19,10 +18,8 @@ from auditor.llm import LLMBudget, LocalBudget
 from auditor.pipeline import AnswerAudit, audit_all, audit_out
 from auditor.policy import Policy
 from auditor.results import AnswerOut
+from auditor.run._options import AuditOptions
 from auditor.store import SqlDecompositionCache, SqlFusedCache, SqlVerdictCache, Store, StoreWriter
-
-if TYPE_CHECKING:
-    from auditor.run._audit import AuditOptions
 
 
 @dataclass(frozen=True)
@@ -53,13 +50,14 @@ def local_budget(rate_limit: float | None) -> LocalBudget | None:
 def store_judge(
     options: AuditOptions, db: Store | None, writer: StoreWriter | None, budget: LLMBudget | None = None
 ) -> JudgeSetup:
-    """The run's judge (``options.judge``), its caches in the store ``db`` written through ``writer``.
+    """The run's judge (``options.judge``, ``offline`` when None), its caches in the store ``db``
+    written through ``writer``.
 
     Raises:
         UsageError: as :func:`auditor.judges.build_judge` (an unknown spec, no key).
     """
     return build_judge(
-        options.judge,
+        options.judge if options.judge is not None else "offline",
         base_url=options.base_url,
         cascade=options.cascade,
         use_cache=options.cache,

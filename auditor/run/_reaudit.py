@@ -13,17 +13,18 @@ cost no LLM call. The finished run records the run it re-audited (``reaudit_of``
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from datetime import UTC, datetime
+from typing import Any, Unpack
 
 from auditor.errors import UsageError
-from auditor.judges import Decomposer
 from auditor.llm import run_sync
-from auditor.metrics import Labels
 from auditor.pipeline import AnswerAudit, trace_answers
 from auditor.policy import Policy, parse_policy
 from auditor.results import AuditResult, JudgeRef
-from auditor.run._audit import AuditOptions, audit_answers_async
+from auditor.run._audit import audit_answers_async
+from auditor.run._options import AuditArgs, AuditOptions, with_changes
 from auditor.run._progress import Progress
 from auditor.store import Store, reaudit_link, resolve_run
 from auditor.trace import IngestResult, InputFile
@@ -55,59 +56,55 @@ def stored_policy(run_id: str, db_url: str | None = None) -> Policy:
         return _policy_of(store, resolve_run(store, run_id))
 
 
-def _source(
-    run_id: str, policy: Policy | None, judge: str | None, db_url: str | None
-) -> tuple[str, IngestResult, Policy, str]:
-    """The source run's full id, its kept traces as an ingest result, the policy and the judge spec."""
-    with Store(db_url, create=False) as store:
+def _source(run_id: str, options: AuditOptions) -> tuple[str, IngestResult, Policy, AuditOptions]:
+    """The source run's full id, its kept traces as an ingest result, the policy to judge under
+    (``options.policy``, else the run's stored one), and ``options`` with the judge resolved
+    (``options.judge``, else the run's own).
+    """
+    with Store(options.db_url, create=False) as store:
         source = resolve_run(store, run_id)
         info = store.run_info(source)
-        policy = policy or _policy_of(store, source)
+        policy = options.policy or _policy_of(store, source)
         traces = store.load_traces(source)
     inputs = [InputFile(path=i.path, sha256=i.sha256, format=i.format, traces=i.traces) for i in info.inputs]
     return (
         source,
         IngestResult(traces=traces, problems=[], inputs=inputs),
         policy,
-        judge or judge_spec(info.judge),
+        replace(options, judge=options.judge or judge_spec(info.judge)),
     )
+
+
+def reaudit_options(options: AuditOptions | None, changes: Mapping[str, Any], caller: str) -> AuditOptions:
+    """The options of a re-audit: :func:`~auditor.run.with_changes`, refusing the fields that do
+    not apply to one (it reads the run's kept traces, all of them, and is always stored).
+
+    Raises:
+        UsageError: ``format``, ``trace_id`` or ``store=False`` given.
+        TypeError: as :func:`~auditor.run.with_changes`.
+    """
+    options = with_changes(options, changes, caller)
+    if options.format is not None or options.trace_id is not None:
+        raise UsageError(
+            "A re-audit reads the run's kept traces, all of them: format and trace_id do not apply."
+        )
+    if not options.store:
+        raise UsageError("A re-audit is always stored (it is a new run linked to the one it re-judges).")
+    return options
 
 
 async def reaudit_async(
     run_id: str,
+    options: AuditOptions | None = None,
     *,
-    policy: Policy | None = None,
-    judge: str | None = None,
-    db_url: str | None = None,
-    base_url: str | None = None,
-    cascade: bool = True,
-    cache: bool = True,
-    decomposer: Decomposer = "rules",
-    concurrency: int = 8,
-    labels: Labels | None = None,
-    resume: bool = True,
     on_progress: Callable[[Progress], None] | None = None,
-    calibration: str | None = None,
-    rate_limit: float | None = None,
+    **changes: Unpack[AuditArgs],
 ) -> tuple[AuditResult, list[AnswerAudit]]:
     """Re-judge the stored run ``run_id``; see :func:`reaudit`. Returns the result and the audits made now."""
+    options = reaudit_options(options, changes, "reaudit_async")
     started = datetime.now(UTC)
-    source, ingested, policy, spec = _source(run_id, policy, judge, db_url)
+    source, ingested, policy, options = _source(run_id, options)
     answers = trace_answers(ingested.traces, policy, problems=ingested.problems)
-    options = AuditOptions(
-        judge=spec,
-        base_url=base_url,
-        cascade=cascade,
-        cache=cache,
-        decomposer=decomposer,
-        concurrency=concurrency,
-        labels=labels,
-        db_url=db_url,
-        store=True,
-        resume=resume,
-        calibration=calibration,
-        rate_limit=rate_limit,
-    )
     return await audit_answers_async(
         ingested,
         answers,
@@ -121,57 +118,31 @@ async def reaudit_async(
 
 def reaudit(
     run_id: str,
+    options: AuditOptions | None = None,
     *,
-    policy: Policy | None = None,
-    judge: str | None = None,
-    db_url: str | None = None,
-    base_url: str | None = None,
-    cascade: bool = True,
-    cache: bool = True,
-    decomposer: Decomposer = "rules",
-    concurrency: int = 8,
-    labels: Labels | None = None,
-    resume: bool = True,
     on_progress: Callable[[Progress], None] | None = None,
-    calibration: str | None = None,
-    rate_limit: float | None = None,
+    **changes: Unpack[AuditArgs],
 ) -> AuditResult:
     """Re-judge a stored run's answers from its kept traces, as a new stored run; return its result.
 
     Args:
         run_id: the stored run's id (a unique prefix is enough).
-        policy: the policy to judge under; None: the one stored with the run.
-        judge: ``offline`` or ``openai:MODEL``; None: the run's judge (kind and model).
-        db_url: the store holding the run, where the re-audit is stored too (default:
-            ``AUDITOR_DB_URL``, else SQLite in the app directory).
-        resume: continue an interrupted re-audit (the same inputs, policy and judge).
-        rate_limit: LLM requests per second at most (None: unbounded).
-
-    The other arguments are :func:`~auditor.run.audit`'s.
+        options: as for :func:`~auditor.run.audit` (:class:`AuditOptions`), except that
+            ``policy`` None is the policy stored with the run, ``judge`` None the run's judge (kind
+            and model), ``db_url`` the store holding the run (where the re-audit is stored too),
+            ``resume`` continues an interrupted re-audit (the same run, policy and judge), and
+            ``format``, ``trace_id`` and ``store=False`` do not apply.
+        on_progress: called after each answer with a :class:`Progress`.
+        **changes: fields of :class:`AuditOptions`, as for :func:`~auditor.run.audit`.
 
     Raises:
         UsageError: no run, or several, start with ``run_id``; or it recorded no policy text and
-            ``policy`` is None.
+            ``policy`` is None; or ``format``, ``trace_id`` or ``store=False`` given.
         StoreError: the store cannot be opened, or the run was stored without its traces'
             content (before the store kept it): the message says to audit its files again.
         LLMError: as for :func:`~auditor.run.audit`.
+        TypeError: a keyword that is no field of :class:`AuditOptions`.
     """
-    result, _ = run_sync(
-        lambda: reaudit_async(
-            run_id,
-            policy=policy,
-            judge=judge,
-            db_url=db_url,
-            base_url=base_url,
-            cascade=cascade,
-            cache=cache,
-            decomposer=decomposer,
-            concurrency=concurrency,
-            labels=labels,
-            resume=resume,
-            on_progress=on_progress,
-            calibration=calibration,
-            rate_limit=rate_limit,
-        )
-    )
+    options = reaudit_options(options, changes, "reaudit")
+    result, _ = run_sync(lambda: reaudit_async(run_id, options, on_progress=on_progress))
     return result

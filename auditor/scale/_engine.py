@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Unpack
 
 from auditor.errors import (
     NothingReadError,
@@ -41,21 +41,22 @@ from auditor.errors import (
     UsageError,
 )
 from auditor.evidence import count_unanswered
-from auditor.judges import Decomposer
 from auditor.llm import run_sync
-from auditor.metrics import Labels
 from auditor.pipeline import run_info
 from auditor.policy import Policy, load_policy
 from auditor.results import AuditResult, RunInfo, judge_ref
 from auditor.run import (
+    AuditArgs,
     AuditOptions,
     Progress,
     choose_calibration,
     finish_result,
     judge_spec,
     open_run,
+    reaudit_options,
     store_judge,
     stored_policy,
+    with_changes,
     with_correction,
 )
 from auditor.scale._budget import ClusterBudget
@@ -71,7 +72,7 @@ from auditor.scale._collect import (
     wait_for_shards,
 )
 from auditor.scale._plan import FileScan, TraceEntry, plan_shards, scan_file
-from auditor.scale._worker import ShardJob, ShardOutcome, audit_shard, without_labels
+from auditor.scale._worker import ShardJob, ShardOutcome, audit_shard
 from auditor.settings import SETTINGS, run_lease
 from auditor.store import FinishHook, RunLease, Store, new_owner, reaudit_link, resolve_run
 from auditor.trace import IngestResult, InputFile, expand_inputs, get_adapter
@@ -91,32 +92,22 @@ def import_ray() -> ModuleType:
 
 def audit_on_ray(
     paths: Sequence[Path | str],
+    options: AuditOptions | None = None,
     *,
-    policy: Policy | None = None,
-    judge: str = "offline",
-    base_url: str | None = None,
-    cascade: bool = True,
-    cache: bool = True,
-    decomposer: Decomposer = "rules",
-    format: str | None = None,
-    concurrency: int = 8,
-    labels: Labels | None = None,
-    db_url: str | None = None,
-    resume: bool = True,
     on_progress: Callable[[Progress], None] | None = None,
-    calibration: str | None = None,
-    rate_limit: float | None = None,
     address: str | None = None,
     workers: int | None = None,
     max_retries: int = 3,
+    **changes: Unpack[AuditArgs],
 ) -> AuditResult:
     """Audit every answer in ``paths`` on a Ray cluster as one stored run; the result as :func:`auditor.run.audit`.
 
-    The keywords shared with :func:`auditor.run.audit` mean the same, with these differences:
-    ``concurrency`` is per worker (answers, and LLM requests, in flight in each task), and
-    ``rate_limit`` is one budget for the whole cluster (``ClusterBudget``: every worker's requests
-    together, a 429's ``Retry-After`` pausing all of them). The run is always stored, in a
-    database every worker can reach (PostgreSQL on a cluster of several machines).
+    ``options`` (and the keywords, :class:`~auditor.run.AuditOptions`' fields) mean what they mean
+    for :func:`auditor.run.audit`, with these differences: ``concurrency`` is per worker (answers,
+    and LLM requests, in flight in each task), and ``rate_limit`` is one budget for the whole
+    cluster (``ClusterBudget``: every worker's requests together, a 429's ``Retry-After`` pausing
+    all of them). The run is always stored, in a database every worker can reach (PostgreSQL on a
+    cluster of several machines), and the options travel whole to every shard task.
 
     Args:
         address: the Ray cluster (``auto``, ``ray://head:10001``, ``head:6379``); None connects to
@@ -125,19 +116,28 @@ def audit_on_ray(
         max_retries: how often Ray retries a shard whose worker died.
 
     Raises:
-        UsageError: Ray is not installed, an input error, or an in-memory store.
+        UsageError: Ray is not installed, an input error, an in-memory store, ``trace_id``
+            (one trace: audit it in one process) or ``store=False``.
         ShardError: shard tasks failed after their retries (their traces are named in the run's
             problems; the run is interrupted and a rerun resumes it).
         LLMError, StoreError: as :func:`auditor.run.audit`.
+        TypeError: a keyword that is no field of :class:`~auditor.run.AuditOptions`.
     """
+    options = with_changes(options, changes, "audit_on_ray")
+    if options.trace_id is not None:
+        raise UsageError(
+            "trace_id selects one trace: audit it in one process (auditor.run.audit), not on Ray."
+        )
+    if not options.store:
+        raise UsageError("A run on Ray is always stored (its workers write it): store=False does not apply.")
     ray = import_ray()
-    if format:
-        get_adapter(format)  # fail early with the list of installed adapters
+    if options.format:
+        get_adapter(options.format)  # fail early with the list of installed adapters
     files = [str(f) for f in expand_inputs(paths)]
 
     def index(env: dict[str, Any] | None) -> _Inputs:
         scan = ray.remote(scan_file).options(num_cpus=1, max_retries=max_retries, runtime_env=env)
-        scans: list[FileScan] = gather(ray, [scan.remote(f, format) for f in files])
+        scans: list[FileScan] = gather(ray, [scan.remote(f, options.format) for f in files])
         ingested = IngestResult(
             problems=[p for s in scans for p in s.problems], inputs=[s.input for s in scans]
         )
@@ -148,57 +148,38 @@ def audit_on_ray(
             )
         return _Inputs(ingested, scans)
 
-    options = AuditOptions(
-        judge=judge,
-        base_url=base_url,
-        cascade=cascade,
-        cache=cache,
-        decomposer=decomposer,
-        concurrency=concurrency,
-        db_url=db_url,
-        resume=resume,
-        calibration=calibration,
-        rate_limit=rate_limit,
-    )
-    job = _Job(policy or load_policy(), options, labels, format, address, workers, max_retries)
+    job = _Job(options.policy or load_policy(), options, address, workers, max_retries)
     return _run_job(ray, job, index, on_progress)
 
 
 def reaudit_on_ray(
     run_id: str,
+    options: AuditOptions | None = None,
     *,
-    policy: Policy | None = None,
-    judge: str | None = None,
-    db_url: str | None = None,
-    base_url: str | None = None,
-    cascade: bool = True,
-    cache: bool = True,
-    decomposer: Decomposer = "rules",
-    concurrency: int = 8,
-    labels: Labels | None = None,
-    resume: bool = True,
     on_progress: Callable[[Progress], None] | None = None,
-    calibration: str | None = None,
-    rate_limit: float | None = None,
     address: str | None = None,
     workers: int | None = None,
     max_retries: int = 3,
+    **changes: Unpack[AuditArgs],
 ) -> AuditResult:
     """:func:`auditor.run.reaudit` on a Ray cluster: a stored run judged again from its kept traces.
 
     The shards are cut from the run's kept traces (whole conversations on one) and each worker
     reads its own from the store; the rest is :func:`audit_on_ray` (one run, its lease, retries,
-    progress) and the result is :func:`auditor.run.reaudit`'s: by default the run's stored policy
-    and its judge, the new run recording the run it re-judged.
+    progress, the options whole on every worker) and the result is :func:`auditor.run.reaudit`'s:
+    by default the run's stored policy and its judge, the new run recording the run it re-judged.
 
     Raises:
         UsageError: as :func:`auditor.run.reaudit`, or as :func:`audit_on_ray`.
+        TypeError: a keyword that is no field of :class:`~auditor.run.AuditOptions`.
     """
+    options = reaudit_options(options, changes, "reaudit_on_ray")
     ray = import_ray()
+    db_url = options.db_url
     with Store(db_url, create=False) as store:
         source = resolve_run(store, run_id)
         recorded = store.run_info(source)
-    policy = policy or stored_policy(source, db_url)
+    policy = options.policy or stored_policy(source, db_url)
 
     def index(env: dict[str, Any] | None) -> _Inputs:
         with Store(db_url, create=False) as store:
@@ -213,19 +194,8 @@ def reaudit_on_ray(
         inputs = [InputFile(i.path, i.sha256, i.format, i.traces) for i in recorded.inputs]
         return _Inputs(IngestResult(problems=[], inputs=inputs), [scan], source)
 
-    options = AuditOptions(
-        judge=judge or judge_spec(recorded.judge),
-        base_url=base_url,
-        cascade=cascade,
-        cache=cache,
-        decomposer=decomposer,
-        concurrency=concurrency,
-        db_url=db_url,
-        resume=resume,
-        calibration=calibration,
-        rate_limit=rate_limit,
-    )
-    job = _Job(policy, options, labels, None, address, workers, max_retries, reaudit_link(source))
+    options = replace(options, judge=options.judge or judge_spec(recorded.judge))
+    job = _Job(policy, options, address, workers, max_retries, reaudit_link(source))
     return _run_job(ray, job, index, on_progress)
 
 
@@ -241,10 +211,11 @@ class _Inputs:
 
 @dataclass(frozen=True)
 class _Job:
+    """A run on Ray: the policy resolved (``options.policy``, the default or a re-audited run's),
+    the options whole, how to reach the cluster, and the hook of the run's finishing transaction."""
+
     policy: Policy
     options: AuditOptions
-    labels: Labels | None
-    format: str | None
     address: str | None
     workers: int | None
     max_retries: int
@@ -293,7 +264,6 @@ def _run_job(
             budget = ClusterBudget(options.rate_limit)
         board = ray.remote(ProgressBoard).options(num_cpus=0).remote()
         task = ray.remote(audit_shard).options(num_cpus=1, max_retries=max_retries, runtime_env=env)
-        worker_options = without_labels(options)
         places: dict[str, int] = {}
         for trace_id, _ in entries:
             places.setdefault(trace_id, len(places))
@@ -301,9 +271,8 @@ def _run_job(
             shard_job = ShardJob(
                 number,
                 shard,
-                job.format,
                 policy,
-                worker_options,
+                options,
                 run_id,
                 owner,
                 budget.handle() if budget is not None else None,
@@ -324,7 +293,7 @@ def _run_job(
         usage = merge_usage(outcomes[i].usage for i in range(len(shards)))
         info = with_unanswered(db, run_id, owner, info, [outcomes[i] for i in range(len(shards))], places)
         run = info.model_copy(update={"id": run_id})
-        result = finish_result(AuditResult(run=run, answers=ordered), policy, job.labels, usage)
+        result = finish_result(AuditResult(run=run, answers=ordered), policy, options.labels, usage)
         result = with_correction(result, chosen)
         db.finish_run(
             run_id, result.summary, result.run.usage, status=outcome(usage), owner=owner, also=job.finish_with

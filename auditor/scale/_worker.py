@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from auditor.llm import LLMBudget, run_sync
@@ -44,13 +44,15 @@ REPORT_SECONDS = 0.5
 class ShardJob:
     """What a shard task needs: the shard, how to audit it, and where the run is.
 
-    ``options.db_url`` is the store the driver resolved (every worker writes the same one);
-    ``options.labels`` is left to the driver (labels only change the summary).
+    ``options`` are the run's, whole, as the driver was given them, with ``db_url`` the store the
+    driver resolved (every worker writes the same one) and ``judge`` the one it checked;
+    ``policy`` is the one the driver resolved (``options.policy`` or the default, or a
+    re-audited run's stored one). ``options.labels`` change only the summary, which the driver
+    computes.
     """
 
     index: int
     shard: Shard
-    format: str | None
     policy: Policy
     options: AuditOptions
     run_id: str
@@ -128,7 +130,7 @@ async def _audit_shard(job: ShardJob) -> ShardOutcome:
         if job.source_run is not None:
             traces = db.load_traces(job.source_run, job.shard.trace_ids)
         else:
-            traces = read_shard(job.shard, job.format).traces
+            traces = read_shard(job.shard, job.options.format).traces
         unanswered: list[Problem] = []
         answers = trace_answers(traces, job.policy, problems=unanswered)
         done = db.finished_answer_ids(job.run_id)
@@ -165,8 +167,3 @@ async def _audit_shard(job: ShardJob) -> ShardOutcome:
     finally:
         writer.close(raise_error=False)  # what was handed over is committed, even on an error
         db.close()
-
-
-def without_labels(options: AuditOptions) -> AuditOptions:
-    """The options a worker gets: the labels stay with the driver, which computes the summary."""
-    return replace(options, labels=None)

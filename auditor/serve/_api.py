@@ -19,7 +19,7 @@ from auditor.policy import Thresholds
 from auditor.results import AnswerOut
 from auditor.serve._auth import Access
 from auditor.serve._figures import summary_of
-from auditor.serve._filters import filter_params, utc
+from auditor.serve._filters import filter_params, utc_time
 from auditor.store import AnswerFilter, PolicyOutcome, Store, Verdict, find_answer, list_answers
 
 
@@ -47,12 +47,16 @@ def answer_query(
     conversation_id: Annotated[str | None, Query(description="a session / conversation id (exact)")] = None,
 ) -> AnswerFilter:
     """The answers filter of a request's query parameters (typed, so they appear in the OpenAPI docs)."""
+    try:
+        since, until = (utc_time(n, t) if t else None for n, t in (("since", since), ("until", until)))
+    except UsageError as err:
+        raise HTTPException(400, str(err)) from err
     return AnswerFilter(
         trace_id=trace_id,
         run_id=run_id,
         verdict=verdict,
-        since=utc(since) if since else None,
-        until=utc(until) if until else None,
+        since=since,
+        until=until,
         q=q,
         policy=policy,
         source_class=source_class,

@@ -2,7 +2,10 @@
 
 ``POST /v1/traces`` stores a request's spans before it answers (a 200 means they are committed);
 ``GET /api/...`` reads the store. With a token configured, both need ``Authorization: Bearer``;
-``/healthz`` and the OpenAPI docs (``/docs``) do not, so a load balancer can probe the server.
+``/healthz`` and the OpenAPI schema (``/openapi.json``) do not, so a load balancer can probe the
+server. There is no ``/docs`` or ``/redoc`` page: FastAPI's load Swagger UI and ReDoc from a CDN,
+which fails offline and would need the pages' Content-Security-Policy opened to another host; any
+OpenAPI tool reads the schema instead.
 """
 
 from __future__ import annotations
@@ -10,19 +13,21 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import Depends, FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect
 
 from auditor import __version__
-from auditor.errors import AuditorError
+from auditor.errors import AuditorError, UsageError
 from auditor.policy import load_policy
 from auditor.serve._api import add_api
 from auditor.serve._auth import Access
 from auditor.serve._config import ServeConfig
+from auditor.serve._guard import HostPolicy, RequestGuard
 from auditor.serve._http import add_otlp_http
 from auditor.serve._pages import add_pages
 from auditor.serve._receiver import RETRY_AFTER, Receiver
-from auditor.store import Intake, Store
+from auditor.store import Intake, SignIns, Store
 from auditor.trace import SpanReceiver
 
 
@@ -41,8 +46,12 @@ def create_app(
         title="trace-auditor",
         version=__version__,
         description="OTLP/HTTP trace receiver and the audits of the answers it received.",
+        docs_url=None,  # Swagger UI and ReDoc come from a CDN (module docstring)
+        redoc_url=None,
     )
 
+    # Host names and cross-site posts are checked before any route (DNS rebinding, CSRF): _guard.py.
+    app.add_middleware(RequestGuard, hosts=HostPolicy.build(config.host, config.hosts))
     add_otlp_http(app, receiver or Receiver(config, intake), receivers)
 
     @app.get("/healthz", summary="Liveness, with the number of traces waiting for an audit")
@@ -50,7 +59,7 @@ def create_app(
         return {"status": "ok", "version": __version__, "pending": await run_in_threadpool(intake.pending)}
 
     # The pages and the read API (answers, runs, summary): _pages.py and _api.py.
-    access = Access(config.token)
+    access = Access(config.token, SignIns(store))
     guarded = [Depends(access.api)]
     policy = load_policy(config.policy)
     add_api(app, store, access, policy.thresholds)
@@ -71,6 +80,14 @@ def create_app(
                 for p in passes
             ]
         }
+
+    @app.exception_handler(ClientDisconnect)  # gone mid-body (or cut off by _timeouts.py): no one to tell
+    async def client_gone(_request: Request, _err: ClientDisconnect) -> Response:
+        return Response(status_code=408)
+
+    @app.exception_handler(UsageError)  # what the request asked cannot work: the client's to fix
+    async def bad_request(_request: Request, err: UsageError) -> JSONResponse:
+        return JSONResponse({"detail": str(err)}, status_code=400)
 
     @app.exception_handler(AuditorError)
     async def store_unavailable(_request: Request, err: AuditorError) -> JSONResponse:

@@ -3,9 +3,10 @@
 The API takes ``Authorization: Bearer <token>`` (scripts and exporters). A browser signs in once
 with a form (``POST /login``, the token in the request body) that sets an HttpOnly, SameSite=Strict
 cookie; a form rather than ``?token=`` because a token in a URL is kept in the browser's history,
-in access logs and in ``Referer`` headers. The cookie holds an HMAC of the token, not the token,
-so a copied cookie does not reveal the bearer token the exporters use; changing the token signs
-every browser out.
+in access logs and in ``Referer`` headers. The cookie holds a random session id, one per sign-in,
+kept in the store (:class:`auditor.store.SignIns`: only its hash, for 12 hours): signing out
+revokes it on every replica, so a copy of the cookie taken before is worth nothing after, and
+changing the token signs every browser out.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import secrets
 from urllib.parse import parse_qs, quote
 
 from fastapi import HTTPException, Request
+
+from auditor.store import SignIns
 
 COOKIE = "auditor_session"
 #: Login bodies larger than this are refused (a token is short).
@@ -35,12 +38,16 @@ def bearer_matches(token: str | None, header: str | None) -> bool:
 
 
 class Access:
-    """Checks requests against ``token`` (None: everything is open, as on loopback by default)."""
+    """Checks requests against ``token`` (None: everything is open, as on loopback by default).
 
-    def __init__(self, token: str | None) -> None:
+    Sign-ins live in ``sign_ins`` (the store); without it (a token but no store) no cookie is valid.
+    """
+
+    def __init__(self, token: str | None, sign_ins: SignIns | None = None) -> None:
         self.token = token
+        self.sign_ins = sign_ins
 
-    def _session(self) -> str:
+    def _token_mac(self) -> str:
         return hmac.new((self.token or "").encode(), b"auditor-serve-ui", hashlib.sha256).hexdigest()
 
     def bearer_ok(self, header: str | None) -> bool:
@@ -50,7 +57,7 @@ class Access:
         if self.token is None:
             return True
         given = request.cookies.get(COOKIE, "")
-        return secrets.compare_digest(given.encode(), self._session().encode())
+        return self.sign_ins is not None and self.sign_ins.valid(given, self._token_mac())
 
     def api(self, request: Request) -> None:
         """A FastAPI dependency: the bearer token, or 401 saying how to send it."""
@@ -71,7 +78,16 @@ class Access:
         return secrets.compare_digest(values[0].strip().encode(), self.token.encode())
 
     def session_value(self) -> str:
-        return self._session() if self.token is not None else ""
+        """A new sign-in's cookie value (empty when there is no token: nothing to sign in to)."""
+        if self.token is None or self.sign_ins is None:
+            return ""
+        return self.sign_ins.open(self._token_mac())
+
+    def sign_out(self, request: Request) -> None:
+        """Revoke the sign-in the request's cookie holds, if any."""
+        given = request.cookies.get(COOKIE, "")
+        if self.sign_ins is not None and given:
+            self.sign_ins.revoke(given)
 
 
 def local_path(target: str | None) -> str:

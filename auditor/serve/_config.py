@@ -7,6 +7,7 @@ token is refused unless the caller says ``insecure`` on purpose.
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from auditor.errors import UsageError
@@ -39,6 +40,10 @@ class ServeConfig:
     poll: float  # how often an idle worker looks for a ready trace
     rate: float = 100.0  # OTLP requests a second per client address before 429 / RESOURCE_EXHAUSTED
     grpc_port: int | None = None  # OTLP/gRPC served on this port too, when set
+    hosts: tuple[str, ...] = ()  # names the server answers to besides its bound address ("*": any)
+    proxies: tuple[str, ...] = ()  # addresses / networks whose X-Forwarded-For is believed
+    header_timeout: float = 10.0  # seconds for a request's line and headers (408 after)
+    body_timeout: float = 60.0  # seconds for a request's whole body (408 after)
 
 
 def _loopback(host: str) -> bool:
@@ -67,11 +72,18 @@ def serve_config(
     queue: int | None = None,
     rate: float | None = None,
     grpc_port: int | None = None,
+    hosts: str | Sequence[str] | None = None,
+    proxies: str | Sequence[str] | None = None,
 ) -> ServeConfig:
     """The server's configuration: arguments over ``AUDITOR_*`` variables over defaults.
 
+    ``hosts`` are the names the server answers to besides its bound address (``AUDITOR_SERVE_HOSTS``,
+    comma-separated; ``*`` for any): see :mod:`auditor.serve._guard`. ``proxies`` are the reverse
+    proxies whose ``X-Forwarded-For`` and ``X-Forwarded-Proto`` are believed (``AUDITOR_SERVE_PROXIES``:
+    addresses or networks, comma-separated; none by default, so a client cannot name its own address).
+
     Raises:
-        UsageError: a setting is not a positive number, or ``host`` is not a loopback address and
+        UsageError: a setting is not a positive number, a proxy is not an address or network, or ``host`` is not a loopback address and
             there is no token (``--token`` / ``AUDITOR_SERVE_TOKEN``) and ``insecure`` is not set.
     """
     token = setting("serve_token", token)
@@ -99,4 +111,27 @@ def serve_config(
         poll=min(1.0, quiet_s / 4),
         rate=positive_number("serve_rate", rate),
         grpc_port=grpc_port,
+        hosts=_listed("serve_hosts", hosts),
+        proxies=_networks(_listed("serve_proxies", proxies)),
+        header_timeout=positive_number("serve_header_timeout", unit="seconds"),
+        body_timeout=positive_number("serve_body_timeout", unit="seconds"),
     )
+
+
+def _listed(name: str, given: str | Sequence[str] | None) -> tuple[str, ...]:
+    """A list setting: ``given`` (a list, or a comma-separated string) > its variable; trimmed, no empties."""
+    raw = setting(name, given) if given is None or isinstance(given, str) else given
+    items = raw.split(",") if isinstance(raw, str) else list(raw or ())
+    return tuple(item.strip() for item in items if item.strip())
+
+
+def _networks(given: tuple[str, ...]) -> tuple[str, ...]:
+    for item in given:
+        try:
+            ipaddress.ip_network(item, strict=False)
+        except ValueError:
+            raise UsageError(
+                f"AUDITOR_SERVE_PROXIES (--trusted-proxy) holds {item!r}, which is not an IP address or "
+                "network: list your reverse proxies' addresses, e.g. 10.0.0.5,10.1.0.0/16."
+            ) from None
+    return given

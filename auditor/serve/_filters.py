@@ -38,13 +38,24 @@ def utc(value: datetime) -> datetime:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
+def utc_time(name: str, value: datetime) -> datetime:
+    """:func:`utc`, or one line when the time has no UTC equivalent (``9999-12-31T23:59-23:59``)."""
+    try:
+        return utc(value)
+    except OverflowError:
+        raise UsageError(
+            f"{name}={value.isoformat()!r} is out of range in UTC: give a time between the years 1 and 9999."
+        ) from None
+
+
 def parse_time(name: str, text: str) -> datetime:
     try:
-        return utc(datetime.fromisoformat(text.strip().replace("Z", "+00:00")))
+        value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
         raise UsageError(
             f"{name}={text!r} is not a time: give an ISO 8601 time such as 2026-12-01T09:00:00Z."
         ) from None
+    return utc_time(name, value)
 
 
 def _choice(name: str, text: str, allowed: tuple[str, ...]) -> str:

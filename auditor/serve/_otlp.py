@@ -8,7 +8,9 @@ tiny and are encoded here by hand, so the core needs no protobuf runtime (the OT
 parses the requests, brings its own).
 
 Sizes are bounded before work is done: a body is read up to the limit and no further, and gzip
-output is inflated at most one byte past the limit, so a small "zip bomb" costs nothing.
+output is inflated at most one byte past the limit, so a small "zip bomb" costs nothing. A gzip
+body may hold several members (RFC 1952; ``cat a.gz b.gz``): all are read, their output together
+held to the limit.
 """
 
 from __future__ import annotations
@@ -62,20 +64,38 @@ def decode(body: bytes, encoding: str | None, limit: int) -> bytes:
         return body
     if name != "gzip":
         raise Refusal(415, INVALID_ARGUMENT, f"Content-Encoding {name!r} is not supported: send gzip or none")
+    return _gunzip(body, limit)
+
+
+#: Compressed bytes fed to the inflater at a time: what is left over at the end of a member is
+#: copied once per member, so a body of many tiny members costs at most this per member.
+_FEED = 1024
+
+
+def _gunzip(body: bytes, limit: int) -> bytes:
+    """Every member of a gzip body, one after the other (RFC 1952 allows several), within ``limit``."""
+    out = bytearray()
     inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    try:
-        out = inflater.decompress(body, limit + 1)
-    except zlib.error as exc:
-        raise Refusal(400, INVALID_ARGUMENT, f"the gzip body does not decompress ({exc})") from exc
-    if len(out) > limit:
-        raise Refusal(
-            413,
-            RESOURCE_EXHAUSTED,
-            f"the request body is over {limit} bytes once decompressed: send smaller batches",
-        )
+    pending, at = b"", 0
+    while pending or at < len(body):
+        if not pending:
+            pending, at = body[at : at + _FEED], at + _FEED
+        if inflater.eof:  # the previous member ended: what follows is the next one
+            inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            out += inflater.decompress(pending, limit + 1 - len(out))
+        except zlib.error as exc:
+            raise Refusal(400, INVALID_ARGUMENT, f"the gzip body does not decompress ({exc})") from exc
+        if len(out) > limit:
+            raise Refusal(
+                413,
+                RESOURCE_EXHAUSTED,
+                f"the request body is over {limit} bytes once decompressed: send smaller batches",
+            )
+        pending = inflater.unused_data if inflater.eof else inflater.unconsumed_tail
     if not inflater.eof:
         raise Refusal(400, INVALID_ARGUMENT, "the gzip body is truncated")
-    return out
+    return bytes(out)
 
 
 def _varint(value: int) -> bytes:

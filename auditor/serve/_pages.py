@@ -184,7 +184,7 @@ def add_pages(app: FastAPI, store: Store, access: Access, policy: Policy) -> Non
         response = RedirectResponse(target, status_code=303)
         response.set_cookie(
             COOKIE,
-            access.session_value(),
+            await run_in_threadpool(access.session_value),
             httponly=True,
             samesite="strict",
             secure=request.url.scheme == "https",
@@ -193,7 +193,8 @@ def add_pages(app: FastAPI, store: Store, access: Access, policy: Policy) -> Non
         return response
 
     @app.post("/logout", include_in_schema=False)
-    async def logout() -> Response:
+    async def logout(request: Request) -> Response:
+        await run_in_threadpool(access.sign_out, request)  # a copy of the cookie is worth nothing now
         response = RedirectResponse("/login", status_code=303)
         response.delete_cookie(COOKIE, path="/")
         return response

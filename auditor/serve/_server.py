@@ -13,6 +13,7 @@ from auditor.serve._app import create_app
 from auditor.serve._config import ServeConfig
 from auditor.serve._otlp import ADAPTERS, PROTOBUF
 from auditor.serve._receiver import Receiver
+from auditor.serve._timeouts import timed_protocol
 from auditor.serve._workers import AuditWorkers
 from auditor.store import Intake, Store
 from auditor.trace import SpanReceiver, installed_adapters
@@ -104,7 +105,17 @@ def serve(config: ServeConfig, announce: Callable[[str], None] | None = None) ->
             grpc_line = f", OTLP/gRPC on {config.host}:{config.grpc_port}" if grpc_server is not None else ""
             announce(f"auditor serve: OTLP/HTTP on {base}/v1/traces{grpc_line}, API on {base}/api/answers")
         try:
-            uvicorn.run(app, host=config.host, port=config.port, log_level="warning")
+            uvicorn.run(
+                app,
+                host=config.host,
+                port=config.port,
+                log_level="warning",
+                # X-Forwarded-For names the client only when a proxy we trust says so: uvicorn
+                # believes any loopback peer by default, which let one client dodge the rate limit.
+                proxy_headers=bool(config.proxies),
+                forwarded_allow_ips=list(config.proxies) or None,
+                http=timed_protocol(config.header_timeout, config.body_timeout),  # slow clients: _timeouts.py
+            )
         finally:
             if grpc_server is not None:
                 grpc_server.stop(2.0)

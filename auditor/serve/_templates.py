@@ -14,6 +14,7 @@ from importlib import resources
 
 from jinja2 import Environment, FunctionLoader, StrictUndefined
 
+from auditor.judges import describe_unjudged
 from auditor.metrics import Interval, Rate
 
 #: The report's policy (no network, inline styles), tightened for pages a server sends: no
@@ -57,7 +58,7 @@ def environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(pct=pct, ci=ci, when=when)
+    env.filters.update(pct=pct, ci=ci, when=when, unjudged=describe_unjudged)
     return env
 
 

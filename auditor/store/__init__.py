@@ -32,12 +32,14 @@ from auditor.store._overview import (
     recent_conversations,
 )
 from auditor.store._runs import FinishHook
+from auditor.store._sign_ins import SIGN_IN_LIFETIME, SignIns
 from auditor.store._store import DB_URL_VARIABLE, Store, revision, trace_digest, upgrade
 from auditor.store._writer import StoreWriter
 
 __all__ = [
     "DB_URL_VARIABLE",
     "POLICY_OUTCOMES",
+    "SIGN_IN_LIFETIME",
     "VERDICTS",
     "AnswerFilter",
     "AnswerPage",
@@ -51,6 +53,7 @@ __all__ = [
     "ReceivedTrace",
     "RunLease",
     "RunRow",
+    "SignIns",
     "SqlDecompositionCache",
     "SqlFusedCache",
     "SqlVerdictCache",

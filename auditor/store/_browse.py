@@ -14,7 +14,7 @@ import binascii
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session, selectinload
@@ -26,6 +26,7 @@ from auditor.store._filters import AnswerFilter, where
 from auditor.store._schema import AnswerRecord, ClaimRecord
 from auditor.store._store import Store
 from auditor.store._translate import store_errors
+from auditor.trace import repair_text
 
 #: Answers read per query when every match is wanted (:func:`iter_answers`).
 BATCH = 500
@@ -54,12 +55,17 @@ def _cursor(row: AnswerRecord) -> str:
 
 
 def _after(cursor: str) -> tuple[datetime, str, str]:
+    """The answer a cursor names; anything else (garbage, deep nesting, other types, a lone
+    surrogate a store cannot encode, a time out of range in UTC) is the same one-line error."""
     try:
         stamp, run_id, answer_id = json.loads(base64.urlsafe_b64decode(cursor.encode()))
-        return datetime.fromisoformat(stamp), str(run_id), str(answer_id)
-    except (binascii.Error, ValueError, TypeError) as exc:
+        if not all(isinstance(v, str) and repair_text(v) is v for v in (stamp, run_id, answer_id)):
+            raise ValueError("a cursor holds three texts")
+        when = datetime.fromisoformat(stamp)
+        return (when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)), run_id, answer_id
+    except (binascii.Error, ValueError, TypeError, OverflowError, RecursionError) as exc:
         raise UsageError(
-            f"next={cursor!r} is not a cursor this server gave: pass the `next` value of the previous page."
+            f"next={cursor[:80]!r} is not a cursor this server gave: pass the `next` value of the previous page."
         ) from exc
 
 

@@ -3,13 +3,15 @@
 Portable SQL only (the same conditions on SQLite and PostgreSQL): prefixes and free text are
 ``LIKE`` patterns with the user's text escaped, so ``%`` and ``_`` match themselves; per-item
 conditions (source class, policy outcome, service) are ``EXISTS`` subqueries, so an answer is
-listed once however many of its items match.
+listed once however many of its items match. Filter text holding a NUL is refused: SQLite's
+``LIKE`` stops reading a pattern at one (``q=%00`` would match everything) and PostgreSQL text cannot
+hold one (it would match nothing), so no answer could mean the same on both.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Literal
 
@@ -17,6 +19,7 @@ from sqlalchemy import Select, String, cast, exists, or_, select
 from sqlalchemy.orm import InstrumentedAttribute
 from sqlalchemy.sql.elements import ColumnElement
 
+from auditor.errors import UsageError
 from auditor.store._received import ReceivedSpanRecord
 from auditor.store._schema import AnswerRecord, EvidenceRecord, RunRecord, VerdictRecord
 
@@ -72,8 +75,23 @@ def _service(name: str) -> ColumnElement[bool]:
     )
 
 
+def _check_text(wanted: AnswerFilter) -> None:
+    for field in fields(wanted):
+        value = getattr(wanted, field.name)
+        if isinstance(value, str) and "\x00" in value:
+            raise UsageError(
+                f"{field.name} holds a NUL character (U+0000, %00), which no filter can match the same "
+                "way on every store: remove it."
+            )
+
+
 def where(query: Select[AnswerRecord], wanted: AnswerFilter) -> Select[AnswerRecord]:
-    """``query`` (over :class:`AnswerRecord`) restricted to the answers ``wanted`` names."""
+    """``query`` (over :class:`AnswerRecord`) restricted to the answers ``wanted`` names.
+
+    Raises:
+        UsageError: a text field of ``wanted`` holds a NUL character (module docstring).
+    """
+    _check_text(wanted)
     if wanted.trace_id:
         query = query.where(AnswerRecord.trace_id.startswith(wanted.trace_id, autoescape=True))
     if wanted.run_id:

@@ -17,6 +17,11 @@ Guarantees:
   any point leaves either both or neither. It is also idempotent on retry: a finished run on the
   very same spans (:meth:`Intake.finished_run`, by the digest of the claim's file; e.g. one
   finished by a server without the hook) is recorded by the next claimer, not audited again.
+- A run that ends ``failed`` (every judge call failed) does not mark its trace audited: the pass
+  is recorded with the error (``trace_audits``, so ``/api/audits`` shows it) and the trace is
+  tried again after a backoff (:data:`RETRY_BASE` leases, doubled per attempt), at most
+  :data:`MAX_ATTEMPTS` times per generation; after the last, the pass stands with its error. The
+  attempts are the failed runs on the same spans and policy, so a restart keeps counting.
 """
 
 from __future__ import annotations
@@ -24,9 +29,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import and_, delete, func, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -43,6 +48,10 @@ from auditor.trace import ReceivedSpan
 CLAIM_CANDIDATES = 8
 #: Leases after a held trace's last heartbeat before another worker may take it over.
 TAKEOVER_AFTER = 1.5
+#: Audits of one generation whose run failed (every judge call failed) before the failure stands.
+MAX_ATTEMPTS = 4
+#: Leases before the first retry of a failed audit; each next retry waits twice as long.
+RETRY_BASE = 2.0
 
 
 @dataclass(frozen=True)
@@ -225,11 +234,72 @@ class Intake:
         """
 
         def hook(session: Session, run_id: str) -> None:
-            held = self._finish(session, claim, owner, run_id, None)
+            run = session.get(RunRecord, run_id)
+            if run is not None and run.status == "failed":
+                held = self._failed(session, claim, owner, run)
+            else:
+                held = self._finish(session, claim, owner, run_id, None)
             if recorded is not None:
                 recorded(held)
 
         return hook
+
+    @staticmethod
+    def _failed(session: Session, claim: Claim, owner: str, run: RunRecord) -> bool:
+        """Record a failed run's pass; retry the trace after a backoff, or, past the last attempt,
+        let the failure stand (the trace is released as audited, with the error)."""
+        attempts = int(
+            session.scalar(
+                select(func.count()).where(
+                    RunRecord.inputs_digest == run.inputs_digest,
+                    RunRecord.policy_sha256 == run.policy_sha256,
+                    RunRecord.status == "failed",
+                )
+            )
+            or 1
+        )
+        llm = (run.usage or {}).get("llm") or {}
+        why = f"every judge call failed ({llm.get('failed', '?')} of {llm.get('calls', '?')}; run {run.id})"
+        if attempts >= MAX_ATTEMPTS:
+            return Intake._finish(
+                session, claim, owner, run.id, f"{why}; attempt {attempts} of {MAX_ATTEMPTS}, given up"
+            )
+        trace = session.get(ReceivedTraceRecord, claim.trace_id)
+        if trace is None or trace.owner != owner:
+            return False
+        lease = trace.lease_seconds or 0.0
+        delay = lease * RETRY_BASE * 2 ** (attempts - 1)
+        at = now()
+        error = f"{why}; attempt {attempts} of {MAX_ATTEMPTS}, retried in {delay:g} s"
+        # Held by an owner no one renews (not the worker's own, which its lease thread may still
+        # renew for a moment): claimable again once `delay` has passed (a claim takes a trace
+        # TAKEOVER_AFTER leases after its last heartbeat).
+        trace.owner = f"{owner}:retry"
+        trace.heartbeat_at = at + timedelta(seconds=delay - lease * TAKEOVER_AFTER)
+        trace.run_id, trace.error = run.id, error
+        Intake._record_pass(session, claim, run.id, error, at)
+        return True
+
+    @staticmethod
+    def _record_pass(
+        session: Session, claim: Claim, run_id: str | None, error: str | None, at: datetime
+    ) -> None:
+        """The pass of ``claim``'s generation, replacing an earlier failed attempt's."""
+        session.execute(
+            delete(TraceAuditRecord).where(
+                TraceAuditRecord.trace_id == claim.trace_id, TraceAuditRecord.generation == claim.generation
+            )
+        )
+        session.add(
+            TraceAuditRecord(
+                trace_id=claim.trace_id,
+                generation=claim.generation,
+                run_id=run_id,
+                spans=len(claim.records),
+                audited_at=at,
+                error=error,
+            )
+        )
 
     @staticmethod
     def _finish(session: Session, claim: Claim, owner: str, run_id: str | None, error: str | None) -> bool:
@@ -246,20 +316,7 @@ class Intake:
         )
         if released.rowcount != 1:
             return False
-        insert_missing(
-            session,
-            TraceAuditRecord,
-            [
-                {
-                    "trace_id": claim.trace_id,
-                    "generation": claim.generation,
-                    "run_id": run_id,
-                    "spans": len(claim.records),
-                    "audited_at": now(),
-                    "error": error,
-                }
-            ],
-        )
+        Intake._record_pass(session, claim, run_id, error, now())
         return True
 
     def finished_run(self, file_sha256: str, policy_sha256: str | None) -> str | None:

@@ -5,7 +5,10 @@ A run's row names its ``owner`` (``host:pid:token``), when the owner last renewe
 from a :class:`RunLease` thread every third of the lease, and on every answer it saves. A process
 killed by SIGKILL, or a machine that lost power, stops renewing; once the lease has run out the run
 is abandoned, and the next audit on the same inputs, policy and judge claims it (one conditional
-UPDATE) and resumes it. Liveness therefore never depends on a process exiting cleanly.
+UPDATE) and resumes it. Liveness therefore never depends on a process exiting cleanly. On the
+owner's own host there is no need to wait: an owner whose process id no longer names a live
+process (:func:`owner_gone`) has abandoned its run at once. (A process id reused by a new process
+looks alive: the lease still decides then.) A listing shows an abandoned run as ``interrupted``.
 
 Times are the writers' clocks, in UTC: machines sharing a database should keep them in step to
 well within a lease.
@@ -18,6 +21,7 @@ import secrets
 import socket
 import threading
 from datetime import datetime, timedelta
+from pathlib import Path
 from types import TracebackType
 from typing import Protocol
 
@@ -38,12 +42,43 @@ def new_owner() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
 
 
-def abandoned(status: str, heartbeat_at: datetime | None, lease_seconds: float, now: datetime) -> bool:
-    """A ``running`` run whose owner has not renewed it for ``lease_seconds``.
+def owner_gone(owner: str | None) -> bool:
+    """Whether ``owner`` (``host:pid:token``) names a process of this host that has exited.
+
+    Only a process of this host can be checked, and only on POSIX (``kill(pid, 0)``); any doubt
+    (another host, no such owner, a process id this user cannot signal) is "not gone".
+    """
+    host, _, rest = (owner or "").partition(":")
+    pid_text = rest.partition(":")[0]
+    if os.name != "posix" or not pid_text.isdigit() or host != socket.gethostname():
+        return False
+    pid = int(pid_text)
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # PermissionError: alive, another user's
+        return False
+    try:  # a process killed but not yet reaped by its parent still answers kill(pid, 0)
+        state = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace").rsplit(")", 1)[1]
+    except (OSError, IndexError):
+        return False
+    return state.split()[:1] in (["Z"], ["X"])
+
+
+def abandoned(
+    status: str, heartbeat_at: datetime | None, lease_seconds: float, now: datetime, owner: str | None = None
+) -> bool:
+    """A ``running`` run whose owner has not renewed it for ``lease_seconds``, or whose owner's
+    process on this host has exited (:func:`owner_gone`).
 
     A run with no heartbeat at all (written before leases existed) counts as abandoned.
     """
-    return status == "running" and (heartbeat_at is None or heartbeat_at < cutoff(lease_seconds, now))
+    if status != "running":
+        return False
+    return heartbeat_at is None or heartbeat_at < cutoff(lease_seconds, now) or owner_gone(owner)
 
 
 def cutoff(lease_seconds: float, now: datetime) -> datetime:

@@ -1,18 +1,21 @@
 """The lines of ``auditor runs``: one :class:`RunRow` per stored run, built from its row alone.
 
 A run's headline figures are read from its stored summary; a summary without them (a run still
-going, or saved by another version) gives None, never an error.
+going, or saved by another version) gives None, never an error. A ``running`` run whose lease has
+run out, or whose owner's process on this host is gone, is listed as ``interrupted``.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from auditor.results import InputRef, JudgeRef, PolicyRef
+from auditor.settings import run_lease
 from auditor.store import _convert as convert
+from auditor.store._lease import abandoned
 from auditor.store._schema import RunRecord
 
 
@@ -42,9 +45,14 @@ def run_row(run: RunRecord, answers_saved: int | None) -> RunRow:
     rate, judged = _headline(run.summary, "groundedness_rate")
     unsupported, with_claims = _headline(run.summary, "answers_with_unsupported_claim")
     info = convert.run_info(run)
+    # A run left "running" by a process that is gone (killed, or its machine down) is shown as what
+    # it is: interrupted, to be resumed by the next audit on the same inputs, policy and judge.
+    gone = abandoned(
+        run.status, run.heartbeat_at, run.lease_seconds or run_lease(), datetime.now(UTC), run.owner
+    )
     return RunRow(
         id=run.id,
-        status=run.status,
+        status="interrupted" if gone else run.status,
         started_at=run.started_at,
         finished_at=run.finished_at,
         auditor_version=run.auditor_version,

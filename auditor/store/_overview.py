@@ -21,7 +21,7 @@ from auditor.store._schema import AnswerRecord, EvidenceRecord, RunRecord
 from auditor.store._store import Store
 from auditor.store._translate import store_errors
 
-TraceState = Literal["pending", "auditing", "audited", "failed"]
+TraceState = Literal["pending", "retrying", "auditing", "audited", "failed"]
 
 
 @dataclass(frozen=True)
@@ -109,6 +109,8 @@ def answer_facets(store: Store) -> Facets:
 
 
 def _state(row: ReceivedTraceRecord, at: datetime) -> TraceState:
+    if row.error and row.audited_generation < row.generation:
+        return "retrying"  # its last audit failed and is tried again (store._intake, MAX_ATTEMPTS)
     if (
         row.owner is not None
         and row.heartbeat_at is not None

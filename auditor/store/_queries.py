@@ -95,11 +95,13 @@ def runs_with_answer_counts(limit: int | None) -> Select[RunRecord, Any]:
 
 def resumable_runs(
     input_digests: Iterable[str], policy_sha256: str | None, judge: JudgeLike | None
-) -> Select[str, str, datetime | None, float | None]:
+) -> Select[str, str, datetime | None, float | None, str | None]:
     """Runs on the same inputs, policy and judge that may be resumed, latest first: interrupted
-    ones, and running ones (abandoned if their lease ran out). Id, status, heartbeat, lease."""
+    ones, and running ones (abandoned if their lease ran out). Id, status, heartbeat, lease, owner."""
     return (
-        select(RunRecord.id, RunRecord.status, RunRecord.heartbeat_at, RunRecord.lease_seconds)
+        select(
+            RunRecord.id, RunRecord.status, RunRecord.heartbeat_at, RunRecord.lease_seconds, RunRecord.owner
+        )
         .where(
             RunRecord.status.in_(("interrupted", "running")),
             RunRecord.inputs_digest == convert.inputs_digest(sorted(input_digests)),
@@ -137,6 +139,21 @@ def claim_run(
         .values(
             owner=owner, heartbeat_at=now, lease_seconds=lease_seconds, status="running", finished_at=None
         )
+    )
+
+
+def supersede_run(run_id: str, owner: str | None, cutoff: datetime, now: datetime) -> Update:
+    """Mark an abandoned run ``superseded`` if it is still as read: same owner, running, its
+    heartbeat older than ``cutoff``."""
+    return (
+        update(RunRecord)
+        .where(
+            RunRecord.id == run_id,
+            RunRecord.owner.is_not_distinct_from(owner),
+            RunRecord.status == "running",
+            or_(RunRecord.heartbeat_at.is_(None), RunRecord.heartbeat_at < cutoff),
+        )
+        .values(status="superseded", finished_at=now)
     )
 
 

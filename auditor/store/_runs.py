@@ -22,7 +22,7 @@ from auditor.results import ProblemOut, RunInfo
 from auditor.settings import run_lease
 from auditor.store import _convert as convert
 from auditor.store import _queries as queries
-from auditor.store._lease import abandoned, cutoff
+from auditor.store._lease import abandoned, cutoff, owner_gone
 from auditor.store._queries import JudgeLike
 from auditor.store._schema import RUN_STATUSES, RunRecord
 from auditor.store._translate import store_errors
@@ -95,9 +95,13 @@ class RunLedger:
         with self._session() as session:
             row = self._run(session, run_id)
             held = row.lease_seconds or lease
-            if row.status != "interrupted" and not abandoned(row.status, row.heartbeat_at, held, at):
+            if row.status != "interrupted" and not abandoned(
+                row.status, row.heartbeat_at, held, at, row.owner
+            ):
                 return False
-            claim = queries.claim_run(run_id, row.owner, row.status, cutoff(held, at), owner, lease, at)
+            # An owner whose process has exited cannot renew: the run is claimable whatever its heartbeat.
+            since = at if owner_gone(row.owner) else cutoff(held, at)
+            claim = queries.claim_run(run_id, row.owner, row.status, since, owner, lease, at)
             return session.connection().execute(claim).rowcount == 1
 
     def heartbeat(self, run_id: str, owner: str) -> bool:
@@ -142,7 +146,7 @@ class RunLedger:
             owner: the lease holder writing it (:class:`~auditor.errors.LeaseLostError` if another
                 process took the run over); None writes regardless.
         """
-        if status not in RUN_STATUSES or status == "running":
+        if status not in RUN_STATUSES or status in ("running", "superseded"):
             raise ValueError(f"status must be finished, interrupted or failed, not {status!r}")
         with self._session() as session:
             row = self._hold(session, run_id, owner)
@@ -194,9 +198,38 @@ class RunLedger:
         """
         lease, at = run_lease(lease_seconds), now()
         with self._session() as session:
-            for run_id, status, heartbeat_at, held in session.execute(
+            for run_id, status, heartbeat_at, held, owner in session.execute(
                 queries.resumable_runs(input_digests, policy_sha256, judge)
             ):
-                if status == "interrupted" or abandoned(status, heartbeat_at, held or lease, at):
+                if status == "interrupted" or abandoned(status, heartbeat_at, held or lease, at, owner):
                     return str(run_id)
         return None
+
+    def supersede_runs(
+        self,
+        run_id: str,
+        input_digests: Iterable[str],
+        policy_sha256: str | None,
+        judge: JudgeLike | None,
+        lease_seconds: float | None = None,
+    ) -> list[str]:
+        """Mark ``superseded`` the abandoned runs on the same inputs, policy and judge as the run
+        ``run_id`` that has just finished them; their ids, oldest first.
+
+        Abandoned: ``running`` with the lease run out or the owner's process gone (a kill -9 while
+        a rerun had started beside it). Each is marked only if still as read (one conditional
+        UPDATE), so a run its owner renews meanwhile is left alone. A superseded run keeps its
+        answers and is no longer resumed.
+        """
+        lease, at = run_lease(lease_seconds), now()
+        marked: list[str] = []
+        with self._session() as session:
+            rows = session.execute(queries.resumable_runs(input_digests, policy_sha256, judge)).all()
+            for other, status, heartbeat_at, held, owner in reversed(rows):
+                if other == run_id or not abandoned(status, heartbeat_at, held or lease, at, owner):
+                    continue
+                since = at if owner_gone(owner) else cutoff(held or lease, at)
+                mark = queries.supersede_run(other, owner, since, at)
+                if session.connection().execute(mark).rowcount == 1:
+                    marked.append(str(other))
+        return marked

@@ -47,7 +47,7 @@ NAMING_CONVENTION = {
     "pk": "pk_%(table_name)s",
 }
 
-RUN_STATUSES = ("running", "finished", "interrupted", "failed")
+RUN_STATUSES = ("running", "finished", "interrupted", "failed", "superseded")
 
 
 class UTCDateTime(TypeDecorator[datetime]):

@@ -17,7 +17,7 @@ from typing import Any, TypeAlias
 
 from auditor.errors import UsageError
 from auditor.evidence import reconstruct
-from auditor.judges import build_judge
+from auditor.judges import build_judge, describe_unjudged
 from auditor.llm import run_sync
 from auditor.pipeline import audit_all, audit_out
 from auditor.policy import Policy, load_policy
@@ -150,8 +150,10 @@ def _claim_lines(claim: ClaimOut, answer: AnswerOut) -> list[str]:
         )
         lines.append(f"      rests only on excluded evidence: {why}")
     if claim.unjudged_reason:
-        lines.append(f"      unjudged: {claim.unjudged_reason}")
-    elif claim.rationale:
+        lines.append(
+            f"      not decided ({claim.unjudged_reason}): {describe_unjudged(claim.unjudged_reason)}"
+        )
+    if claim.rationale:
         lines.append(f"      why: {clip(claim.rationale, 300)}")
     for conflict in claim.conflicts:
         lines.append(
@@ -173,6 +175,12 @@ def explain(answer: AnswerOut, policy: Policy, judge: str) -> str:
             "answer is not grounded: it makes no claim to judge (a refusal, or only screened sentences); "
             f"grounded needs at least one judged claim {where}"
         )
+    elif answer.undecided:
+        head = (
+            f"answer is undecided: {supported} of {len(judged)} judged claims supported and none "
+            f"unsupported, but {answer.unjudged or 0} claim(s) could not be decided, and an answer the "
+            f"judge cannot decide does not pass {where}"
+        )
     else:
         head = (
             f"answer is not grounded: {supported} of {len(judged)} judged claims supported "
@@ -183,7 +191,7 @@ def explain(answer: AnswerOut, policy: Policy, judge: str) -> str:
     lines = [head, f"  answer: {clip(answer.text, 300)!r}"]
     unsupported = [c for c in claims if not c.screened and c.verdict != "supported"]
     if unsupported:
-        lines.append("unsupported claims:")
+        lines.append("undecided claims:" if answer.undecided else "unsupported claims:")
         for claim in unsupported:
             lines.extend(_claim_lines(claim, answer))
     screened = sum(c.screened for c in claims)

@@ -44,7 +44,8 @@ from auditor.trace._model import (
 )
 from auditor.trace._problems import Problem, Severity
 from auditor.trace._receive import ReceivedBatch, ReceivedSpan, SpanReceiver
-from auditor.trace._records import FORMAT, RecordsAdapter, record_trace, record_trace_id
+from auditor.trace._record_shape import FORMAT, record_trace, record_trace_id
+from auditor.trace._records import RecordsAdapter
 from auditor.trace._repair import MAX_DEPTH, repair_trace
 from auditor.trace._text import quote_value, repair_text
 

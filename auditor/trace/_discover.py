@@ -39,7 +39,7 @@ Source = Path | str
 
 #: File suffixes a directory is searched for (each also with ``.gz`` after it).
 DATA_SUFFIXES = frozenset(
-    {".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".parquet", ".pb", ".binpb", ".otlp"}
+    {".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".parquet", ".pb", ".binpb", ".otlp", ".multipart"}
 )
 _MAGIC = frozenset("*?[")
 # A protocol, optionally chained (``simplecache::s3://``); two letters at least, so that a

@@ -2,7 +2,7 @@
 
 :mod:`auditor.trace._records` reads JSON Lines and hands any other form here. A record is the
 same in every form (the dev-set shape or the RAGAS / ``datasets`` columns, see that module), is
-turned into a trace by the same :func:`~auditor.trace._records.record_trace`, and keeps the same
+turned into a trace by the same :func:`~auditor.trace._record_shape.record_trace`, and keeps the same
 stable id: its ``id`` lower-cased, or, with none, ``line-<n>-<digest>`` (``row-<n>-<digest>`` in
 Parquet, which has no lines) over the record's canonical JSON. A row that cannot be read, has no
 answer, or repeats an id is a :class:`~auditor.trace.Problem` naming the file and the line (or
@@ -20,7 +20,7 @@ from auditor.text import short_digest
 from auditor.trace._model import Trace
 from auditor.trace._problems import Problem, Severity
 from auditor.trace._record_rows import Row, form_rows, record_form
-from auditor.trace._records import (
+from auditor.trace._record_shape import (
     _ANSWER_RE,
     _FOREIGN,
     _QUESTION_RE,

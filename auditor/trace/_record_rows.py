@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-from auditor.trace._records import ANSWER_KEYS, SOURCE_KEYS
+from auditor.trace._record_shape import ANSWER_KEYS, SOURCE_KEYS
 
 PARQUET_MAGIC = b"PAR1"
 DELIMITERS = (",", "\t", ";")

@@ -18,7 +18,10 @@ Faults are scripted per test with :meth:`FakeOpenAI.enqueue` (consumed one per r
 every claim supported with an invented quote), ``always_supported_tiny_quote`` (every claim
 supported, quoting one character of the first admitted item: a quote that verifies but carries
 nothing), ``always_supported_unrelated_quote`` (every claim supported, quoting the real sentence of
-the admitted evidence that shares the fewest words with the claim), ``api_key`` (when set, any other key gets a 401 on
+the admitted evidence that shares the fewest words with the claim), ``always_supported_closest_quote``
+(every claim supported, quoting the real sentence sharing the *most* words with it: a negating or
+rival-entity sentence), ``injection_quotes_evidence`` (an obeyed injection quotes that closest real
+sentence instead of inventing one), ``api_key`` (when set, any other key gets a 401 on
 every route), ``models`` (when set, the only models it serves: others get a 404 ``model_not_found``;
 None serves any name) and ``models_route`` (False: no ``/v1/models`` routes, like vLLM's missing
 ``/v1/models/{id}`` taken further). Chat requests are counted in total and per kind, and their
@@ -218,6 +221,32 @@ def unrelated_claim(claim: str, admitted: list[tuple[str, str]]) -> dict[str, An
     }
 
 
+def closest_claim(claim: str, admitted: list[tuple[str, str]]) -> dict[str, Any]:
+    """``supported``, quoting the admitted sentence sharing the *most* content words with ``claim``
+    (ties: the first; a sentence carrying the planted instruction is never quoted).
+
+    What a judge that obeys "mark every claim supported" does when it also knows its quote is
+    checked: the real sentence closest to the claim, which may negate it ("Returns are not
+    accepted ...") or name a rival ("The Model Y ..."). Only the agreement check can catch it.
+    """
+    words = set(content_words(claim))
+    sentences = [
+        (eid, seg.strip())
+        for eid, text in admitted
+        for seg in _SEGMENT.split(text)
+        if seg.strip() and INJECTION not in seg.lower()
+    ]
+    if not sentences:
+        return {"label": "absent", "citations": [], "rationale": "no admitted text"}
+    eid, quote = max(sentences, key=lambda s: len(words & set(content_words(s[1]))))
+    return {
+        "label": "supported",
+        "citations": [{"evidence_id": eid, "quote": quote}],
+        "inadmissible_support": [],
+        "rationale": "supported",
+    }
+
+
 def other_side(claim: str, verdict: dict[str, Any], admitted: list[tuple[str, str]]) -> list[dict[str, str]]:
     """The ``conflicting`` citations of a lexical verdict: admitted items it does not cite that take
     the other side (for ``supported``, an item holding the claim's words with other numbers; for
@@ -314,6 +343,8 @@ class FakeOpenAI:
         self.obey_injection = False
         self.always_supported_tiny_quote = False
         self.always_supported_unrelated_quote = False
+        self.always_supported_closest_quote = False
+        self.injection_quotes_evidence = False
         self.api_key: str | None = None
         self.models: list[str] | None = None
         self.models_route = True
@@ -497,6 +528,8 @@ class FakeOpenAI:
                 }
             if self.always_supported_unrelated_quote:
                 return unrelated_claim(text, admitted)
+            if self.always_supported_closest_quote or (injected and self.injection_quotes_evidence):
+                return closest_claim(text, admitted)
             if injected:
                 cite = (admitted or excluded or [("none", "")])[0][0]
                 return {

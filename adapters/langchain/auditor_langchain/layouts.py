@@ -1,5 +1,6 @@
-"""Tell the input layouts apart (JSON list, nested ``child_runs``, ``{"runs": [...]}``, JSONL) and
-stream each one, a top-level record at a time, into the collector.
+"""Tell the input layouts apart (JSON list, nested ``child_runs``, ``{"runs": [...]}``, JSONL, and
+LangSmith's ingest bodies: ``{"post": [...], "patch": [...]}``, multipart) and stream each one, a
+top-level record at a time, into the collector.
 
 Never raises on malformed JSON: what cannot be read becomes a problem with its line number.
 """
@@ -16,6 +17,7 @@ from typing import Any
 from auditor.trace import Problem, Trace, loads_fast_writable
 from auditor_langchain.buffers import CHUNK, Bytes, Text
 from auditor_langchain.collect import Collector
+from auditor_langchain.langsmith import batch_runs, is_multipart, multipart_runs
 from auditor_langchain.records import describe, flatten
 
 _RUNS_PREFIX = re.compile(r'\s*\{\s*"runs"\s*:\s*\[')
@@ -42,10 +44,23 @@ def read(data: Bytes, source: str, collector: Collector) -> Iterator[Trace | Pro
         return
     first = [line.decode("utf-8", errors="replace") for line in head if line.strip()]
     first[0] = first[0].removeprefix("\ufeff")
+    if is_multipart(first[0].encode()):
+        yield from _read_multipart(enumerate(itertools.chain(head, data.lines()), start=1), source, collector)
+        return
     if len(first) > 1 and _is_complete_json(first[0]):
         yield from _read_jsonl(enumerate(itertools.chain(head, data.lines()), start=1), data, collector)
         return
     yield from _read_document(data, b"".join(head), first, collector)
+
+
+def _read_multipart(
+    lines: Iterator[tuple[int, bytes]], source: str, collector: Collector
+) -> Iterator[Trace | Problem]:
+    """LangSmith ``/runs/multipart`` bodies, one after another: each body's runs fed as one record."""
+    for body in multipart_runs(lines, source):
+        problems = [item for item in body if isinstance(item, Problem)]
+        values = [item for item in body if not isinstance(item, Problem)]
+        yield from _feed(values, source, problems, collector)
 
 
 def _is_complete_json(line: str) -> bool:
@@ -241,6 +256,9 @@ def _expand(
     if isinstance(value, dict):
         if isinstance(value.get("runs"), list) and "run_type" not in value:
             return [(item, line) for item in value["runs"]]
+        batch = batch_runs(value)
+        if batch is not None:  # a LangSmith /runs/batch body: posts, then the patches that end them
+            return [(item, line) for item in batch]
         # A run's own type first, without the generator (nearly every run has one).
         if "run_type" in value or any(key in value for key in _RUN_FIELDS):
             return [(value, line)]

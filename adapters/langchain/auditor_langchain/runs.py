@@ -103,6 +103,16 @@ def _only(value: dict[str, Any], key: str) -> Any:
     return value[key] if len(value) == 1 and key in value else value
 
 
+def _returned(outputs: dict[str, Any]) -> Any:
+    """What a run returned: ``outputs["output"]``; the JS SDK's ``traceable`` wraps a value that is
+    not an object as ``{"outputs": value}`` (Python's as ``{"output": value}``); else ``outputs``."""
+    if "output" in outputs:
+        return outputs["output"]
+    if len(outputs) == 1 and "outputs" in outputs:
+        return outputs["outputs"]
+    return outputs if outputs else None
+
+
 def _first_str(*values: Any) -> str | None:
     for value in values:
         if isinstance(value, str) and value:
@@ -215,7 +225,7 @@ def _tool(run: dict[str, Any], name: str, fast: bool) -> tuple[ToolInvocation, s
         arguments = None
     else:
         arguments = json_text(inputs, fast=fast)
-    output = outputs.get("output", outputs if outputs else None)
+    output = _returned(outputs)
     call_id = _first_str(extra.get("tool_call_id"))
     result: str | None = None
     failure: str | None = None
@@ -370,7 +380,8 @@ def run_to_span(run: dict[str, Any], span_id: str, start: datetime, ctx: RunCont
         elif outputs and not error:
             ctx.warn(span_id, "retriever run outputs have no documents list")
     input_text = _short(_only(inputs, "input"), ctx.fast) if not input_messages else None
-    output_text = _short(_only(outputs, "output"), ctx.fast) if not output_messages else None
+    returned = outputs if len(outputs) != 1 else _returned(outputs)
+    output_text = _short(returned, ctx.fast) if not output_messages else None
 
     # Every value has its field's exact type (read and checked above), so nothing is validated again;
     # a dict display, as 22 keywords take longer to collect.

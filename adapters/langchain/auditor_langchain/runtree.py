@@ -7,7 +7,9 @@ Layouts read (detected from the content, not the file name):
 - one root run with its descendants nested in ``child_runs``;
 - a LangSmith export ``{"runs": [...]}``;
 - JSONL, one run (or one list of runs) per line; a LangSmith create record and its later
-  update for the same run id are merged.
+  update for the same run id are merged;
+- the bodies the ``langsmith`` SDKs send to the LangSmith API: ``{"post": [...], "patch": [...]}``
+  (JSON, one per line) and ``multipart/form-data`` (:mod:`auditor_langchain.langsmith`).
 
 Runs are grouped by trace: the run's ``trace_id``, else the root of its ``parent_run_id`` chain
 or of its ``dotted_order``, else the enclosing root of ``child_runs``. Each trace is checked by
@@ -68,18 +70,25 @@ __all__ = [
 ]
 
 _RUN_KEY = re.compile(rb'"(run_type|child_runs|dotted_order|parent_run_id)"\s*:')
+_BATCH = re.compile(rb'^\{\s*"(post|patch)"\s*:\s*\[')
+_MULTIPART = re.compile(rb'^--\S+\r?\nContent-Disposition: form-data; name="(post|patch)\.', re.IGNORECASE)
 
 
 class RunTreeAdapter:
     """Reads LangChain run trees (``langsmith.RunTree`` serialised as JSON or JSONL)."""
 
     name = "langchain"
-    description = "LangChain / LangSmith run trees: JSON list, nested child_runs, {'runs': [...]}, JSONL"
+    description = (
+        "LangChain / LangSmith run trees: JSON list, nested child_runs, {'runs': [...]}, JSONL, "
+        "LangSmith ingest bodies ({'post', 'patch'}, multipart)"
+    )
 
     def sniff(self, first_bytes: bytes) -> bool:
         """True for JSON or JSONL whose first object looks like a LangChain run."""
         try:
             head = first_bytes.lstrip(b"\xef\xbb\xbf \t\r\n")
+            if _MULTIPART.match(head) or _BATCH.match(head):
+                return True  # a LangSmith ingest body (auditor_langchain.langsmith)
             if head[:1] not in (b"[", b"{"):
                 return False
             if b'"resourceSpans"' in head or b'"resource_spans"' in head:

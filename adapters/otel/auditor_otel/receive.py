@@ -6,6 +6,14 @@ Lines file that :class:`~auditor_otel.otlp_json.OtlpJsonAdapter` reads like any 
 body is turned into the same JSON through ``google.protobuf.json_format`` (ids rewritten as hex,
 as the OTLP JSON encoding requires). A span without a valid trace or span id is rejected and
 counted; a body that is not a request at all is ``unreadable``.
+
+In OTLP/JSON, a ``scopeSpans`` or ``spans`` that is not a list, or an item of one that is not an
+object, is rejected and counted as one span (the spans it should have held cannot be counted), so
+the client's partial success says something was lost; a ``resourceSpans`` that is not a list makes
+the body unreadable. Text holding a lone UTF-16 surrogate (JSON's ``"\\ud800"``) is kept as that
+escape, so the stored record is valid UTF-8 and the audit repairs it, and records the repair, as it
+does for a file. A time past a signed 64-bit integer (valid in OTLP's ``fixed64``) is kept as given
+in the record; only the store's index of ended spans holds it at the largest signed value.
 """
 
 from __future__ import annotations
@@ -17,12 +25,14 @@ from google.protobuf import json_format  # type: ignore[import-untyped]
 from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
-from auditor.trace import ReceivedBatch, ReceivedSpan
+from auditor.trace import ReceivedBatch, ReceivedSpan, repair_text
 
 from . import ids
 
 #: At most this many distinct rejection reasons are kept per request (the count is exact).
 MAX_ERRORS = 5
+#: The largest end time a store's signed 64-bit column holds; a later one is held at it.
+MAX_END_NS = 2**63 - 1
 
 
 def _get(obj: dict[str, Any], *names: str) -> Any:
@@ -32,16 +42,28 @@ def _get(obj: dict[str, Any], *names: str) -> Any:
     return None
 
 
-def _objects(value: Any) -> list[dict[str, Any]]:
-    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
-
-
 def _end_ns(value: Any) -> int | None:
     try:
         end = int(value)
     except (TypeError, ValueError):
         return None
-    return end if end > 0 else None
+    return min(end, MAX_END_NS) if end > 0 else None
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return "a string" if isinstance(value, str) else "null" if value is None else "an object"
+
+
+def _record(request: dict[str, Any]) -> str:
+    """One line of OTLP JSON; a lone surrogate stays an escape (``\\ud800``), so the line is UTF-8."""
+    record = json.dumps(request, ensure_ascii=False, separators=(",", ":"))
+    if repair_text(record) is not record:
+        record = json.dumps(request, separators=(",", ":"))
+    return record
 
 
 class _Batch:
@@ -76,21 +98,33 @@ class _Batch:
         resource_spans: dict[str, Any] = {"scopeSpans": [scope_spans]}
         if resource is not None:
             resource_spans["resource"] = resource
-        record = json.dumps({"resourceSpans": [resource_spans]}, ensure_ascii=False, separators=(",", ":"))
+        record = _record({"resourceSpans": [resource_spans]})
         end = _end_ns(_get(span, "endTimeUnixNano", "end_time_unix_nano"))
         self.spans.append(ReceivedSpan(trace_id, span_id, parent_id, end, record))
 
-    def walk(self, request: dict[str, Any]) -> None:
-        for resource_spans in _objects(_get(request, "resourceSpans", "resource_spans")):
+    def items(self, value: Any, where: str) -> list[dict[str, Any]]:
+        """The objects of the list ``value``; a value that is not a list, or an item that is not an
+        object, is rejected as one span (null and a missing list mean "none", as in protobuf)."""
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            self.reject(f"{where} is {_json_type(value)}, not a list; its spans are rejected")
+            return []
+        out = []
+        for item in value:
+            if isinstance(item, dict):
+                out.append(item)
+            else:
+                self.reject(f"an item of {where} is {_json_type(item)}, not an object; rejected")
+        return out
+
+    def walk(self, resources: list[Any]) -> None:
+        for resource_spans in self.items(resources, "resourceSpans"):
             resource = _get(resource_spans, "resource")
-            for scope_spans in _objects(_get(resource_spans, "scopeSpans", "scope_spans")):
+            for scope_spans in self.items(_get(resource_spans, "scopeSpans", "scope_spans"), "scopeSpans"):
                 scope = _get(scope_spans, "scope")
-                spans = _get(scope_spans, "spans")
-                for span in spans if isinstance(spans, list) else []:
-                    if isinstance(span, dict):
-                        self.add(resource, scope, span)
-                    else:
-                        self.reject("a span is not an object")
+                for span in self.items(_get(scope_spans, "spans"), "spans"):
+                    self.add(resource, scope, span)
 
     def done(self) -> ReceivedBatch:
         return ReceivedBatch(tuple(self.spans), self.rejected, tuple(self.errors))
@@ -106,8 +140,13 @@ def receive_json(body: bytes) -> ReceivedBatch:
         return ReceivedBatch(unreadable="the body nests JSON too deeply to be an export request")
     if not isinstance(request, dict):
         return ReceivedBatch(unreadable="the body is not an ExportTraceServiceRequest object")
+    resources = _get(request, "resourceSpans", "resource_spans")
+    if resources is not None and not isinstance(resources, list):
+        return ReceivedBatch(
+            unreadable=f"resourceSpans is {_json_type(resources)}, not a list: the body is not an export request"
+        )
     batch = _Batch()
-    batch.walk(request)
+    batch.walk(resources or [])
     return batch.done()
 
 

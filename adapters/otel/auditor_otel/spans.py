@@ -9,7 +9,10 @@ Convention detection, per span, in order: the instrumentation scope
 (``openinference.instrumentation.*``, ``opentelemetry.instrumentation.langchain`` and other
 Traceloop scopes), then the attributes (``openinference.span.kind``; ``traceloop.*``,
 ``llm.request.type`` or indexed ``gen_ai.prompt.N.*``; the Vercel AI SDK's ``ai.operationId``;
-Strands' system name or scope; Logfire's ``logfire.openai_agents`` scope; LangSmith's ``langsmith.span.kind``; any other ``gen_ai.*`` attribute or event).
+Strands' system name or scope; LangSmith's exporter, scope ``langsmith`` or ``langsmith.span.kind``;
+Logfire's scope ``logfire.openai_agents``;
+Google ADK's scope ``gcp.vertex.agent``; Koog's ``koog.node.*`` or tool ``input/output.value``; any
+other ``gen_ai.*`` attribute or event).
 """
 
 from __future__ import annotations
@@ -21,7 +24,18 @@ from typing import Any
 
 from auditor.trace import Problem, Severity, SourceRef, Span, SpanEvent, SpanStatus
 
-from .conventions import genai, langsmith, logfire_agents, openinference, openllmetry, strands, vercel_ai
+from .conventions import (
+    genai,
+    google_adk,
+    koog,
+    langsmith,
+    logfire_agents,
+    mcp,
+    openinference,
+    openllmetry,
+    strands,
+    vercel_ai,
+)
 from .conventions.common import Extraction
 
 OPENINFERENCE = "openinference"
@@ -29,8 +43,10 @@ OPENLLMETRY = "openllmetry"
 GENAI = "genai"
 VERCEL_AI = "vercel_ai"
 STRANDS = "strands"
-LOGFIRE_AGENTS = "logfire_openai_agents"
 LANGSMITH = "langsmith"
+KOOG = "koog"
+GOOGLE_ADK = "google_adk"
+LOGFIRE_AGENTS = "logfire_openai_agents"
 
 _EXTRACTORS: dict[str, Callable[[str, dict[str, Any], list[tuple[str, dict[str, Any]]]], Extraction]] = {
     OPENINFERENCE: openinference.extract,
@@ -38,8 +54,10 @@ _EXTRACTORS: dict[str, Callable[[str, dict[str, Any], list[tuple[str, dict[str, 
     GENAI: genai.extract,
     VERCEL_AI: vercel_ai.extract,
     STRANDS: strands.extract,
-    LOGFIRE_AGENTS: logfire_agents.extract,
     LANGSMITH: langsmith.extract,
+    KOOG: koog.extract,
+    GOOGLE_ADK: google_adk.extract,
+    LOGFIRE_AGENTS: logfire_agents.extract,
 }
 _STATUS = {0: SpanStatus.UNSET, 1: SpanStatus.OK, 2: SpanStatus.ERROR}
 #: Status codes by name (the enum names, with and without their prefix), as some writers spell them.
@@ -80,6 +98,10 @@ class RawSpan:
     notes: list[str] = field(default_factory=list)
 
 
+#: The largest time a signed 64-bit integer holds (2262-04-11): OTLP allows later ones.
+MAX_SIGNED_NS = 2**63 - 1
+
+
 def to_datetime(ns: int) -> datetime:
     """Unix nanoseconds as an aware UTC datetime (microsecond precision)."""
     return _EPOCH + timedelta(0, 0, ns // 1000)  # positional: the same value, without keyword parsing
@@ -109,12 +131,16 @@ def detect_convention(raw: RawSpan) -> str | None:
         return OPENINFERENCE
     if vercel_ai.is_vercel_ai(attrs):  # before GenAI: its model-call spans carry gen_ai.* too
         return VERCEL_AI
-    if langsmith.is_langsmith(attrs):  # before GenAI: its content is run inputs/outputs in gen_ai.prompt
-        return LANGSMITH
     if logfire_agents.is_logfire_agents(scope):  # before GenAI: it sets gen_ai.system, content elsewhere
         return LOGFIRE_AGENTS
     if strands.is_strands(scope, attrs):  # before GenAI: its content is in forms of its own
         return STRANDS
+    if langsmith.is_langsmith(scope, attrs):  # before GenAI: gen_ai.prompt holds the run's inputs
+        return LANGSMITH
+    if google_adk.is_adk(raw.scope):  # GenAI, with ADK's {"result": ...} wrapper on tool results
+        return GOOGLE_ADK
+    if koog.is_koog(attrs):  # before GenAI: its tool spans keep their call in input/output.value
+        return KOOG
     if scope.startswith(("opentelemetry.instrumentation.langchain", "traceloop")):
         return OPENLLMETRY
     if (
@@ -158,6 +184,9 @@ def build_span(raw: RawSpan, source: str) -> tuple[Span | None, str | None, list
     if end_ns is None or end_ns <= 0:
         problems.append(_problem(raw, source, f"span {raw.name!r} has no end time; its start time is used"))
         end_ns = raw.start_ns
+    if max(raw.start_ns, end_ns) > MAX_SIGNED_NS:
+        # Valid OTLP (fixed64), but no clock writes it; said once, as the receiver's store holds it.
+        problems.append(_problem(raw, source, f"span {raw.name!r} has a time past 2^63 ns (year 2262); kept"))
     convention = detect_convention(raw)
     events = [(e.name, e.attributes) for e in raw.events]
     try:
@@ -167,6 +196,7 @@ def build_span(raw: RawSpan, source: str) -> tuple[Span | None, str | None, list
         found = Extraction()
     if found.notes:
         problems.extend(_problem(raw, source, note) for note in found.notes)
+    found.tool = mcp.unwrap(found.tool)  # a result that came over MCP: the text its blocks carry
     # Every value below has its field's exact type (checked above or built so), and every field is
     # given in the model's order (``trusted`` then takes them as they are).
     try:
@@ -177,7 +207,7 @@ def build_span(raw: RawSpan, source: str) -> tuple[Span | None, str | None, list
             name=raw.name,
             kind=found.kind,
             start=to_datetime(raw.start_ns),
-            end=to_datetime(end_ns),
+            end=to_datetime(raw.start_ns if found.instant else end_ns),
             status=_STATUS.get(raw.status_code, SpanStatus.UNSET),
             status_message=raw.status_message or None,
             input_messages=tuple(found.input_messages),

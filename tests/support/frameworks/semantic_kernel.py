@@ -1,11 +1,13 @@
-"""Semantic Kernel (Python, PyPI ``semantic-kernel``) fixtures: its ``ChatCompletionAgent`` and its
-own GenAI instrumentation.
+"""Semantic Kernel Python (PyPI ``semantic-kernel``) fixtures: its ChatCompletionAgent and its own spans.
 
-Each scenario runs through ``ChatCompletionAgent`` with ``OpenAIChatCompletion`` on the scripted
-model (Chat Completions) and the scenario's tools as a plugin of ``@kernel_function`` methods
-(automatic function calling). Semantic Kernel's diagnostics, switched on with sensitive data by
-``SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS_SENSITIVE`` (read when it is imported),
-write their spans to the global provider, captured (``capture.py``) into ``agent.otlp.jsonl``.
+Each scenario is one ``ChatCompletionAgent`` (instructions = the shared system prompt) whose service
+is ``OpenAIChatCompletion`` on the scripted model (an ``AsyncOpenAI`` client with its base URL),
+with the scenario's tools as a plugin of ``@kernel_function`` methods and automatic function
+calling. The spans are Semantic Kernel's own (``semantic_kernel.utils.telemetry``): the GenAI
+conventions for ``invoke_agent``, ``chat.completions`` and ``execute_tool``, with message content
+because ``SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS_SENSITIVE=true`` is set before
+the package is imported (it reads the setting once). One file, five traces:
+``sk.otlp.jsonl``.
 
     scripts/framework-fixtures semantic_kernel     # semantic_kernel.requirements.txt, pinned
 """
@@ -22,32 +24,34 @@ from tests.support.frameworks.capture import capture
 from tests.support.frameworks.scenarios import MODEL, SYSTEM_PROMPT, scenarios, tool_text
 from tests.support.frameworks.scripted_model import ScriptedModel
 
+os.environ["SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS"] = "true"
+os.environ["SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS_SENSITIVE"] = "true"
 
-def _plugin() -> object:
-    from semantic_kernel.functions import kernel_function
+from semantic_kernel.functions import kernel_function  # after the settings above
 
-    class SupportTools:
-        @kernel_function(description="Current weather for a city.")
-        def get_weather(self, city: Annotated[str, "City name"]) -> str:
-            return tool_text("get_weather", city=city)
 
-        @kernel_function(description="Orders placed by a customer.")
-        def search_orders(self, customer: Annotated[str, "Customer name"]) -> str:
-            return tool_text("search_orders", customer=customer)
+class SupportTools:
+    """The scenario tools as a Semantic Kernel plugin."""
 
-        @kernel_function(description="One order by its id.")
-        def get_order(self, order_id: Annotated[str, "Order id"]) -> str:
-            return tool_text("get_order", order_id=order_id)
+    @kernel_function(description="Current weather for a city.")
+    def get_weather(self, city: Annotated[str, "City name"]) -> str:
+        return tool_text("get_weather", city=city)
 
-        @kernel_function(description="Stock level of a product.")
-        def get_stock(self, sku: Annotated[str, "Product SKU"]) -> str:
-            return tool_text("get_stock", sku=sku)
+    @kernel_function(description="Orders placed by a customer.")
+    def search_orders(self, customer: Annotated[str, "Customer name"]) -> str:
+        return tool_text("search_orders", customer=customer)
 
-        @kernel_function(description="Search the support knowledge base.")
-        def search_kb(self, query: Annotated[str, "Search words"]) -> str:
-            return tool_text("search_kb", query=query)
+    @kernel_function(description="One order by its id.")
+    def get_order(self, order_id: Annotated[str, "Order id"]) -> str:
+        return tool_text("get_order", order_id=order_id)
 
-    return SupportTools()
+    @kernel_function(description="Stock level of a product.")
+    def get_stock(self, sku: Annotated[str, "Product SKU"]) -> str:
+        return tool_text("get_stock", sku=sku)
+
+    @kernel_function(description="Search the support knowledge base.")
+    def search_kb(self, query: Annotated[str, "Search words"]) -> str:
+        return tool_text("search_kb", query=query)
 
 
 async def _run_all(base_url: str) -> None:
@@ -60,21 +64,22 @@ async def _run_all(base_url: str) -> None:
     )
     for scenario in scenarios():
         agent = ChatCompletionAgent(
-            service=service, name="support", instructions=SYSTEM_PROMPT, plugins=[_plugin()]
+            service=service, name="SupportAgent", instructions=SYSTEM_PROMPT, plugins=[SupportTools()]
         )
-        text = str((await agent.get_response(messages=scenario.question)).content).strip()
+        # positional: SK's agent span records its input only from the positional argument
+        response = await agent.get_response(scenario.question)
+        text = str(response.content).strip()
         if text != scenario.answer:
-            raise SystemExit(f"{scenario.name}: unexpected answer {text!r}")
+            raise SystemExit(f"semantic_kernel {scenario.name}: unexpected answer {text!r}")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n", 1)[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
-    os.environ["SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS_SENSITIVE"] = "true"
-    with ScriptedModel() as model, capture() as captured:
-        asyncio.run(_run_all(model.base_url))
-        path = args.out / "agent.otlp.jsonl"
+    with ScriptedModel() as scripted, capture() as captured:
+        asyncio.run(_run_all(scripted.base_url))
+        path = args.out / "sk.otlp.jsonl"
         print(f"{path}: {captured.write(path)} spans")
 
 

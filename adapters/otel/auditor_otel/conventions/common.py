@@ -53,6 +53,9 @@ class Extraction:
     conversation_id: str | None = None
     model: str | None = None
     entity_name: str | None = None
+    #: The span marks an event (BeeAI 0.1.5 writes one span per emitter event, ended much later
+    #: when its run closes): it happened at its start, which is taken as its end too.
+    instant: bool = False
     notes: list[str] = field(default_factory=list)
 
 

@@ -11,6 +11,8 @@ Quirks handled (observed in real captures):
   tool's ``tool.parameters`` schema names exactly one property it is keyed by that name. The result
   is the ToolMessage content inside ``output.value`` (``{"type":"tool","data":{...}}``), which also
   holds the only tool-call id.
+- Frameworks' call envelopes and tool output objects inside ``input.value`` / ``output.value``
+  are read by :mod:`.openinference_shapes`.
 - RETRIEVER spans: ``retrieval.documents.N.document.id`` is never set by the LangChain
   instrumentation; ids are taken from the document metadata, or from ``output.value``'s
   ``documents[N].id`` when it is there.
@@ -34,6 +36,19 @@ from .common import (
     normalise_role,
     strip_id,
 )
+from .openinference_shapes import (
+    adapter_reply,
+    calls_in_output,
+    event_tool_name,
+    is_event_span,
+    joined_stream,
+    parameters_as_arguments,
+    prompts,
+    reply_from_output,
+    repr_messages,
+    tool_output_text,
+    unwrap_arguments,
+)
 
 KINDS = {
     "LLM": SpanKind.LLM,
@@ -45,7 +60,9 @@ KINDS = {
     "EMBEDDING": SpanKind.EMBEDDING,
 }
 
-_LLM_MARKERS = ("llm.model_name", "llm.invocation_parameters", "llm.token_count.total", "llm.provider")
+#: Attributes only a model call carries. Token counts are not among them: smolagents sums its
+#: run's usage on the AGENT span (``llm.token_count.*``), which is still the agent.
+_LLM_MARKERS = ("llm.model_name", "llm.invocation_parameters", "llm.provider")
 
 
 def _kind(attrs: dict[str, Any]) -> SpanKind:
@@ -94,9 +111,12 @@ def _messages(attrs: dict[str, Any], prefix: str) -> list[Message]:
 
 
 def _tool(name: str, attrs: dict[str, Any]) -> ToolInvocation:
-    tool_name = as_str(attrs.get("tool.name")) or name
+    # DSPy sets no tool.name: its tool spans are named ``<tool>.__call__``.
+    tool_name = as_str(attrs.get("tool.name")) or event_tool_name(attrs) or name.removesuffix(".__call__")
     raw_input = attrs.get("input.value")
-    args = arguments(raw_input)
+    args = arguments(raw_input) if raw_input is not None else parameters_as_arguments(attrs)
+    if isinstance(args, dict):
+        args = unwrap_arguments(args)
     if isinstance(args, str):
         schema = as_dict(attrs.get("tool.parameters")) or as_dict(attrs.get("tool.json_schema")) or {}
         props = schema.get("properties") if isinstance(schema.get("properties"), dict) else None
@@ -105,7 +125,11 @@ def _tool(name: str, attrs: dict[str, Any]) -> ToolInvocation:
     call_id = strip_id(attrs.get("tool.id")) or strip_id(attrs.get("tool_call.id"))
     raw_output = attrs.get("output.value")
     result = as_str(raw_output)
-    message = lc_message(loads(raw_output))
+    parsed = loads(raw_output)
+    framework_output = tool_output_text(parsed)
+    if framework_output is not None:
+        result = framework_output
+    message = None if framework_output is not None else lc_message(parsed)
     if message is not None:
         result = message["content"]
         call_id = call_id or message["tool_call_id"]
@@ -162,6 +186,26 @@ def extract(name: str, attrs: dict[str, Any], events: list[tuple[str, dict[str, 
     result.output_messages = _messages(attrs, "llm.output_messages")
     result.input_text = as_str(attrs.get("input.value"))
     result.output_text = as_str(attrs.get("output.value"))
+    if result.kind == SpanKind.LLM and not result.output_messages:
+        # agno 1.x and LlamaIndex's completion spans write the reply only as output.value.
+        result.output_messages = reply_from_output(attrs.get("output.value"))
+        if not result.input_messages:
+            result.input_messages = prompts(attrs.get("llm.prompts"))
+    if result.kind == SpanKind.LLM and any(m.role == "tool" and not m.content for m in result.input_messages):
+        result.input_messages = repr_messages(attrs.get("input.value")) or result.input_messages  # Haystack
+    if result.kind == SpanKind.LLM and result.output_messages:
+        result.output_messages = [adapter_reply(m) for m in joined_stream(result.output_messages)]  # DSPy
+        calls = (
+            ()
+            if any(m.tool_calls for m in result.output_messages)
+            else calls_in_output(attrs.get("output.value"))
+        )
+        if calls:  # BeeAI 0.1.5: the calls only in output.value
+            first = result.output_messages[0]
+            result.output_messages = [
+                first.model_copy(update={"tool_calls": calls}),
+                *result.output_messages[1:],
+            ]
     if result.kind == SpanKind.TOOL:
         result.tool = _tool(name, attrs)
     elif result.kind == SpanKind.RETRIEVER:
@@ -172,6 +216,7 @@ def extract(name: str, attrs: dict[str, Any], events: list[tuple[str, dict[str, 
         result.documents = _documents(attrs, result.notes, prefix)
         if reranker and isinstance(attrs.get("reranker.query"), str):
             result.query = str(attrs["reranker.query"])
+    result.instant = is_event_span(attrs)
     result.conversation_id = as_str(attrs.get("session.id"))
     model = attrs.get("llm.model_name")
     result.model = model if isinstance(model, str) and model else None

@@ -13,6 +13,12 @@ Quirks handled:
   are its ``input_str``, a Python ``repr`` read with :func:`ast.literal_eval` (never ``eval``).
 - ``gen_ai.tool.call.result`` is ``{"output": <lc-serialised ToolMessage>}``; the text is its
   ``kwargs.content`` and the only tool-call id on the tool span is its ``kwargs.tool_call_id``.
+- The SDK's decorators (``@workflow`` / ``@task`` / ``@agent`` / ``@tool`` around plain code)
+  write the function's arguments as ``{"args": [...], "kwargs": {...}}`` and its return value as
+  JSON in ``traceloop.entity.input`` / ``output``: a ``@tool``'s arguments are its ``kwargs``, and
+  a returned string is a JSON string (the tool's own JSON text encoded once more), read back as
+  the string itself; a ``@task`` called with a list of chat messages (around a model call no
+  instrumentation recorded) has them as its input messages.
 - The session is ``traceloop.association.properties.session_id`` (or ``thread_id`` /
   ``conversation_id``), or ``gen_ai.conversation.id``.
 """
@@ -23,7 +29,7 @@ from typing import Any
 
 from auditor.trace import Document, Message, SpanKind, ToolCall, ToolInvocation
 
-from . import genai
+from . import genai, toolmessages
 from .common import (
     Extraction,
     arguments,
@@ -92,6 +98,12 @@ def _envelope_arguments(value: Any) -> dict[str, Any] | str | None:
     envelope = as_dict(value)
     if envelope is None:
         return arguments(value)
+    if set(envelope) == {"args", "kwargs"} and isinstance(envelope["kwargs"], dict):
+        # The SDK decorators' call envelope: keyword arguments are the tool's arguments.
+        args = envelope["args"]
+        if not args:
+            return envelope["kwargs"]
+        return {"args": args, **envelope["kwargs"]} if isinstance(args, list) else envelope
     if "input_str" not in envelope and "inputs" not in envelope:
         return envelope  # already plain arguments (a GenAI-conformant emitter)
     input_str = envelope.get("input_str")
@@ -106,6 +118,33 @@ def _envelope_arguments(value: Any) -> dict[str, Any] | str | None:
     if isinstance(inputs, dict) and inputs:
         return inputs
     return input_str if isinstance(input_str, str) else None
+
+
+def _decoded(value: Any) -> str | None:
+    """An entity input or output as text: a JSON string (a decorated function's returned text)
+    is the text it encodes; anything else as written."""
+    parsed = loads(value)
+    return parsed if isinstance(parsed, str) else as_str(value)
+
+
+def _decorated_messages(value: Any) -> list[Message]:
+    """The chat messages a decorated function was called with (a ``@task`` around a model call):
+    the first argument of the ``{"args", "kwargs"}`` envelope that is a list of role messages."""
+    envelope = as_dict(value)
+    if envelope is None or set(envelope) != {"args", "kwargs"}:
+        return []
+    args = envelope["args"] if isinstance(envelope["args"], list) else []
+    kwargs = envelope["kwargs"]
+    # JS puts one object argument (here the messages array itself) in ``kwargs``.
+    candidates = [*args, *(kwargs.values() if isinstance(kwargs, dict) else [kwargs])]
+    for candidate in candidates:
+        if isinstance(candidate, list) and candidate and all(_is_message(m) for m in candidate):
+            return [genai.openai_message(m) for m in candidate]
+    return []
+
+
+def _is_message(value: Any) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("role"), str)
 
 
 def _envelope_call_id(value: Any) -> str | None:
@@ -125,6 +164,8 @@ def _tool(name: str, attrs: dict[str, Any]) -> ToolInvocation:
     call_id = strip_id(attrs.get("gen_ai.tool.call.id")) or _envelope_call_id(raw_args)
     result = as_str(raw_result)
     parsed = loads(raw_result)
+    if isinstance(parsed, str):  # a decorated function's returned text, JSON-encoded
+        result = parsed
     if isinstance(parsed, dict) and "output" in parsed:
         parsed = parsed["output"]
         result = parsed if isinstance(parsed, str) else as_str(parsed)
@@ -180,11 +221,14 @@ def extract(name: str, attrs: dict[str, Any], events: list[tuple[str, dict[str, 
         notes=base.notes,
     )
     if not result.input_messages:
-        result.input_messages = _legacy_messages(attrs, "gen_ai.prompt")
+        # Koog's flattened prompts: tool calls as JSON text, tool results without ids.
+        result.input_messages = toolmessages.restore(_legacy_messages(attrs, "gen_ai.prompt"))
     if not result.output_messages:
-        result.output_messages = _legacy_messages(attrs, "gen_ai.completion")
-    result.input_text = as_str(attrs.get("traceloop.entity.input"))
-    result.output_text = as_str(attrs.get("traceloop.entity.output"))
+        result.output_messages = toolmessages.restore(_legacy_messages(attrs, "gen_ai.completion"))
+    result.input_text = _decoded(attrs.get("traceloop.entity.input"))
+    result.output_text = _decoded(attrs.get("traceloop.entity.output"))
+    if result.kind in (SpanKind.CHAIN, SpanKind.AGENT) and not result.input_messages:
+        result.input_messages = _decorated_messages(attrs.get("traceloop.entity.input"))
     if result.kind == SpanKind.TOOL:
         result.tool = _tool(name, attrs)
     elif result.kind == SpanKind.RETRIEVER:
