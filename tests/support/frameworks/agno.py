@@ -17,9 +17,9 @@ import argparse
 from pathlib import Path
 
 from tests.support.frameworks.capture import capture
-from tests.support.frameworks.plain_tools import TOOLS
 from tests.support.frameworks.scenarios import MODEL, SYSTEM_PROMPT, scenarios
 from tests.support.frameworks.scripted_model import ScriptedModel
+from tests.support.frameworks.tools import TOOLS
 
 
 def run(out: Path) -> None:

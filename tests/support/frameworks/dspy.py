@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.frameworks.capture import capture
-from tests.support.frameworks.plain_tools import TOOLS
 from tests.support.frameworks.scenarios import MODEL, SYSTEM_PROMPT, scenarios
 from tests.support.frameworks.scripted_model import Decided, ScriptedModel
+from tests.support.frameworks.tools import TOOLS
 
 _OBSERVATION = re.compile(r"\[\[ ## observation_\d+ ## \]\]")
 

@@ -28,62 +28,15 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.frameworks.capture import capture
-from tests.support.frameworks.scenarios import MODEL, SYSTEM_PROMPT, scenarios, tool_text
+from tests.support.frameworks.scenarios import MODEL, SYSTEM_PROMPT, scenarios
 from tests.support.frameworks.scripted_model import ScriptedModel
+from tests.support.frameworks.tools import TOOLS
 
 #: file stem -> environment of its process
 VARIANTS: dict[str, dict[str, str]] = {
     "no_content": {},
     "content": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY"},
 }
-
-
-def get_weather(city: str) -> str:
-    """Current weather for a city.
-
-    Args:
-        city: City name
-    """
-    return tool_text("get_weather", city=city)
-
-
-def search_orders(customer: str) -> str:
-    """Orders placed by a customer.
-
-    Args:
-        customer: Customer name
-    """
-    return tool_text("search_orders", customer=customer)
-
-
-def get_order(order_id: str) -> str:
-    """One order by its id.
-
-    Args:
-        order_id: Order id
-    """
-    return tool_text("get_order", order_id=order_id)
-
-
-def get_stock(sku: str) -> str:
-    """Stock level of a product.
-
-    Args:
-        sku: Product SKU
-    """
-    return tool_text("get_stock", sku=sku)
-
-
-def search_kb(query: str) -> str:
-    """Search the support knowledge base.
-
-    Args:
-        query: Search words
-    """
-    return tool_text("search_kb", query=query)
-
-
-TOOLS = [get_weather, search_orders, get_order, get_stock, search_kb]
 
 
 async def _ask(runner: Any, question: str, index: int) -> str:

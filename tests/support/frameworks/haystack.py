@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.frameworks.capture import capture
-from tests.support.frameworks.plain_tools import TOOLS
 from tests.support.frameworks.scenarios import MODEL, SYSTEM_PROMPT, scenario, scenarios, tool_text
 from tests.support.frameworks.scripted_model import Decided, ScriptedModel
+from tests.support.frameworks.tools import TOOLS
 
 #: The knowledge base the RAG pipeline retrieves from.
 PAGES = {

@@ -1,9 +1,13 @@
-"""The scenarios' tools as plain typed Python functions with docstrings, for the frameworks that
-build a tool's schema from a function's signature and docstring (pydantic-ai, Microsoft Agent
-Framework, any-agent). Each returns ``scenarios.tool_text``: the same data for every framework.
+"""The scenarios' tools as plain typed Python functions with Google-style docstrings.
+
+Most Python frameworks build a tool from such a function (its name, its docstring's first line as
+the description, its ``Args:`` section as the parameter descriptions), so their generators share
+these. Each returns ``scenarios.tool_text``: the same data for every framework. Standard library only.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from tests.support.frameworks.scenarios import tool_text
 
@@ -53,4 +57,4 @@ def search_kb(query: str) -> str:
     return tool_text("search_kb", query=query)
 
 
-TOOLS = [get_weather, search_orders, get_order, get_stock, search_kb]
+TOOLS: list[Callable[[str], str]] = [get_weather, search_orders, get_order, get_stock, search_kb]
