@@ -2,7 +2,7 @@
 
 Each scenario runs through ``agno.agent.Agent`` with ``OpenAIChat`` pointed at the scripted model
 (Chat Completions), the system prompt as the agent's ``system_message`` and the scenarios' tools
-as plain functions (``plain_tools.py``); ``AgnoInstrumentor`` writes the OpenInference spans,
+as plain functions (``tools.py``); ``AgnoInstrumentor`` writes the OpenInference spans,
 captured (``capture.py``) into ``agent.otlp.jsonl`` (``agent.run``) and ``stream.otlp.jsonl``
 (``agent.run(stream=True)``), five traces each.
 

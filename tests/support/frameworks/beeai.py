@@ -3,7 +3,7 @@
 Each scenario runs through ``beeai_framework.agents.requirement.RequirementAgent`` (BeeAI's
 recommended agent) with ``OpenAIChatModel`` pointed at the scripted model (Chat Completions, through
 LiteLLM), the system prompt as the agent's instructions and the scenarios' tools made with BeeAI's
-``@tool`` from ``plain_tools.py``. The agent delivers its answer by calling its ``final_answer``
+``@tool`` from ``tools.py``. The agent delivers its answer by calling its ``final_answer``
 tool (``response``), so the scripted model turns each final text into that call.
 ``BeeAIInstrumentor`` writes the OpenInference spans, captured (``capture.py``) into
 ``agent.otlp.jsonl`` (the model called plainly) and ``stream.otlp.jsonl`` (``stream=True``: the

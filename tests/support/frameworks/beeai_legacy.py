@@ -6,7 +6,7 @@ Two files, the model being ``OpenAIChatModel`` (LiteLLM) on the scripted model:
 
 - ``agent.otlp.jsonl``: each scenario through ``ToolCallingAgent`` (BeeAI's tool-calling agent of
   the time: the model is called plainly, the answer delivered through its ``final_answer`` tool),
-  the scenarios' tools made with ``@tool`` from ``plain_tools.py``, five traces;
+  the scenarios' tools made with ``@tool`` from ``tools.py``, five traces;
 - ``chat_stream.otlp.jsonl``: each question asked of the model directly,
   ``ChatModel.create(messages=[system, user], stream=True)``, five traces; the scripted model
   answers a request without tools with the scenario's final text.

@@ -1,7 +1,7 @@
 """DSPy (PyPI ``dspy``) fixtures, traced by ``openinference-instrumentation-dspy``.
 
 Each scenario runs through ``dspy.ReAct`` (signature ``question -> answer`` with the system prompt
-as its instructions, the scenarios' tools from ``plain_tools.py``) on ``dspy.LM`` pointed at the
+as its instructions, the scenarios' tools from ``tools.py``) on ``dspy.LM`` pointed at the
 scripted model (Chat Completions, through LiteLLM). ``DSPyInstrumentor`` writes the OpenInference
 spans, captured (``capture.py``) into ``react.otlp.jsonl``, five traces.
 

@@ -6,7 +6,7 @@ model (Chat Completions):
 
 - ``agent.otlp.jsonl``: each scenario through a pipeline holding one
   ``haystack.components.agents.Agent`` with the system prompt and the scenarios' tools
-  (``create_tool_from_function`` over ``plain_tools.py``), five traces;
+  (``create_tool_from_function`` over ``tools.py``), five traces;
 - ``rag.otlp.jsonl``: the returns question through a retrieval pipeline (``InMemoryBM25Retriever``
   over two knowledge-base pages, ``ChatPromptBuilder``, ``OpenAIChatGenerator``), one trace. The
   scripted model answers a request without tools with the scenario's final text.

@@ -5,7 +5,7 @@ Two files, five traces in the first and one in the second, written by ``LlamaInd
 Completions):
 
 - ``agent.otlp.jsonl``: each scenario through ``llama_index.core.agent.workflow.FunctionAgent``
-  with the system prompt and the scenarios' tools (``FunctionTool`` over ``plain_tools.py``);
+  with the system prompt and the scenarios' tools (``FunctionTool`` over ``tools.py``);
 - ``query_engine.otlp.jsonl``: the returns question through a ``CustomQueryEngine`` (LlamaIndex's
   documented pattern): a ``VectorStoreIndex`` retriever over two knowledge-base pages (one node each,
   ids ``KB-7`` and ``KB-12``) (embedded by

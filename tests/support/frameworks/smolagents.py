@@ -2,7 +2,7 @@
 
 Each scenario runs through ``smolagents.ToolCallingAgent`` with ``OpenAIServerModel`` pointed at
 the scripted model (Chat Completions), the system prompt as the agent's ``instructions`` and the
-scenarios' tools made with smolagents' ``@tool`` from ``plain_tools.py``. smolagents' agent
+scenarios' tools made with smolagents' ``@tool`` from ``tools.py``. smolagents' agent
 answers by calling its ``final_answer`` tool (``answer``), so the scripted model turns each final
 text into that call. ``SmolagentsInstrumentor`` writes the OpenInference spans, captured
 (``capture.py``) into ``agent.otlp.jsonl``, five traces.
