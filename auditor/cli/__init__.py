@@ -55,9 +55,13 @@ class _AuditorGroup(click.Group):
             raise _UserError(printable(str(err), keep_newlines=True)) from err
 
 
-def _ctrl_c(_signum: int, _frame: FrameType | None) -> None:
-    # Raised here, not by re-raising SIGINT: a shell script's background job starts with SIGINT
-    # ignored, and SIGTERM must stop it all the same.
+def _ctrl_c(_signum: int, frame: FrameType | None) -> None:
+    # SIGINT's own handler: asyncio's while an audit runs (it cancels the audit's task cleanly),
+    # Python's default otherwise (KeyboardInterrupt).
+    handler = signal.getsignal(signal.SIGINT)
+    if callable(handler):
+        handler(signal.SIGINT, frame)
+        return
     raise KeyboardInterrupt
 
 
@@ -69,11 +73,21 @@ def _sigterm_as_ctrl_c() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield  # signal handlers can only be set from the main thread
         return
+    # A shell script's background job starts with SIGINT ignored (so the script's Ctrl-C spares
+    # it). It stays so in effect, blocked, while SIGINT gets Python's handler, which asyncio then
+    # takes over: SIGTERM calls that handler, and the audit stops as cleanly as on Ctrl-C.
+    unignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN and hasattr(signal, "pthread_sigmask")
+    if unignored:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     previous = signal.signal(signal.SIGTERM, _ctrl_c)
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+        if unignored:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a SIGINT still pending is dropped
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 @click.group(cls=_AuditorGroup, context_settings={"help_option_names": ["-h", "--help"]})
