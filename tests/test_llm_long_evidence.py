@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -136,6 +137,18 @@ def test_windows_cover_the_text_and_end_at_natural_breaks() -> None:
     assert all(a[1] == b[0] for a, b in itertools.pairwise(spans))
     assert all(e - s <= 800 for s, e in spans)
     assert all(LOG[e - 1] == "\n" for _, e in spans[:-1])  # every cut on a line break here
+
+
+def test_a_json_record_at_the_end_of_3_mb_is_shown_whole() -> None:
+    records = [{"sku": f"A-{i:05d}", "warehouse": "Hamburg", "stock": i % 50} for i in range(40_000)]
+    last = {"sku": "K-77", "name": "blue kettle", "warehouse": "Leipzig", "stock": 14}
+    text = json.dumps([*records, last])
+    fitted = fit_evidence(
+        (make_evidence("ev-json", text),), (), 60_000, ["The Leipzig warehouse has 14 blue kettles."]
+    )
+    assert json.dumps(last) in fitted.admitted[0].text  # from its opening brace to its closing one
+    (left,) = fitted.left_out_for("The Leipzig warehouse has 14 blue kettles.")
+    assert left.total == len(text) and left.shares_words  # other records name a warehouse too
 
 
 def test_excluded_items_are_fitted_after_admitted_ones() -> None:

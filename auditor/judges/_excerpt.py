@@ -2,8 +2,8 @@
 
 A blind clip (the first N characters of each item) hides whatever sits at the end of a long tool
 result, however relevant. Instead, an item that does not fit is cut into windows of at most
-:data:`WINDOW_CHARS` characters (fewer when the budget is small) (ending at a line break, a sentence end, a comma or a space when
-one is near), every window is scored against every query (the claims, or the answer's sentences in
+:data:`WINDOW_CHARS` characters (fewer when the budget is small) (ending at a line break, the end of a JSON record, a sentence end, a comma or
+a space when one is near), every window is scored against every query (the claims, or the answer's sentences in
 fused mode) with BM25 over the offline judge's stems (:mod:`auditor.judges._lexical`) plus the
 numbers, and the budget is filled query by query in turn, each query's best window first, so every
 claim gets its best evidence before any claim gets its second best. What budget is left then goes
@@ -34,7 +34,8 @@ from auditor.judges._verdicts import LeftOut
 WINDOW_CHARS = 800
 MIN_WINDOW = 80  # windows shrink with a small budget (an eighth of it), never below this
 GAP_MARK = "\n[... {n} characters not shown ...]\n"
-_BREAKS = (re.compile(r"\n"), re.compile(r"[.!?;]\s"), re.compile(r",\s?"), re.compile(r"\s"))
+# Where a window may end, best first: a line, a JSON record ("}, {"), a sentence, a comma, a space.
+_BREAKS = tuple(re.compile(p) for p in (r"\n", r"\},\s?", r"[.!?;]\s", r",\s?", r"\s"))
 _K1, _B = 1.2, 0.75
 
 
