@@ -89,7 +89,7 @@ def _bm25(query: frozenset[str], windows: Sequence[_Window]) -> list[float]:
     return scores
 
 
-@dataclass
+@dataclass(frozen=True)
 class Fitted:
     """The prompt's evidence and what was left out of it (per item: the windows not shown)."""
 
@@ -188,7 +188,8 @@ def fit_evidence(
 ) -> Fitted:
     """Prompt items within ``budget_chars`` of text, admitted served first; a long item shows the
     windows that best match ``queries`` (the claims, or the answer's sentences)."""
-    fitted = Fitted((), ())
+    hidden_by_id: dict[str, list[_Window]] = {}
+    totals: dict[str, int] = {}
     query_terms = [t for t in (terms(q) for q in queries) if t]
 
     def convert(items: Sequence[Evidence], budget: int) -> tuple[tuple[EvidenceIn, ...], int]:
@@ -206,8 +207,8 @@ def fit_evidence(
             mine = [w for _, w in own]
             texts[e.evidence_id] = _render(e.text, mine, {k for k, (i, _) in enumerate(own) if i in shown})
             if hidden := [w for i, w in own if i not in shown]:
-                fitted.hidden[e.evidence_id] = hidden
-                fitted.totals[e.evidence_id] = len(e.text)
+                hidden_by_id[e.evidence_id] = hidden
+                totals[e.evidence_id] = len(e.text)
         out = tuple(
             EvidenceIn(
                 evidence_id=e.evidence_id,
@@ -220,6 +221,6 @@ def fit_evidence(
         )
         return out, budget - sum(allowed)
 
-    fitted.admitted, left = convert(admitted, budget_chars)
-    fitted.excluded, _ = convert(excluded, left)
-    return fitted
+    admitted_in, left = convert(admitted, budget_chars)
+    excluded_in, _ = convert(excluded, left)
+    return Fitted(admitted_in, excluded_in, totals, hidden_by_id)
