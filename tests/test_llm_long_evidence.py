@@ -19,6 +19,7 @@ from auditor.evidence import Answer, Evidence
 from auditor.judges import ClaimVerdict, FusedAuditor, FusedResult, Label, LLMJudge
 from auditor.judges._excerpt import cut, fit_evidence
 from auditor.llm import LLMClient
+from auditor.run import audit
 from tests.support.fake_openai import FakeOpenAI, fenced_blocks, make_answer, make_evidence
 
 # 300 KB of stock-count log lines, the sentence that supports the claim last.
@@ -173,3 +174,27 @@ def test_fused_mode_ranks_windows_by_the_answers_sentences(server: FakeOpenAI) -
     (verdict,) = result.verdicts
     assert verdict.label == Label.SUPPORTED and verdict.left_out[0].evidence_id == "ev-log"
     assert verdict.left_out[0].shares_words is False
+
+
+def test_the_whole_audit_carries_the_record_to_the_result(tmp_path: Path) -> None:
+    """A records file whose one context is the 300 KB log: the audit result's claim is supported
+    and its judge note names what the judge did not see."""
+    records = tmp_path / "records.jsonl"
+    row = {"question": "How many blue kettles are in Leipzig?", "contexts": [LOG], "answer": AT_END}
+    records.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    with FakeOpenAI() as server:
+        result = audit(
+            [records],
+            judge="openai:fake-judge",
+            base_url=server.base_url,
+            decomposer="rules",
+            cascade=False,
+            db_url=f"sqlite:///{tmp_path / 'runs.db'}",
+        )
+        assert FACT in server.bodies[-1]["messages"][1]["content"]
+    (answer,) = result.answers
+    (claim,) = answer.claims or []
+    assert claim.verdict == "supported"
+    notes = [e for e in claim.judge_errors if e.startswith("evidence not shown to the judge: ")]
+    (note,) = [e for e in notes if f"of {len(LOG):,})" in e]  # the log; the question (excluded) had no room
+    assert note.endswith("none of it shares a word with the claim")
