@@ -284,7 +284,8 @@ def test_neutralised_attributes_and_text() -> None:
     assert text == "a > > > b < < <CLAIM"
 
 
-def test_clipped_evidence_makes_absent_claims_unjudged(server: FakeOpenAI) -> None:
+def test_long_evidence_shows_each_claims_window_and_records_the_rest(server: FakeOpenAI) -> None:
+    # Ranked windows, not the first 200 characters: the Berlin sentence at the end reaches the judge.
     long_doc = make_evidence(
         "ev-long",
         "The refund was issued to the original card. " + "Filler text. " * 200 + "The order ships to Berlin.",
@@ -297,8 +298,8 @@ def test_clipped_evidence_makes_absent_claims_unjudged(server: FakeOpenAI) -> No
         answer=(answer, claims),
         judge_args={"max_evidence_chars": 200},
     )
-    assert labels(verdicts) == ["supported", "unjudged:evidence_clipped"]
-    assert "clipped" in verdicts[1].judge_errors[-1]
+    assert labels(verdicts) == ["supported", "supported"]
+    assert [lo.shares_words for v in verdicts for lo in v.left_out] == [False, False]  # only filler hidden
     assert 'clipped="true"' in server.bodies[0]["messages"][1]["content"]
     verdicts, _ = judge_with(
         server,
@@ -307,7 +308,7 @@ def test_clipped_evidence_makes_absent_claims_unjudged(server: FakeOpenAI) -> No
         answer=(answer, claims),
         judge_args={"max_evidence_tokens": 10_000},
     )
-    assert labels(verdicts) == ["supported", "supported"]
+    assert labels(verdicts) == ["supported", "supported"] and verdicts[0].left_out == ()
 
 
 def test_common_knowledge_only_when_allowed(server: FakeOpenAI) -> None:

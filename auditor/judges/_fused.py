@@ -17,7 +17,8 @@ from pydantic import ValidationError
 from auditor.claims import Decomposition
 from auditor.evidence import Answer, Evidence
 from auditor.judges._decompose import validate_claims, whole_answer
-from auditor.judges._parse import CallFailed, ask_json, fit_evidence, to_verdict, unjudged
+from auditor.judges._excerpt import fit_evidence
+from auditor.judges._parse import CallFailed, ask_json, to_verdict, unjudged
 from auditor.judges._prompts import (
     PROMPT_VERSION,
     FusedInput,
@@ -26,6 +27,7 @@ from auditor.judges._prompts import (
     fused_schema,
     render_fused,
 )
+from auditor.judges._segments import sentence_spans
 from auditor.judges._verdicts import ClaimVerdict, JudgeIdentity, UnjudgedReason
 from auditor.llm import LLMClient
 
@@ -43,7 +45,7 @@ class FusedAuditor:
 
     Args:
         client: the :class:`~auditor.llm.LLMClient`.
-        max_evidence_chars: context budget for evidence text (clipping rules as in ``LLMJudge``).
+        max_evidence_chars: context budget for evidence text (ranked windows as in ``LLMJudge``).
         tokens_base, tokens_per_char, tokens_per_claim: ``max_tokens`` = base + per_char * len(answer)
             + per_claim * (estimated claims: one per 60 characters).
         max_output_tokens: ceiling on ``max_tokens``.
@@ -80,10 +82,12 @@ class FusedAuditor:
         excluded: Sequence[Evidence],
         allow_common_knowledge: bool = False,
     ) -> FusedResult:
-        admitted_in, excluded_in, clipped = fit_evidence(admitted, excluded, self.budget_chars)
+        # No claims before the call: the answer's sentences are the retrieval queries.
+        sentences = [answer.text[s:e] for s, e in sentence_spans(answer.text)] or [answer.text]
+        fitted = fit_evidence(admitted, excluded, self.budget_chars, sentences)
         inp = FusedInput(
-            admitted=admitted_in,
-            excluded=excluded_in,
+            admitted=fitted.admitted,
+            excluded=fitted.excluded,
             question=answer.question,
             answer_id=answer.answer_id,
             answer=answer.text,
@@ -123,7 +127,6 @@ class FusedAuditor:
         pairs = validate_claims(answer, output.claims, errors)
         by_id = {e.evidence_id: e for e in admitted}
         excluded_ids = {e.evidence_id for e in excluded}
-        clipped_admitted = any(e.evidence_id in clipped for e in admitted)
         verdicts = []
         for out, claim in pairs:
             if claim.screened:
@@ -149,7 +152,7 @@ class FusedAuditor:
                     admitted=by_id,
                     excluded_ids=excluded_ids,
                     allow_common_knowledge=allow_common_knowledge,
-                    clipped_admitted=clipped_admitted,
+                    fitted=fitted,
                 )
             )
         decomposition = Decomposition(

@@ -16,7 +16,10 @@ a label outside the offered set              that claim ``unjudged: parse_failur
 an unknown claim id                          recorded; claims left without a verdict are
                                              ``unjudged: parse_failure``
 no verdict for a claim                       ``unjudged: missing``
-admitted evidence clipped to the budget      ``absent`` claims ``unjudged: evidence_clipped``
+evidence over the budget                     ranked windows shown; each verdict records what
+                                             was left out (``left_out``, a judge note);
+                                             ``absent`` becomes ``unjudged: evidence_clipped``
+                                             when admitted text left out shares its words
 a quote not in the item it cites             citation dropped; ``absent`` if none is left
 ===========================================  ==========================================
 """
@@ -29,7 +32,8 @@ from pydantic import ValidationError
 
 from auditor.claims import Claim
 from auditor.evidence import Answer, Evidence
-from auditor.judges._parse import CallFailed, ask_json, fit_evidence, to_verdict, unjudged
+from auditor.judges._excerpt import Fitted, fit_evidence
+from auditor.judges._parse import CallFailed, ask_json, to_verdict, unjudged
 from auditor.judges._prompts import (
     PROMPT_VERSION,
     ClaimIn,
@@ -47,7 +51,8 @@ class LLMJudge:
 
     Args:
         client: the :class:`~auditor.llm.LLMClient` (model, endpoint, retries, limiter).
-        max_evidence_chars: context budget for evidence text; items beyond it are clipped.
+        max_evidence_chars: context budget for evidence text; beyond it, long items show the
+            windows that best match the claims (:mod:`auditor.judges._excerpt`).
         max_evidence_tokens: the same budget in estimated tokens (4 characters each); wins if given.
         tokens_base: ``max_tokens`` for the reply's frame.
         tokens_per_claim: ``max_tokens`` added per claim.
@@ -87,10 +92,10 @@ class LLMJudge:
     ) -> list[ClaimVerdict]:
         if not claims:
             return []
-        admitted_in, excluded_in, clipped = fit_evidence(admitted, excluded, self.budget_chars)
+        fitted = fit_evidence(admitted, excluded, self.budget_chars, [c.text for c in claims])
         inp = JudgeInput(
-            admitted=admitted_in,
-            excluded=excluded_in,
+            admitted=fitted.admitted,
+            excluded=fitted.excluded,
             question=answer.question,
             answer=answer.text,
             claims=tuple(ClaimIn(claim_id=c.claim_id, text=c.text) for c in claims),
@@ -118,8 +123,8 @@ class LLMJudge:
             admitted,
             excluded,
             allow_common_knowledge,
-            clipped_admitted=any(e.evidence_id in clipped for e in admitted),
-            clipped_excluded=any(e.evidence_id in clipped for e in excluded),
+            fitted=fitted,
+            clipped_excluded=any(e.evidence_id in fitted.clipped for e in excluded),
         )
 
     def _verdicts(
@@ -130,7 +135,7 @@ class LLMJudge:
         excluded: Sequence[Evidence],
         allow_common_knowledge: bool,
         *,
-        clipped_admitted: bool,
+        fitted: Fitted,
         clipped_excluded: bool,
     ) -> list[ClaimVerdict]:
         wanted = {c.claim_id: c.text for c in claims}
@@ -151,7 +156,7 @@ class LLMJudge:
                 admitted=by_id,
                 excluded_ids=excluded_ids,
                 allow_common_knowledge=allow_common_knowledge,
-                clipped_admitted=clipped_admitted,
+                fitted=fitted,
             )
             if clipped_excluded:
                 verdict = verdict.model_copy(

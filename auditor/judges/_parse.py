@@ -3,8 +3,10 @@
 :func:`ask_json` makes one structured call and turns every way it can fail into a
 :class:`CallFailed` carrying the ``unjudged`` reason. Two rules live here so the separate and fused modes cannot drift apart:
 
-- :func:`fit_evidence` clips evidence to a context budget and says which items it clipped (the
-  judge then marks affected claims ``unjudged: evidence_clipped``; clipping is never silent).
+- :func:`auditor.judges._excerpt.fit_evidence` fits evidence to a context budget by ranked windows
+  and keeps what it left out; :func:`to_verdict` records that per claim (``left_out`` and a judge
+  note) and makes an ``absent`` claim ``unjudged: evidence_clipped`` when the text left out shares a
+  word with it (clipping is never silent).
 - :func:`to_verdict` converts one model verdict into a :class:`ClaimVerdict`: a label outside the
   offered set is ``unjudged: parse_failure``; an ``inadmissible_support`` id that is not excluded
   evidence is dropped and recorded; ``common_knowledge`` counts only when the policy allowed it;
@@ -15,61 +17,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 from auditor.errors import LLMConnectionError, LLMStatusError, LLMTimeoutError
 from auditor.evidence import Evidence
 from auditor.judges._conflicts import with_conflict
-from auditor.judges._prompts import JUDGE_LABELS, EvidenceIn, VerdictOut, parse_json
-from auditor.judges._verdicts import Citation, ClaimVerdict, Label, UnjudgedReason, verify_quotes
+from auditor.judges._excerpt import Fitted
+from auditor.judges._prompts import JUDGE_LABELS, VerdictOut, parse_json
+from auditor.judges._verdicts import Citation, ClaimVerdict, Label, LeftOut, UnjudgedReason, verify_quotes
 from auditor.llm import Completion, LLMClient
-
-CLIP_MARK = "\n[... clipped: {n} characters not shown]"
-
-
-def _share(lengths: list[int], budget: int) -> list[int]:
-    """Water-filling: short items keep all their text, long ones share what remains equally."""
-    allowed = [0] * len(lengths)
-    remaining = max(0, budget)
-    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
-    for pos, i in enumerate(order):
-        fair = remaining // (len(order) - pos)
-        allowed[i] = min(lengths[i], fair)
-        remaining -= allowed[i]
-    return allowed
-
-
-def fit_evidence(
-    admitted: Sequence[Evidence], excluded: Sequence[Evidence], budget_chars: int
-) -> tuple[tuple[EvidenceIn, ...], tuple[EvidenceIn, ...], set[str]]:
-    """Prompt items for the evidence within ``budget_chars`` of text; admitted items are served first.
-
-    Returns the admitted and excluded prompt items and the ids of items that were clipped.
-    """
-    clipped: set[str] = set()
-
-    def convert(items: Sequence[Evidence], budget: int) -> tuple[tuple[EvidenceIn, ...], int]:
-        allowed = _share([len(e.text) for e in items], budget)
-        out = []
-        for item, keep in zip(items, allowed, strict=True):
-            text = item.text
-            if keep < len(text):
-                clipped.add(item.evidence_id)
-                text = text[:keep] + CLIP_MARK.format(n=len(text) - keep)
-            out.append(
-                EvidenceIn(
-                    evidence_id=item.evidence_id,
-                    kind=item.kind.value,
-                    name=item.name,
-                    text=text,
-                    clipped=keep < len(item.text),
-                )
-            )
-        return tuple(out), budget - sum(allowed)
-
-    admitted_in, left = convert(admitted, budget_chars)
-    excluded_in, _ = convert(excluded, left)
-    return admitted_in, excluded_in, clipped
 
 
 def unjudged(claim_id: str, reason: UnjudgedReason, error: str, settled_by: str = "llm") -> ClaimVerdict:
@@ -90,7 +46,7 @@ def to_verdict(
     admitted: Mapping[str, Evidence],
     excluded_ids: set[str],
     allow_common_knowledge: bool,
-    clipped_admitted: bool,
+    fitted: Fitted,
 ) -> ClaimVerdict:
     """One checked verdict from one model verdict (see the module docstring for the rules)."""
     if out.label not in JUDGE_LABELS:
@@ -126,19 +82,38 @@ def to_verdict(
         admitted,
         claim_text=claim_text,
     )
-    if clipped_admitted and verdict.label == Label.ABSENT:
-        # The missing text might have addressed the claim: "absent" cannot be asserted.
-        return verdict.model_copy(
-            update={
-                "label": Label.UNJUDGED,
-                "unjudged_reason": UnjudgedReason.EVIDENCE_CLIPPED,
-                "judge_errors": (
-                    *verdict.judge_errors,
-                    "admitted evidence was clipped to fit the context budget",
-                ),
-            }
+    left_out = fitted.left_out_for(claim_text)
+    if not left_out:
+        return verdict
+    errors = [*verdict.judge_errors, *(not_shown_note(lo) for lo in left_out)]
+    update: dict[str, object] = {"left_out": left_out, "judge_errors": tuple(errors)}
+    if verdict.label == Label.ABSENT and any(
+        lo.shares_words and lo.evidence_id in admitted for lo in left_out
+    ):
+        # Admitted text the judge did not see shares words with the claim: "absent" cannot be asserted.
+        update["label"] = Label.UNJUDGED
+        update["unjudged_reason"] = UnjudgedReason.EVIDENCE_CLIPPED
+        update["judge_errors"] = (
+            *errors,
+            "admitted evidence was clipped to fit the context budget, and the part not shown shares "
+            "words with the claim",
         )
-    return verdict
+    return verdict.model_copy(update=update)
+
+
+def not_shown_note(lo: LeftOut, most: int = 4) -> str:
+    """One line for ``judge_errors``: which characters of an item the judge did not see."""
+    spans = ", ".join(f"{s:,}-{e:,}" for s, e in lo.ranges[:most])
+    more = f" and {len(lo.ranges) - most} more range(s)" if len(lo.ranges) > most else ""
+    share = (
+        "some of it shares words with the claim"
+        if lo.shares_words
+        else "none of it shares a word with the claim"
+    )
+    return (
+        f"evidence not shown to the judge: {lo.evidence_id} characters {spans}{more} "
+        f"({lo.chars:,} of {lo.total:,}); {share}"
+    )
 
 
 class CallFailed(Exception):

@@ -20,8 +20,9 @@ _SENTENCES: dict[UnjudgedReason, str] = {
         "budget or fewer claims per call."
     ),
     UnjudgedReason.EVIDENCE_CLIPPED: (
-        "The evidence was too long for the judge and had to be clipped, so the part that could "
-        "decide this claim may not have been shown."
+        "The evidence was too long for the judge: it was shown the passages most likely to hold "
+        "this claim, but text it was not shown shares words with the claim and may decide it. "
+        "Raise the LLM judge's evidence budget to show more."
     ),
     UnjudgedReason.REFUSED: "The judge model refused to judge this claim.",
     UnjudgedReason.API_ERROR: (

@@ -66,6 +66,23 @@ class ConflictQuote(BaseModel):
     stance: Literal["supports", "contradicts"]
 
 
+class LeftOut(BaseModel):
+    """Text of one evidence item the judge was not shown (its budget was spent on other windows).
+
+    ``ranges`` are ``(start, end)`` character offsets into the item's text; ``chars`` is their
+    length and ``total`` the item's. ``shares_words`` says whether any of it shares a content word
+    or a number with the claim, i.e. whether the judge might have missed something relevant.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    evidence_id: str
+    ranges: tuple[tuple[int, int], ...]
+    chars: int
+    total: int
+    shares_words: bool
+
+
 class JudgeIdentity(BaseModel):
     """Who judged: part of every verdict, of the verdict cache key, and of the run record."""
 
@@ -88,6 +105,8 @@ class ClaimVerdict(BaseModel):
     ``conflicts`` holds both sides when one admitted item supports the claim and another
     contradicts it (:mod:`auditor.judges._conflicts`); ``conflict_resolution`` is how the policy's
     ``on_conflict`` settled it (``flag``, ``contradicted`` or ``prefer_newest``), set by the pipeline.
+    ``left_out`` lists, item by item, the evidence text an LLM judge was not shown because it
+    exceeded the prompt budget (:mod:`auditor.judges._excerpt`); a judge note says the same.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -103,6 +122,7 @@ class ClaimVerdict(BaseModel):
     settled_by: str = ""  # which stage decided: "offline", "llm", "cache"
     conflicts: tuple[ConflictQuote, ...] = ()
     conflict_resolution: Literal["flag", "contradicted", "prefer_newest"] | None = None
+    left_out: tuple[LeftOut, ...] = ()  # evidence text the judge was not shown (LLM budget)
 
 
 class Judge(Protocol):

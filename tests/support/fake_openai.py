@@ -52,7 +52,7 @@ from auditor.evidence import Answer, Evidence, EvidenceKind
 
 _FENCE = re.compile(r"^Fence token of this message: ([0-9a-f]{16})$", re.M)
 _ATTR = re.compile(r'(\w+)="([^"]*)"')
-_CLIP = re.compile(r"\n\[\.\.\. clipped: \d+ characters not shown\]$")
+_CLIP = re.compile(r"\n\[\.\.\. [\d,]+ characters not shown \.\.\.\]\n")  # auditor/judges/_excerpt.py
 _TOKEN = re.compile(r"\d+(?:[.,:/-]\d+)*|[a-z]+")
 _NUMBER = re.compile(r"^\d")
 _SEGMENT = re.compile(r"(?<=[.!?])\s+|\n")
@@ -511,7 +511,7 @@ class FakeOpenAI:
         blocks = fenced_blocks(prompt)
         for kind_, attrs, text in blocks:
             if kind_ == "EVIDENCE":
-                item = (attrs.get("id", ""), _CLIP.sub("", text))
+                item = (attrs.get("id", ""), _CLIP.sub("\n", text))
                 (admitted if attrs.get("section") == "admitted" else excluded).append(item)
         injected = self.obey_injection and any(INJECTION in t.lower() for _, t in admitted + excluded)
 
