@@ -4,7 +4,8 @@ Two audits go into one SQLite store: ``single_retrieval`` judged by the LLM judg
 ``openai`` client against the local server, which refuses the call, so its one claim is
 ``unjudged: refused`` and the answer is undecided (no claim decided unsupported); and
 ``changed_figure`` judged offline, whose one claim is contradicted (not grounded, not undecided).
-The API must say which is which, with the refused claim's reason in words, and keep the old fields.
+The API must say which is which, with the refused claim's reason in words, keep the old fields, and
+select undecided answers with ``verdict=undecided`` (in SQL, on SQLite and PostgreSQL alike).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from auditor.serve._server import receivers
 from auditor.store import Intake, Store, upgrade
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.serve_data import trace_file
+from tests.test_store import pg_schema, pg_url  # noqa: F401  (the session's PostgreSQL server)
 
 #: The sentence for ``refused``, written out here (not read back from the code that prints it).
 REFUSED = "The judge model refused to judge this claim."
@@ -29,10 +31,20 @@ REFUSED = "The judge model refused to judge this claim."
 RETURNS = "You can return an item within 30 days of delivery for a full refund."
 
 
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def backend(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A store URL: a SQLite file, or a new PostgreSQL schema of its own."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path_factory.mktemp('undecided-db') / 'serve.db'}"
+        return
+    with pg_schema(request.getfixturevalue("pg_url")) as url:
+        yield url
+
+
 @pytest.fixture(scope="module")
-def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
+def api(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
     directory = tmp_path_factory.mktemp("undecided")
-    db_url = f"sqlite:///{directory / 'serve.db'}"
+    db_url = backend
     upgrade(db_url)
     with FakeOpenAI() as server:
         server.enqueue("refuse")
@@ -95,6 +107,22 @@ def test_the_summary_counts_undecided_and_names_the_reason(api: TestClient) -> N
     # The undecided answer is out of "answers with an unsupported claim": 1 of 1 (the contradicted one).
     unsupported = summary["answers_with_unsupported_claim"]
     assert (unsupported["numerator"], unsupported["denominator"]) == (1, 1)
+
+
+def test_the_verdict_filter_selects_undecided_answers(api: TestClient) -> None:
+    def texts(verdict: str) -> list[str]:
+        response = api.get("/api/answers", params={"verdict": verdict})
+        assert response.status_code == 200, response.text
+        return sorted(a["text"] for a in response.json()["answers"])
+
+    both = sorted(_answers(api))
+    assert texts("undecided") == [RETURNS]
+    assert texts("ungrounded") == both  # undecided answers fail closed: still listed as not grounded
+    assert texts("contradicted") == [t for t in both if t != RETURNS]
+    summary = api.get("/api/summary", params={"verdict": "undecided"}).json()
+    assert summary["filter"] == {"verdict": "undecided"}
+    assert summary["summary"]["undecided_answers"] == summary["summary"]["answers"] == 1
+    assert api.get("/api/answers", params={"verdict": "unsure"}).status_code == 422
 
 
 def test_a_written_result_reads_back(tmp_path: Path, api: TestClient) -> None:
