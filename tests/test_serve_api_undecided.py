@@ -125,6 +125,18 @@ def test_the_verdict_filter_selects_undecided_answers(api: TestClient) -> None:
     assert api.get("/api/answers", params={"verdict": "unsure"}).status_code == 422
 
 
+def test_runs_count_their_undecided_answers(api: TestClient) -> None:
+    response = api.get("/api/runs")
+    assert response.status_code == 200, response.text
+    by_judge = {r["judge"]["kind"]: r for r in response.json()["runs"]}
+    assert by_judge["openai"]["undecided_answers"] == 1
+    assert by_judge["openai"]["answers_with_claims"] == 0  # its one answer is out of that rate
+    assert by_judge["offline"]["undecided_answers"] == 0
+    page = api.get("/runs")
+    assert page.status_code == 200
+    assert page.text.count("· undecided 1<") == 1
+
+
 def test_a_written_result_reads_back(tmp_path: Path, api: TestClient) -> None:
     """The derived fields are written, and a document holding them validates again (the contract)."""
     from auditor.results import AnswerOut
