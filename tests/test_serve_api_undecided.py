@@ -42,7 +42,8 @@ def backend(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
 
 
 @pytest.fixture(scope="module")
-def api(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
+def stored(backend: str, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The store URL, holding the two audits."""
     directory = tmp_path_factory.mktemp("undecided")
     db_url = backend
     upgrade(db_url)
@@ -57,6 +58,12 @@ def api(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Test
             db_url=db_url,
         )
     audit([trace_file("changed_figure", directory)], db_url=db_url)
+    return db_url
+
+
+@pytest.fixture(scope="module")
+def api(stored: str) -> Iterator[TestClient]:
+    db_url = stored
     with Store(db_url) as store:
         app = create_app(serve_config(db_url=db_url), store, Intake(store), receivers())
         with TestClient(app, base_url="http://127.0.0.1:4318") as client:
@@ -135,6 +142,18 @@ def test_runs_count_their_undecided_answers(api: TestClient) -> None:
     page = api.get("/runs")
     assert page.status_code == 200
     assert page.text.count("· undecided 1<") == 1
+
+
+def test_auditor_runs_counts_undecided_answers(stored: str) -> None:
+    from click.testing import CliRunner
+
+    from auditor.cli import cli
+
+    listed = CliRunner().invoke(cli, ["runs", "--db", stored])
+    assert listed.exit_code == 0, listed.output
+    text = " ".join(listed.output.split())  # as a person reads it, whatever the console's width
+    assert text.count("unsupported in - of 0 answers · 1 undecided openai:fake-judge") == 1
+    assert text.count("unsupported in 100.0% of 1 answers offline") == 1  # contradicted, none undecided
 
 
 def test_a_written_result_reads_back(tmp_path: Path, api: TestClient) -> None:
