@@ -293,7 +293,9 @@ def _run_job(
             conversation_ranks(entries),
         )
         db.reorder_answers(run_id, [a.answer_id for a in ordered], owner=owner)
-        usage = merge_usage(outcomes[i].usage for i in range(len(shards)))
+        # Every saved answer's usage (those of a killed worker's too, and of an interrupted run
+        # this one resumes), and what the shards spent after their last save.
+        usage = merge_usage([*db.answer_usages(run_id), *(outcomes[i].usage for i in range(len(shards)))])
         info = with_unanswered(db, run_id, owner, info, [outcomes[i] for i in range(len(shards))], places)
         run = info.model_copy(update={"id": run_id})
         result = finish_result(AuditResult(run=run, answers=ordered), policy, options.labels, usage)
