@@ -374,14 +374,15 @@ def _connect(ray: ModuleType, address: str | None) -> tuple[bool, subprocess.Pop
     if ray.is_initialized():
         return False, None
     _probe(address)
-    before = children(os.getpid()) if address is None and supported() else set()
+    local = address in (None, "local") and supported()  # ray.init may start a local Ray of its own
+    before = children(os.getpid()) if local else set()
     try:
         ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
     except ConnectionError as err:
         raise UsageError(f"--address {address}: could not connect to a Ray cluster ({err}).") from None
-    if address is None and supported():
-        # A cluster given by address (or found by ray.init) is someone else's: only what this
-        # ray.init started (new children of this process) is watched.
+    if local:
+        # A cluster given by address (or found by ray.init, e.g. RAY_ADDRESS) is someone else's:
+        # only what this ray.init started (new children of this process) is watched.
         return True, start_watchdog(children(os.getpid()) - before)
     return True, None
 
