@@ -59,6 +59,16 @@ def kind_for(name: str, attrs: dict[str, Any]) -> SpanKind:
     return OPERATION_KINDS.get(first, SpanKind.OTHER)
 
 
+def _tool_call(part: dict[str, Any], arguments_key: str) -> ToolCall:
+    """A tool call part or block: its id, name and arguments (under ``arguments_key``)."""
+    name = part.get("name")
+    return ToolCall(
+        id=strip_id(part.get("id")),
+        name=name if isinstance(name, str) else "",
+        arguments=arguments(part.get(arguments_key)),
+    )
+
+
 def _parts_message(raw: dict[str, Any], notes: list[str]) -> list[Message]:
     role = normalise_role(raw.get("role"))
     name = raw.get("name") if isinstance(raw.get("name"), str) else None
@@ -78,14 +88,7 @@ def _parts_message(raw: dict[str, Any], notes: list[str]) -> list[Message]:
                 continue  # the model's own reasoning is neither input nor answer text
             texts.append(content_text(part.get("content")))
         elif kind == "tool_call":
-            tool_name = part.get("name")
-            calls.append(
-                ToolCall(
-                    id=strip_id(part.get("id")),
-                    name=tool_name if isinstance(tool_name, str) else "",
-                    arguments=arguments(part.get("arguments")),
-                )
-            )
+            calls.append(_tool_call(part, "arguments"))
         elif kind == "tool_call_response":
             value = part.get("response", part.get("result"))
             responses.append((strip_id(part.get("id")), content_text(value)))
@@ -160,14 +163,7 @@ def block_messages(raw: dict[str, Any]) -> list[Message]:
             continue
         kind = block.get("type")
         if kind == "tool_use":
-            tool_name = block.get("name")
-            calls.append(
-                ToolCall(
-                    id=strip_id(block.get("id")),
-                    name=tool_name if isinstance(tool_name, str) else "",
-                    arguments=arguments(block.get("input")),
-                )
-            )
+            calls.append(_tool_call(block, "input"))  # Anthropic names the arguments input
         elif kind == "tool_result":
             results.append(
                 Message(
