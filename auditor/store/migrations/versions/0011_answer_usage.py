@@ -31,5 +31,7 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     """Downgrade schema."""
-    with op.batch_alter_table("answers", schema=None) as batch_op:
+    # ALTER TABLE ... DROP COLUMN in place: recreating ``answers`` on SQLite would drop the old
+    # table, and the foreign keys' ON DELETE CASCADE would take every answer's evidence and claims.
+    with op.batch_alter_table("answers", schema=None, recreate="never") as batch_op:
         batch_op.drop_column("usage")
