@@ -188,3 +188,82 @@ def test_a_sentence_start_is_what_the_regex_over_the_text_before_found() -> None
     ]
     assert 1000 < sum(by_regex) < len(starts) - 1000  # both answers are tested often
     assert [opens_sentence(t, i) for t, i in starts] == by_regex
+
+
+# Issue 28, item 3: one date or number in any common form, in prose or inside a JSON tool result.
+DATE_FORMS = ["24 March 2026", "March 24", "2026-03-24", "March 24, 2026", "24th of March"]
+
+
+@pytest.mark.parametrize("a", DATE_FORMS)
+@pytest.mark.parametrize("b", DATE_FORMS)
+def test_one_date_in_every_form_matches(a: str, b: str) -> None:
+    (qa,), (qb,) = extract(a), extract(b)
+    assert (qa.month, qa.day) == (qb.month, qb.day) == (3, 24)
+    assert matches(qa, qb) and matches(qb, qa)
+    assert not matches(qa, extract("2026-03-25")[0])
+
+
+@pytest.mark.parametrize(("a", "b"), [("1,250.0", "1250"), ("1,250", "1250.00"), ("1250", "1,250.0")])
+def test_thousands_separators_and_trailing_zeros_match(a: str, b: str) -> None:
+    (qa,), (qb,) = extract(a), extract(b)
+    assert matches(qa, qb) and matches(qb, qa)
+    assert not matches(qa, extract("1,205.0")[0])
+
+
+def _judged(claim_text: str, tool_text: str) -> tuple[str, list[str]]:
+    from tests.test_offline_judge import evidence, judge_one
+
+    verdict = judge_one(claim_text, [evidence("ev-tool", tool_text, name="get_order")])
+    return verdict.label.value, [c.quote for c in verdict.citations]
+
+
+DELIVERY = '{"order_id": "10042", "status": "delivered", "delivered_on": "2026-03-24"}'
+
+
+@pytest.mark.parametrize("when", ["March 24", "24 March 2026", "2026-03-24", "March 24, 2026"])
+def test_a_date_inside_a_json_tool_result_supports_every_form(when: str) -> None:
+    label, quotes = _judged(f"Order 10042 was delivered on {when}.", DELIVERY)
+    assert label == "supported" and '"delivered_on": "2026-03-24"' in quotes
+    label, quotes = _judged(f"Order 10042 was delivered on {when.replace('24', '25')}.", DELIVERY)
+    assert label == "contradicted" and quotes == ['"delivered_on": "2026-03-24"']
+
+
+@pytest.mark.parametrize(
+    ("written", "stored"), [("1,250.0", "1250"), ("1250", '"1,250.0"'), ("1,250", "1250.0")]
+)
+def test_a_number_inside_a_json_tool_result_supports_every_form(written: str, stored: str) -> None:
+    label, quotes = _judged(
+        f"The ACME account balance is {written}.", f'{{"account": "ACME", "balance": {stored}}}'
+    )
+    assert label == "supported" and f'"balance": {stored}' in quotes
+
+
+def test_json_pairs_report_an_empty_list_as_its_key_holding_none() -> None:
+    text = '{"invoice_id": "INV-7", "payments": [ ], "lines": [{"sku": "A"}], "tags": []}'
+    pairs = json_pairs(text)
+    assert pairs is not None
+    assert [(path, text[s:e], text[vs:ve]) for path, s, e, vs, ve in pairs] == [
+        (("invoice_id",), '"invoice_id": "INV-7"', '"INV-7"'),
+        (("payments",), '"payments": [ ]', "[ ]"),
+        (("lines", "sku"), '"sku": "A"', '"A"'),
+        (("tags",), '"tags": []', "[]"),
+    ]
+    assert json_pairs('{"a": [1, 2], "b": [[]]}') == [
+        (("a",), 7, 8, 7, 8),
+        (("a",), 10, 11, 10, 11),
+    ]  # only an empty list directly under a key says "none"; a list holding one does not
+
+
+INVOICE = '{"invoice_id": "INV-7", "customer": "ACME", "payments": []}'
+
+
+@pytest.mark.parametrize(
+    "claim_text", ["Nothing has been paid on invoice INV-7.", "No payments have been made on invoice INV-7."]
+)
+def test_an_empty_list_supports_nothing_paid(claim_text: str) -> None:
+    assert _judged(claim_text, INVOICE) == ("supported", ['"invoice_id": "INV-7"', '"payments": []'])
+
+
+def test_an_empty_list_contradicts_a_payment() -> None:
+    # before the empty list was read, the invoice id alone made this "supported" (a near miss)
+    assert _judged("Invoice INV-7 has been paid.", INVOICE) == ("contradicted", ['"payments": []'])

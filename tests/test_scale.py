@@ -213,15 +213,24 @@ def test_a_killed_worker_is_retried_and_nothing_is_stored_twice(ray_cluster: Any
     with FakeOpenAI(latency=0.3) as server:
         options = {**LLM, "base_url": server.base_url, "cache": False, "concurrency": 1}
         expected = single(EXAMPLES, f"sqlite:///{tmp_path / 'one.db'}", **options)
+        alone = server.requests
         thread, out = in_thread(lambda: on_ray(EXAMPLES, db, workers=1, **options))
         killed = kill_a_worker_once_saving(db, thread)
         thread.join(120)
+        on_cluster = server.requests - alone
     assert "error" not in out, out.get("error")
     result: AuditResult = out["result"]
     assert killed not in shard_workers()
     same_audit(result, expected)
-    assert result.run.usage is not None  # the retried task re-audited only what was not committed:
-    assert 0 < result.run.usage["llm"]["calls"] < len(result.answers)
+    # The retried task re-audited only what was not committed (what the killed worker asked
+    # after its last save is asked again). The run's usage is what its saves carried: every call
+    # but those lost with the killed worker after its last save, never fewer than one process's.
+    assert alone <= on_cluster < 2 * alone
+    assert result.run.usage is not None and expected.run.usage is not None
+    used = result.run.usage["llm"]
+    assert expected.run.usage["llm"]["calls"] == alone
+    assert alone <= used["calls"] <= on_cluster
+    assert used["attempts"] == used["calls"] and used["by_kind"] == {"judge": used["calls"]}
     assert stored_rows(db, result.run.id) == (len(result.answers), len(result.answers))
 
 

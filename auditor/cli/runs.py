@@ -75,8 +75,14 @@ def _cells(row: RunRow) -> dict[str, str]:
         "judge": shown(judge),
         "answers": str(row.answers_saved),
         "groundedness": f"{_pct(row.groundedness_rate)} of {row.judged_claims or 0}",
-        "with unsupported claim": f"{_pct(row.answers_with_unsupported_claim)} of {row.answers_with_claims or 0}",
+        "with unsupported claim": f"{_pct(row.answers_with_unsupported_claim)} of {row.answers_with_claims or 0}"
+        + _undecided(row),
     }
+
+
+def _undecided(row: RunRow) -> str:
+    """The answers the judge could not decide (out of the rate this follows), when there are some."""
+    return f" · {row.undecided_answers} undecided" if row.undecided_answers else ""
 
 
 def _table(rows: list[RunRow], console: Console) -> None:
@@ -98,7 +104,7 @@ def _blocks(rows: list[RunRow], console: Console) -> None:
         unsupported = f"{_pct(row.answers_with_unsupported_claim)} of {row.answers_with_claims or 0}"
         console.print(
             f"  answers {c['answers']} · groundedness {c['groundedness']} claims · "
-            f"unsupported in {unsupported} answers"
+            f"unsupported in {unsupported} answers{_undecided(row)}"
         )
         console.print(f"  {c['judge']} · policy {c['policy']} · {c['inputs']}")
 

@@ -111,8 +111,9 @@ def json_pairs(text: str, cut: bool = False) -> list[tuple[tuple[str, ...], int,
     """Scalar ``"key": value`` pairs of a JSON-ish text, or None when it does not look like JSON.
 
     Returns (key path, pair start, pair end, value start, value end) per scalar; scalars inside an
-    array are reported with the array's key path and their own span. ``cut`` says the text is the
-    beginning of a longer one, so its last string may be unterminated.
+    array are reported with the array's key path and their own span. An empty array under a key
+    (``"payments": []``) is reported as a pair too, its value ``[]``: it states that there are none.
+    ``cut`` says the text is the beginning of a longer one, so its last string may be unterminated.
     """
     if not _JSON_START.match(text):
         return None
@@ -122,14 +123,20 @@ def json_pairs(text: str, cut: bool = False) -> list[tuple[tuple[str, ...], int,
     key: str | None = None
     key_start = -1
     expect_value = False
+    opened = -1  # where the array just opened under a key starts; -1 once anything follows it
     for m in (_CUT_JSON_TOKEN if cut else _JSON_TOKEN).finditer(text):
         tok = m.group()
         if tok in "{[":
             stack.append(key if expect_value else None)
             if expect_value and key is not None:
                 path.append(key)
+            opened = m.start() if tok == "[" and expect_value and key is not None else -1
             key, expect_value = None, False
-        elif tok in "}]":
+            continue
+        if tok == "]" and opened >= 0 and stack and stack[-1] is not None:
+            pairs.append((tuple(path), key_start, m.end(), opened, m.end()))  # "key": [] states "none"
+        opened = -1
+        if tok in "}]":
             if stack and stack.pop() is not None and path:
                 path.pop()
             key, expect_value = None, False
@@ -178,8 +185,9 @@ def _segments(evidence_id: str, text: str, cut: bool) -> list[Segment]:
                 also=SCHEDULE_WORDS
                 if keypath and keypath[-1].casefold() in WEEKDAYS
                 else CODES.get(value.strip('"'), ""),
-                negative=value.casefold() in _FALSY,
-                boolean=value.casefold() in _BOOLEAN,
+                # an empty array ("payments": [], the only array json_pairs reports) says "none"
+                negative=value.casefold() in _FALSY or value.startswith("["),
+                boolean=value.casefold() in _BOOLEAN or value.startswith("["),
             )
         )
     return out

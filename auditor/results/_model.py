@@ -10,18 +10,30 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
 from auditor import __version__
 from auditor.claims import Claim
 from auditor.evidence import Answer, Evidence, EvidenceKind
-from auditor.judges import Attribution, ClaimVerdict, JudgeIdentity
+from auditor.judges import Attribution, ClaimVerdict, JudgeIdentity, describe_unjudged
 from auditor.policy import Decision
 from auditor.results._outcome import AnswerFigures
 
 
 class _Out(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+class _Derived(_Out):
+    """A model with fields derived from the others (``computed_field``): written to the JSON, and
+    dropped on reading it back (they are recomputed), so a written document validates again."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_derived(cls, data: Any) -> Any:
+        if isinstance(data, dict) and cls.model_computed_fields.keys() & data.keys():
+            return {k: v for k, v in data.items() if k not in cls.model_computed_fields}
+        return data
 
 
 class PolicyRef(_Out):
@@ -111,7 +123,7 @@ class ConflictOut(_Out):
     stance: Literal["supports", "contradicts"]
 
 
-class ClaimOut(_Out):
+class ClaimOut(_Derived):
     claim_id: str
     text: str
     start: int
@@ -132,8 +144,20 @@ class ClaimOut(_Out):
     conflicts: list[ConflictOut] = Field(default_factory=list)  # both sides, when admitted items disagree
     conflict_resolution: Literal["flag", "contradicted", "prefer_newest"] | None = None  # on_conflict applied
 
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def unjudged_text(self) -> str | None:
+        """Why the claim was not decided, in a sentence a person understands (null when it was)."""
+        if self.verdict != "unjudged":
+            return None
+        return describe_unjudged(self.unjudged_reason) or None
 
-class AnswerOut(_Out):
+
+#: An answer's standing in one word (``AnswerOut.status``).
+Status = Literal["grounded", "not_grounded", "undecided", "refusal"]
+
+
+class AnswerOut(_Derived):
     answer_id: str
     trace_id: str
     span_id: str
@@ -150,6 +174,7 @@ class AnswerOut(_Out):
     unjudged: int | None = None
     grounded: bool | None = None
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def undecided(self) -> bool:
         """No claim decided unsupported and at least one the judge could not decide: shown as
@@ -158,6 +183,19 @@ class AnswerOut(_Out):
             return False
         verdicts = [c.verdict for c in self.claims if not c.screened]
         return "unjudged" in verdicts and not {"contradicted", "absent"} & set(verdicts)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def status(self) -> Status | None:
+        """``grounded``, ``not_grounded``, ``undecided`` (before ``not_grounded``: nothing was decided
+        unsupported), ``refusal``; None when the answer was not judged (``auditor evidence``)."""
+        if self.refusal:
+            return "refusal"
+        if self.undecided:
+            return "undecided"
+        if self.grounded is None:
+            return None
+        return "grounded" if self.grounded else "not_grounded"
 
 
 class AuditResult(_Out):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from auditor.evidence import Answer
 from auditor.judges import JudgeSetup, build_judge
@@ -33,6 +34,8 @@ class RunTarget:
         digests: each trace's content digest, by trace id (the trace an answer is saved under).
         if_absent: leave an answer the run already holds as it is (a retried shard re-saves
             nothing) instead of replacing it.
+        usage_since: called as each answer is handed to the writer: the judge usage spent since
+            the previous call, kept with the answer in its transaction (None: none kept).
     """
 
     run_id: str
@@ -40,6 +43,7 @@ class RunTarget:
     writer: StoreWriter | None
     digests: Mapping[str, str] = field(default_factory=dict)
     if_absent: bool = False
+    usage_since: Callable[[], dict[str, Any] | None] | None = None
 
 
 def local_budget(rate_limit: float | None) -> LocalBudget | None:
@@ -102,6 +106,7 @@ async def audit_into_run(
                 owner=target.owner,
                 if_absent=target.if_absent,
                 last=finished == len(answers),  # nothing else will come: no need to wait for more
+                usage=target.usage_since() if target.usage_since is not None else None,
             )
         if on_saved is not None:
             on_saved(audit)

@@ -27,6 +27,7 @@ import contextlib
 import logging
 import os
 import socket
+import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -72,6 +73,7 @@ from auditor.scale._collect import (
     wait_for_shards,
 )
 from auditor.scale._plan import FileScan, TraceEntry, plan_shards, scan_file
+from auditor.scale._watchdog import children, start_watchdog, supported
 from auditor.scale._worker import ShardJob, ShardOutcome, audit_shard
 from auditor.settings import SETTINGS, run_lease
 from auditor.store import FinishHook, RunLease, Store, new_owner, reaudit_link, resolve_run
@@ -242,6 +244,7 @@ def _run_job(
     run_id: str | None = None
     finished = False
     started_ray = False
+    watchdog: subprocess.Popen[bytes] | None = None
     try:
         if db.in_memory:
             raise UsageError(
@@ -249,7 +252,7 @@ def _run_job(
                 "needs a store every worker can reach (a SQLite file on one machine, else PostgreSQL)."
             )
         options = replace(job.options, db_url=db.url)  # every worker writes the store resolved here
-        started_ray = _connect(ray, job.address)
+        started_ray, watchdog = _connect(ray, job.address)
         identity = _checked_judge(options)
         env = _runtime_env()
         inputs = index(env)
@@ -290,7 +293,9 @@ def _run_job(
             conversation_ranks(entries),
         )
         db.reorder_answers(run_id, [a.answer_id for a in ordered], owner=owner)
-        usage = merge_usage(outcomes[i].usage for i in range(len(shards)))
+        # Every saved answer's usage (those of a killed worker's too, and of an interrupted run
+        # this one resumes), and what the shards spent after their last save.
+        usage = merge_usage([*db.answer_usages(run_id), *(outcomes[i].usage for i in range(len(shards)))])
         info = with_unanswered(db, run_id, owner, info, [outcomes[i] for i in range(len(shards))], places)
         run = info.model_copy(update={"id": run_id})
         result = finish_result(AuditResult(run=run, answers=ordered), policy, options.labels, usage)
@@ -322,6 +327,8 @@ def _run_job(
         db.close()
         if started_ray:
             ray.shutdown()
+        if watchdog is not None and watchdog.stdin is not None:
+            watchdog.stdin.close()  # the watchdog ends what the shutdown left (the raylet's agents)
 
 
 def with_unanswered(
@@ -359,17 +366,25 @@ def _checked_judge(options: AuditOptions) -> Any:
     return setup.judge.identity
 
 
-def _connect(ray: ModuleType, address: str | None) -> bool:
-    """Join the cluster at ``address`` (or the one already joined, or a new local one); True when
-    this call started the connection (and so ends it)."""
+def _connect(ray: ModuleType, address: str | None) -> tuple[bool, subprocess.Popen[bytes] | None]:
+    """Join the cluster at ``address`` (or the one already joined, or a new local one): whether
+    this call started the connection (and so ends it), and for a local Ray it started itself the
+    watchdog (:mod:`~auditor.scale._watchdog`) that ends Ray's processes once this process ends,
+    even killed (None: no local Ray started, or no ``/proc``)."""
     if ray.is_initialized():
-        return False
+        return False, None
     _probe(address)
+    local = address in (None, "local") and supported()  # ray.init may start a local Ray of its own
+    before = children(os.getpid()) if local else set()
     try:
         ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
     except ConnectionError as err:
         raise UsageError(f"--address {address}: could not connect to a Ray cluster ({err}).") from None
-    return True
+    if local:
+        # A cluster given by address (or found by ray.init, e.g. RAY_ADDRESS) is someone else's:
+        # only what this ray.init started (new children of this process) is watched.
+        return True, start_watchdog(children(os.getpid()) - before)
+    return True, None
 
 
 #: Settings the driver resolves itself and hands over: not copied into the workers' environment.

@@ -14,6 +14,11 @@ Guarantees:
 - **Under the driver's lease.** Saves carry the driver's owner token, so a worker of a driver
   that lost its run (killed, and the run taken over by a rerun) is refused instead of writing
   beside the new one.
+- **Usage kept per answer.** Each saved answer carries the judge usage its worker spent since its
+  previous save (:class:`_UsageMeter`), in the answer's own transaction; the outcome's ``usage`` is
+  only what no answer carried. The run's usage is the sum of both, so a worker killed after
+  saving answers loses none of their usage, and an answer lost with it counts nothing (its retry
+  spends its usage again).
 - Progress goes to the driver's progress board at most every :data:`REPORT_SECONDS` (and at the
   end), counted only once committed.
 
@@ -22,8 +27,9 @@ Nothing here imports Ray: the engine wraps :func:`audit_shard` with ``ray.remote
 
 from __future__ import annotations
 
+import copy
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,7 +76,8 @@ class ShardOutcome:
     Attributes:
         order: ``(answer_id, trace_id)`` of every answer of the shard, in reconstruction order
             (how the driver orders the run's answers as one process would).
-        usage: the shard's judge usage (LLM calls, tokens, cascade and cache counts; None offline).
+        usage: the shard's judge usage that no saved answer carries (LLM calls, tokens, cascade
+            and cache counts spent after the last save; None offline).
         audited: answers audited now (the others were already in the run).
         unanswered: the shard's traces with model calls that yielded no answer (``no_answer``
             problems, which one process records after the files' own).
@@ -83,6 +90,36 @@ class ShardOutcome:
     usage: dict[str, Any] | None
     audited: int
     unanswered: list[ProblemOut] = field(default_factory=list)
+
+
+class _UsageMeter:
+    """The judge usage spent since the previous :meth:`take` (None offline)."""
+
+    def __init__(self, read: Callable[[], dict[str, Any] | None]) -> None:
+        self.read = read
+        self.taken: dict[str, Any] | None = None
+
+    def take(self) -> dict[str, Any] | None:
+        now = self.read()
+        if now is None:
+            return None
+        since = now if self.taken is None else _difference(now, self.taken)
+        self.taken = copy.deepcopy(now)
+        return since
+
+
+def _difference(now: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
+    """``now - before`` key by key (counts only grow); an unknown (None) value stays unknown."""
+    out: dict[str, Any] = {}
+    for key, value in now.items():
+        was = before.get(key)
+        if isinstance(value, dict) and isinstance(was, dict):
+            out[key] = _difference(value, was)
+        elif isinstance(value, int | float) and isinstance(was, int | float) and not isinstance(value, bool):
+            out[key] = value - was
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
 
 
 class _Reporter:
@@ -143,12 +180,14 @@ async def _audit_shard(job: ShardJob) -> ShardOutcome:
         db.record_traces(job.run_id, traces, digests, positions=places)
         setup = store_judge(job.options, db, writer, job.budget)
         reporter.usage = setup.client.usage if setup.client is not None else None
+        meter = _UsageMeter(setup.usage)
         target = RunTarget(
             job.run_id,
             job.owner,
             writer,
             {t.trace_id: d for t, d in zip(traces, digests, strict=True)},
             if_absent=True,
+            usage_since=meter.take,
         )
         try:
             _, audits = await audit_into_run(
@@ -160,7 +199,7 @@ async def _audit_shard(job: ShardJob) -> ShardOutcome:
         reporter.send()
         return ShardOutcome(
             order=[(a.answer_id, a.trace_id) for a in answers],
-            usage=setup.usage(),
+            usage=meter.take(),  # what no saved answer carries
             audited=len(audits),
             unanswered=[problem_out(p) for p in unanswered],
         )

@@ -3,7 +3,9 @@
 Answers are in the public JSON contract's shape (``README.md``, "The JSON result"), each with the
 ``run_id`` of the run that audited it, paged as ``{"answers": [...], "next": cursor}``. Every
 filter runs in SQL (:class:`auditor.store.AnswerFilter`). With a token configured, every route
-here needs ``Authorization: Bearer <token>``.
+here needs ``Authorization: Bearer <token>``. An answer whose only doubt is an unjudged claim says
+so (``undecided: true``, ``status: "undecided"``, and each such claim's ``unjudged_text``), and the
+summary names every unjudged reason it counts in a sentence (``unjudged_reasons``).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from fastapi import Depends, FastAPI, HTTPException, Query
 from starlette.concurrency import run_in_threadpool
 
 from auditor.errors import UsageError
+from auditor.judges import describe_unjudged
 from auditor.policy import Thresholds
 from auditor.results import AnswerOut
 from auditor.serve._auth import Access
@@ -105,4 +108,10 @@ def add_api(app: FastAPI, store: Store, access: Access, thresholds: Thresholds |
     )
     async def summary(chosen: Annotated[AnswerFilter, Depends(answer_query)]) -> dict[str, Any]:
         figures = await run_in_threadpool(summary_of, store, chosen, thresholds)
-        return {"filter": filter_params(chosen), "summary": figures.model_dump(mode="json")}
+        return {
+            "filter": filter_params(chosen),
+            "summary": figures.model_dump(mode="json"),
+            "unjudged_reasons": {
+                code: describe_unjudged(code) for code in sorted(figures.unjudged_by_reason)
+            },
+        }

@@ -20,6 +20,7 @@ VERDICT_LABELS = {
     "ungrounded": "not grounded",
     "contradicted": "contradicted",
     "refusal": "refusal",
+    "undecided": "undecided",
     "none": "not judged",
 }
 OUTCOME_LABELS = {

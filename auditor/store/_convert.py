@@ -107,9 +107,14 @@ class AnswerRows:
 
 
 def answer_record(
-    run_id: str, answer: AnswerOut, position: int, trace_key: str, saved_at: datetime
+    run_id: str,
+    answer: AnswerOut,
+    position: int,
+    trace_key: str,
+    saved_at: datetime,
+    usage: dict[str, Any] | None = None,
 ) -> AnswerRows:
-    """The rows of one answer of run ``run_id`` at ``position``."""
+    """The rows of one answer of run ``run_id`` at ``position`` (``usage``: the judge usage it cost)."""
     owner = {"run_id": run_id, "answer_id": answer.answer_id}
     row = {
         **owner,
@@ -129,6 +134,7 @@ def answer_record(
         "unjudged": answer.unjudged,
         "grounded": answer.grounded,
         "saved_at": saved_at,
+        "usage": usage,
     }
     claims: list[dict[str, Any]] = []
     verdicts: list[dict[str, Any]] = []

@@ -24,9 +24,10 @@ from auditor.store._received import ReceivedSpanRecord
 from auditor.store._schema import AnswerRecord, EvidenceRecord, RunRecord, VerdictRecord
 
 #: ``grounded``: every claim supported; ``ungrounded``: not; ``contradicted``: a claim
-#: contradicted; ``refusal``: the answer declined.
-Verdict = Literal["grounded", "ungrounded", "contradicted", "refusal"]
-VERDICTS: tuple[Verdict, ...] = ("grounded", "ungrounded", "contradicted", "refusal")
+#: contradicted; ``refusal``: the answer declined; ``undecided``: no claim decided unsupported and
+#: one or more unjudged (``AnswerOut.undecided``; these answers are ``ungrounded`` too, failing closed).
+Verdict = Literal["grounded", "ungrounded", "contradicted", "refusal", "undecided"]
+VERDICTS: tuple[Verdict, ...] = ("grounded", "ungrounded", "contradicted", "refusal", "undecided")
 
 #: What the policy did to an answer's evidence: ``excluded``, at least one item excluded;
 #: ``all_admitted``, none; ``inadmissible_support``, a claim that only excluded items would support.
@@ -64,6 +65,15 @@ def _same_answer() -> list[ColumnElement[bool]]:
 
 def _excluded_item() -> ColumnElement[bool]:
     return exists().where(*_same_answer(), EvidenceRecord.admitted.is_(False))
+
+
+def _decided_unsupported() -> ColumnElement[bool]:
+    """A claim of the answer the judge decided unsupported (contradicted or absent)."""
+    return exists().where(
+        VerdictRecord.run_id == AnswerRecord.run_id,
+        VerdictRecord.answer_id == AnswerRecord.answer_id,
+        VerdictRecord.label.in_(("contradicted", "absent")),
+    )
 
 
 def _service(name: str) -> ColumnElement[bool]:
@@ -108,6 +118,8 @@ def where(query: Select[AnswerRecord], wanted: AnswerFilter) -> Select[AnswerRec
         query = query.where(AnswerRecord.contradicted > 0)
     elif wanted.verdict == "refusal":
         query = query.where(AnswerRecord.refusal.is_(True))
+    elif wanted.verdict == "undecided":
+        query = query.where(AnswerRecord.unjudged > 0, ~_decided_unsupported())
     if wanted.q:
         query = query.where(
             or_(

@@ -36,7 +36,8 @@ class RunRow(BaseModel):
     groundedness_rate: float | None = None
     judged_claims: int | None = None
     answers_with_unsupported_claim: float | None = None
-    answers_with_claims: int | None = None
+    answers_with_claims: int | None = None  # decided answers: undecided ones are out of that rate
+    undecided_answers: int | None = None  # no claim decided unsupported, one or more unjudged
     reaudit_of: str | None = None  # the run this one re-audited (``auditor reaudit``)
 
 
@@ -64,6 +65,7 @@ def run_row(run: RunRecord, answers_saved: int | None) -> RunRow:
         judged_claims=judged,
         answers_with_unsupported_claim=unsupported,
         answers_with_claims=with_claims,
+        undecided_answers=_count(run.summary, "undecided_answers"),
         reaudit_of=run.reaudit_of,
     )
 
@@ -77,3 +79,8 @@ def _headline(summary: dict[str, Any] | None, name: str) -> tuple[float | None, 
         float(value) if isinstance(value, int | float) else None,
         int(denominator) if isinstance(denominator, int) else None,
     )
+
+
+def _count(summary: dict[str, Any] | None, name: str) -> int | None:
+    value = (summary or {}).get(name)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

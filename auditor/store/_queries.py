@@ -82,6 +82,11 @@ def answer_ids(run_id: str) -> Select[str]:
     return select(AnswerRecord.answer_id).where(AnswerRecord.run_id == run_id)
 
 
+def answer_usages(run_id: str) -> Select[dict[str, Any] | None]:
+    """The judge usage kept with each answer of the run (None where none was kept)."""
+    return select(AnswerRecord.usage).where(AnswerRecord.run_id == run_id)
+
+
 def runs_with_answer_counts(limit: int | None) -> Select[RunRecord, Any]:
     """Runs, newest first, each with its number of saved answers (None: no answer saved)."""
     counts = select(AnswerRecord.run_id, func.count().label("n")).group_by(AnswerRecord.run_id).subquery()

@@ -197,6 +197,8 @@ class AnswerRecord(Base):
     unjudged: Mapped[int | None] = mapped_column(Integer)
     grounded: Mapped[bool | None] = mapped_column(Boolean)
     saved_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    # 0011: the judge usage spent on it (a run on Ray sums its answers'); None when not kept.
+    usage: Mapped[dict[str, Any] | None] = mapped_column(_json())
 
     run: Mapped[RunRecord] = relationship(back_populates="answers")
     evidence: Mapped[list[EvidenceRecord]] = relationship(

@@ -25,7 +25,7 @@ revision raises :class:`StoreError` saying so. Migrations run under a lock (:mod
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -249,6 +249,7 @@ class Store(RunLedger):
         *,
         owner: str | None = None,
         if_absent: bool = False,
+        usage: dict[str, Any] | None = None,
     ) -> None:
         """Save one audited answer and commit (one transaction); saving it again replaces it.
 
@@ -261,9 +262,17 @@ class Store(RunLedger):
                 (:class:`~auditor.errors.LeaseLostError`) once another process holds the run.
             if_absent: an answer the run already holds is left as it is: saving it again is a
                 no-op (a retried task of a distributed run re-saves nothing).
+            usage: the judge usage the answer cost, kept with it (:meth:`answer_usages`).
         """
         with self._session() as session:
-            self.write_answers(session, run_id, [(answer, trace_digest)], owner, if_absent=if_absent)
+            self.write_answers(
+                session,
+                run_id,
+                [(answer, trace_digest)],
+                owner,
+                if_absent=if_absent,
+                usages={answer.answer_id: usage} if usage is not None else None,
+            )
 
     def write_answers(
         self,
@@ -273,8 +282,10 @@ class Store(RunLedger):
         owner: str | None = None,
         *,
         if_absent: bool = False,
+        usages: Mapping[str, dict[str, Any]] | None = None,
     ) -> None:
-        """Write answers (each with its trace digest or None) in ``session``'s transaction, uncommitted.
+        """Write answers (each with its trace digest or None) in ``session``'s transaction, uncommitted;
+        ``usages``: the judge usage of some of them, by answer id.
 
         What :meth:`save_answer` and the run's writer (:class:`~auditor.store.StoreWriter`) share:
         the lease is renewed (or :class:`~auditor.errors.LeaseLostError`), an answer saved before is
@@ -292,7 +303,8 @@ class Store(RunLedger):
             position = existing.get(answer.answer_id)
             if position is None:
                 position = self._next_position(session, run_id)
-            records.append(convert.answer_record(run_id, answer, position, trace_key, now()))
+            usage = (usages or {}).get(answer.answer_id)
+            records.append(convert.answer_record(run_id, answer, position, trace_key, now(), usage))
         write.insert_answers(session, records)
 
     def _next_position(self, session: Session, run_id: str) -> int:
@@ -315,6 +327,12 @@ class Store(RunLedger):
         with self._session() as session:
             self._run(session, run_id).auditor_version = result.auditor_version
         return run_id
+
+    def answer_usages(self, run_id: str) -> list[dict[str, Any]]:
+        """The judge usage kept with the run's answers (those saved with one), in no order."""
+        with self._session() as session:
+            self._run(session, run_id)
+            return [usage for usage in session.scalars(queries.answer_usages(run_id)) if usage is not None]
 
     def finished_answer_ids(self, run_id: str) -> set[str]:
         """The answers already saved in a run: what a resumed run skips."""

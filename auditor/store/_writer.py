@@ -83,6 +83,7 @@ class _Save:
     answer: AnswerOut
     trace_digest: str | None
     if_absent: bool = False
+    usage: dict[str, Any] | None = None
 
 
 class StoreWriter:
@@ -167,6 +168,7 @@ class StoreWriter:
         owner: str | None = None,
         if_absent: bool = False,
         last: bool = False,
+        usage: dict[str, Any] | None = None,
     ) -> None:
         """Save one answer as :meth:`Store.save_answer` does (``if_absent`` too); returns once committed.
 
@@ -179,7 +181,7 @@ class StoreWriter:
         if self._pending is None:
             self._pending = asyncio.Semaphore(PENDING)
         async with self._pending:
-            saved = self.submit(_Save(run_id, owner, answer, trace_digest, if_absent))
+            saved = self.submit(_Save(run_id, owner, answer, trace_digest, if_absent, usage))
             if last:
                 self.flush()
             await asyncio.wrap_future(saved)
@@ -233,6 +235,7 @@ class StoreWriter:
         """The batch in one transaction: runs' traces, each table's cache rows, then the answers of each run."""
         upserts: dict[type[Base], dict[str, dict[str, Any]]] = {}
         saves: dict[tuple[str, str | None, bool], list[tuple[AnswerOut, str | None]]] = {}
+        usages: dict[str, dict[str, Any]] = {}
         for job in jobs:
             if isinstance(job, RecordTraces):  # first: the answers after it name these traces
                 self.store.write_traces(session, job.run_id, job.traces, job.digests)
@@ -242,10 +245,12 @@ class StoreWriter:
                 saves.setdefault((job.run_id, job.owner, job.if_absent), []).append(
                     (job.answer, job.trace_digest)
                 )
+                if job.usage is not None:
+                    usages[job.answer.answer_id] = job.usage
         for model, values in upserts.items():
             write.upsert(session, model, values)
         for (run_id, owner, if_absent), answers in saves.items():
-            self.store.write_answers(session, run_id, answers, owner, if_absent=if_absent)
+            self.store.write_answers(session, run_id, answers, owner, if_absent=if_absent, usages=usages)
 
     def close(self, *, raise_error: bool = True) -> None:
         """Write what is queued, stop the thread; then raise the first error, if any (``raise_error``)."""
