@@ -20,6 +20,7 @@ from collections.abc import Iterator
 import grpc  # type: ignore[import-untyped]
 import httpx
 import pytest
+from google.rpc import status_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from auditor.store import Store, received_traces
@@ -101,8 +102,9 @@ def _send(server: Server, case: BodyCase) -> tuple[str, int, str]:
     protobuf = answer.headers.get("content-type", "").startswith(PROTOBUF)
     if answer.status_code >= 400:
         assert 400 <= answer.status_code < 500
-        if protobuf:  # a google.rpc.Status: field 2 is the message
-            assert answer.content and b"\n" not in answer.content[4:], f"{case.id}: {answer.content!r}"
+        if protobuf:
+            status = status_pb2.Status.FromString(answer.content)
+            assert _one_line(status.message), f"{case.id}: {answer.content!r}"
         else:
             assert _one_line(answer.json().get("message")), f"{case.id}: {answer.text[:500]}"
         return "refused", 0, ""
