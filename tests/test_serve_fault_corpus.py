@@ -6,7 +6,8 @@ The promise: a 2xx (with a partial success naming what was rejected) or a 4xx wi
 reason; never a 5xx (gRPC: never UNKNOWN, INTERNAL or UNAVAILABLE), never a hang. A 2xx stores or
 rejects every span the body holds (read by the test's own oracle), so ``200 {}`` over nothing stored
 is caught; the good trace beside a damaged one is stored whole. CI runs a fixed sample per store;
-``AUDITOR_FAULTS=full`` runs the whole corpus. The counts (tried / clean / clean error / recorded
+``AUDITOR_FAULTS=full`` runs the whole corpus; afterwards every stored trace is audited the way a
+worker would, with no traceback. The counts (tried / clean / clean error / recorded
 problem) per store are printed at the end of the run.
 """
 
@@ -16,14 +17,17 @@ import json
 import os
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 
 import grpc  # type: ignore[import-untyped]
 import httpx
 import pytest
+from click.testing import CliRunner
 from google.rpc import status_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
-from auditor.store import Store, received_traces
+from auditor.cli import cli
+from auditor.store import Intake, Store, new_owner, received_traces
 from tests.support.serve import Server, running_server
 from tests.support.serve_data import store_audits
 from tests.support.serve_faults import PROTOBUF, ApiCase, BodyCase, serve_corpus, serve_sample, spans_in
@@ -170,3 +174,25 @@ def test_serve_fault_case_keeps_the_promise(
         _body_case(server, store, case, counts)
     else:
         _api_case(server, case, counts)
+
+
+def test_the_stored_hostile_spans_audit_without_a_traceback(
+    server: Server, store: Store, tmp_path: Path
+) -> None:
+    """After the corpus: every trace the server stored, claimed as a worker would and audited as one
+    file (the worker's own path: records -> OTLP JSON Lines -> ``auditor audit``), ends with a known
+    exit status and no traceback; what the receiver kept must be readable downstream."""
+    intake, owner = Intake(store), new_owner()
+    records: list[str] = []
+    while (claim := intake.claim(owner, quiet=0, root_wait=0, lease=600)) is not None:
+        records.extend(claim.records)
+    assert records, "the corpus stored nothing"
+    path = tmp_path / "received.otlp.jsonl"
+    path.write_bytes("".join(r + "\n" for r in records).encode("utf-8"))
+    result = CliRunner().invoke(
+        cli, ["audit", str(path), "--format", "otlp-json", "--no-store", "--json", "-"], catch_exceptions=True
+    )
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert result.exit_code in (0, 3, 4), result.stderr[-2000:]
+    assert "Traceback" not in result.stdout + result.stderr
+    assert json.loads(result.stdout)["run"]["inputs"][0]["traces"] >= 1
