@@ -57,7 +57,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """The fault corpus's counts, when it ran (tests/test_fault_corpus.py)."""
+    """The fault corpora's counts, when they ran (tests/test_fault_corpus.py, and per store
+    tests/test_serve_fault_corpus.py)."""
     import sys
 
     corpus = next((m for name, m in sys.modules.items() if name.endswith("test_fault_corpus")), None)
@@ -65,3 +66,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if counts:
         shown = ", ".join(f"{key} {value}" for key, value in sorted(counts.items()))
         terminalreporter.write_line(f"fault corpus: {shown}")
+    served = next((m for name, m in sys.modules.items() if name.endswith("test_serve_fault_corpus")), None)
+    for store, seen in sorted((getattr(served, "COUNTS", None) or {}).items()):
+        shown = ", ".join(f"{key} {value}" for key, value in sorted(seen.items()))
+        terminalreporter.write_line(f"serve fault corpus ({store}): {shown}")

@@ -184,6 +184,8 @@ def test_one_answer_and_bad_parameters(client: Client) -> None:
     assert got["claims"] == [cl.model_dump(mode="json") for cl in answer.claims or []]
     missing = c.get("/api/answers/nope")
     assert missing.status_code == 404 and "GET /api/answers" in missing.json()["detail"]
+    long_id = c.get("/api/answers/" + "x" * 20_000)  # the reason is one short line, not the id echoed
+    assert long_id.status_code == 404 and len(long_id.json()["detail"]) < 200
     bad_cursor = c.get("/api/answers", params={"next": "not-a-cursor"})
     assert bad_cursor.status_code == 400 and "next=" in bad_cursor.json()["detail"]
     for params in ({"verdict": "fine"}, {"since": "yesterday"}, {"outcome": "x"}, {"limit": "0"}):

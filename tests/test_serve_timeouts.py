@@ -99,3 +99,14 @@ def test_a_cut_off_body_leaves_no_traceback_in_the_log(tmp_path: Path) -> None:
         assert server.process.stderr is not None
         log = server.process.stderr.read().decode()
     assert "Traceback" not in log and "ClientDisconnect" not in log, log
+
+
+@pytest.mark.parametrize("size", [100_000, 400_000])
+def test_a_request_head_too_large_gets_its_400_not_a_reset(server: Server, size: int) -> None:
+    # Past h11's limit on a request head the server refuses the head while the client is still sending it: the 400
+    # must reach the client (before the fix the close with unread bytes sent a reset instead).
+    for _ in range(5):
+        with connect(server) as sock:
+            sock.sendall(b"GET /trend?bucket=" + b"x" * size + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            got, _ = read_until_closed(sock)
+        assert got.startswith(b"HTTP/1.1 400 "), got[:200]

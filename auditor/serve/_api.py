@@ -93,7 +93,7 @@ def add_api(app: FastAPI, store: Store, access: Access, thresholds: Thresholds |
     async def answer(answer_id: str, run_id: str | None = None) -> dict[str, Any]:
         found = await run_in_threadpool(find_answer, store, answer_id, run_id)
         if found is None:
-            raise HTTPException(404, f"no audited answer {answer_id!r}: GET /api/answers lists them")
+            raise HTTPException(404, f"no audited answer {answer_id[:80]!r}: GET /api/answers lists them")
         return answer_json(found.answer, found.run.id)
 
     @app.get("/api/runs", dependencies=guarded, summary="Stored runs, newest first")

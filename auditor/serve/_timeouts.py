@@ -15,6 +15,12 @@ connection is closed; a connection that never sent a byte is closed without an a
 deadline covers the whole body, not the gap between two chunks, since a trickle of small chunks is
 the attack. The h11 protocol is chosen explicitly (not ``httptools``, when installed), so these
 deadlines always apply.
+
+A request h11 cannot read (a request line or headers over its 16 KiB, a malformed line) gets
+uvicorn's ``400``, but uvicorn then closes the socket with the client's bytes still unread, and the
+kernel answers them with a reset that can destroy the 400 before the client reads it. Here the
+write side is closed after the 400 and what still arrives is read and dropped for up to
+:data:`LINGER` seconds (a "lingering close", as nginx and Apache do), so the client gets its answer.
 """
 
 from __future__ import annotations
@@ -26,6 +32,8 @@ import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 _WAITING = (h11.IDLE, h11.SEND_BODY)  # the client's h11 states in which we wait on its bytes
+#: Seconds a connection refused with a 400 keeps reading (and dropping) the client's bytes.
+LINGER = 2.0
 
 
 def timed_protocol(header_timeout: float, body_timeout: float) -> type[H11Protocol]:
@@ -37,6 +45,7 @@ def timed_protocol(header_timeout: float, body_timeout: float) -> type[H11Protoc
             self._deadline: asyncio.TimerHandle | None = None
             self._waiting_for: object = None  # the h11 state the deadline is for
             self._any_bytes = False
+            self._lingering = False
 
         def connection_made(self, transport: asyncio.BaseTransport) -> None:
             super().connection_made(transport)  # type: ignore[arg-type]
@@ -47,9 +56,26 @@ def timed_protocol(header_timeout: float, body_timeout: float) -> type[H11Protoc
             super().connection_lost(exc)
 
         def data_received(self, data: bytes) -> None:
+            if self._lingering:
+                return  # the 400 is sent: what the client still sends is read only to be dropped
             self._any_bytes = True
             super().data_received(data)
             self._watch()
+
+        def send_400_response(self, msg: str) -> None:
+            """uvicorn's 400, then a lingering close instead of an immediate one (module docstring)."""
+            self._cancel()
+            headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"connection", b"close")]
+            for event in (
+                h11.Response(status_code=400, headers=headers, reason=b"Bad Request"),
+                h11.Data(data=msg.encode("ascii")),
+                h11.EndOfMessage(),
+            ):
+                self.transport.write(self.conn.send(event) or b"")
+            self._lingering = True
+            if self.transport.can_write_eof():
+                self.transport.write_eof()
+            self.loop.call_later(LINGER, self.transport.close)
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
