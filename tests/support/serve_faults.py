@@ -38,6 +38,7 @@ from google.protobuf import json_format  # type: ignore[import-untyped]
 from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
+from auditor.serve._filters import FILTER_PARAMS
 from tests.support.faults import HOSTILE_TEXT, _paths, _set, _wrong
 
 JSON = "application/json"
@@ -467,21 +468,8 @@ def proto_cases(rng: random.Random, count: int, family: str) -> Iterator[BodyCas
 
 # -- API requests ---------------------------------------------------------------------------------
 
-#: Every query parameter of each read route.
-FILTERS = (
-    "verdict",
-    "source_class",
-    "question_type",
-    "outcome",
-    "policy",
-    "service",
-    "since",
-    "until",
-    "q",
-    "trace_id",
-    "run_id",
-    "conversation_id",
-)
+#: Every query parameter of each read route: the filters as the server itself lists them.
+FILTERS = FILTER_PARAMS
 ROUTES: dict[str, tuple[str, ...]] = {
     "/api/answers": (*FILTERS, "limit", "next"),
     "/api/summary": FILTERS,
