@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 from sqlalchemy import Table, delete, select, text
 from sqlalchemy.dialects import postgresql
-from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.orm import Session, subqueryload
 
 from auditor.metrics import add_counts, answer_counts
 from auditor.results import AnswerOut
@@ -201,8 +201,8 @@ def stored(session: Session, run_id: str, answer_ids: Sequence[str]) -> list[Ans
         query = (
             select(AnswerRecord)
             .options(
-                selectinload(AnswerRecord.evidence),
-                selectinload(AnswerRecord.claims).selectinload(ClaimRecord.verdict),
+                subqueryload(AnswerRecord.evidence),
+                subqueryload(AnswerRecord.claims).subqueryload(ClaimRecord.verdict),
             )
             .where(
                 AnswerRecord.run_id == run_id, AnswerRecord.answer_id.in_(answer_ids[start : start + CHUNK])
@@ -240,8 +240,8 @@ def recompute(session: Session, batch: int = 500) -> int:
             query = (
                 select(AnswerRecord)
                 .options(
-                    selectinload(AnswerRecord.evidence),
-                    selectinload(AnswerRecord.claims).selectinload(ClaimRecord.verdict),
+                    subqueryload(AnswerRecord.evidence),
+                    subqueryload(AnswerRecord.claims).subqueryload(ClaimRecord.verdict),
                 )
                 .where(AnswerRecord.run_id == run_id, AnswerRecord.answer_id > after)
                 .order_by(AnswerRecord.answer_id)

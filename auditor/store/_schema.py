@@ -180,12 +180,12 @@ class AnswerRecord(Base):
     __tablename__ = "answers"
 
     run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
-    answer_id: Mapped[str] = mapped_column(SafeText, primary_key=True)
+    answer_id: Mapped[str] = mapped_column(SafeText, primary_key=True, index=True)  # 0012: one answer's page
     position: Mapped[int] = mapped_column(Integer)
     trace_key: Mapped[str] = mapped_column(ForeignKey("traces.key"), index=True)
     trace_id: Mapped[str] = mapped_column(SafeText, index=True)  # migration 0008: the server's filters
     span_id: Mapped[str] = mapped_column(SafeText)
-    conversation_id: Mapped[str | None] = mapped_column(SafeText)
+    conversation_id: Mapped[str | None] = mapped_column(SafeText, index=True)  # 0012: sessions
     question: Mapped[str | None] = mapped_column(SafeText)
     question_type: Mapped[str | None] = mapped_column(SafeText)
     text: Mapped[str] = mapped_column(SafeText)

@@ -1,4 +1,5 @@
-"""Rollups: each hour's and day's answer counts per policy, judge, service, source class and question type.
+"""Rollups: each hour's and day's answer counts per policy, judge, service, source class and question type;
+indexes on ``answers.answer_id`` (one answer's page) and ``answers.conversation_id`` (sessions).
 
 ``answer_rollups`` (``auditor.store._rollups``) lets the server's summary and trend read a few rows
 per bucket instead of every answer. Created here and filled from the answers already stored (the
@@ -46,6 +47,9 @@ def upgrade() -> None:
         batch_op.create_index(
             "ix_answer_rollups_slice", ["bucket", "service", "source_class", "start"], unique=False
         )
+    with op.batch_alter_table("answers", schema=None) as batch_op:
+        batch_op.create_index("ix_answers_answer_id", ["answer_id"], unique=False)
+        batch_op.create_index("ix_answers_conversation_id", ["conversation_id"], unique=False)
     # Filled by the library's own computation: the answers as the current models read them.
     from auditor.store._rollups import recompute
 
@@ -55,6 +59,9 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     """Downgrade schema."""
+    with op.batch_alter_table("answers", schema=None) as batch_op:
+        batch_op.drop_index("ix_answers_conversation_id")
+        batch_op.drop_index("ix_answers_answer_id")
     with op.batch_alter_table("answer_rollups", schema=None) as batch_op:
         batch_op.drop_index("ix_answer_rollups_slice")
     op.drop_table("answer_rollups")
