@@ -14,8 +14,8 @@ from dataclasses import replace
 import pytest
 
 from auditor.judges import CascadeJudge, Label, OfflineJudge, verify_quotes
-from auditor.judges import _settle as settle_module
-from auditor.judges._combiner import neutral
+from auditor.judges.offline import _settle as settle_module
+from auditor.judges.offline._combiner import neutral
 from tests.test_offline_judge import claim, evidence
 
 JUDGE = OfflineJudge()

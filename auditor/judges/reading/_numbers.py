@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from auditor.judges._lexical import stem
-from auditor.judges._vocabulary import STOPWORDS
+from auditor.judges.reading._lexical import stem
+from auditor.judges.reading._vocabulary import STOPWORDS
 
 MONTHS = {
     m: i + 1

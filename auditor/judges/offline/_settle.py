@@ -78,7 +78,7 @@ more; a missing word of the question 74% there (31 of 42: "sings" for "written b
 adverb in "-ly" 2 of 4 there; words spread over four times the claim's length 2 of 4.
 
 Everything the check reads is computed once: the claim's cues are cached by claim text and the
-evidence windows by :func:`auditor.judges._windows.prepare`'s cache; the verbatim test is a
+evidence windows by :func:`auditor.judges.reading._windows.prepare`'s cache; the verbatim test is a
 substring test on the item's normalised text, the word-boundary pattern compiled only for a claim
 found there; an item lacking some stem of the claim is skipped whole, and a window is tested for
 full coverage (a set inclusion) before anything costlier is looked at.
@@ -94,17 +94,25 @@ from functools import lru_cache
 
 from auditor.claims import Claim
 from auditor.evidence import Evidence
-from auditor.judges import _entities as ent
-from auditor.judges import _numbers as num
-from auditor.judges._agree import about as _about
-from auditor.judges._carry import cached_claim_cues
-from auditor.judges._conflicts import contradicting_items
-from auditor.judges._cues import ClaimCues
-from auditor.judges._lexical import content_stems, negated, stem, words
-from auditor.judges._rules import coverage, quote, support_stands
-from auditor.judges._segments import Segment
 from auditor.judges._verdicts import Citation, ClaimVerdict, Label
-from auditor.judges._windows import Item, Window, prepare, read_limits
+from auditor.judges.offline._rivals import contradicting_items
+from auditor.judges.offline._rules import coverage, quote, support_stands
+from auditor.judges.reading import (
+    ClaimCues,
+    Item,
+    Segment,
+    Window,
+    content_stems,
+    negated,
+    prepare,
+    read_limits,
+    stem,
+    words,
+)
+from auditor.judges.reading import entities as ent
+from auditor.judges.reading import numbers as num
+from auditor.judges.verify import about as _about
+from auditor.judges.verify import cached_claim_cues
 from auditor.text import normalise
 
 _TOKEN = re.compile(r"\S+")
@@ -146,7 +154,7 @@ _LOOSE = re.compile(
 )
 # Words about the source, not the world, and words that only weaken: a window need not hold them
 # either (see :func:`_light`). A citation marker ("(step 4)", "(passage 2)", its figure not a figure
-# of the claim: :mod:`auditor.judges._cues`); an attribution to a record's reviews ("according to
+# of the claim: :mod:`auditor.judges.reading._cues`); an attribution to a record's reviews ("according to
 # customer reviews", "one customer mentioned that", "a lot for its customers"), whose words must
 # still lie in one review (:func:`_one_text`); a hedge that weakens what the window states
 # ("allegedly", "reportedly", "possibly").
@@ -169,7 +177,7 @@ _HEDGE = re.compile(
 )
 # A negation over a list denies every item of it: "no valet, garage, or lot parking", "does not
 # offer street parking, valet, or validated parking" (a cue's own scope stops at two content words:
-# :data:`auditor.judges._lexical.NEGATION_WORDS`). Items of one or two words, after commas, the last
+# :data:`auditor.judges.reading._lexical.NEGATION_WORDS`). Items of one or two words, after commas, the last
 # after "or" / "nor"; a word that opens a clause ends the list ("not cheap, but ...").
 _ITEM = r"(?!(?:but|and|while|although|though|yet|which|who|that|so|because|as)\b)[A-Za-z][\w'-]*"
 _LISTED = re.compile(
@@ -465,7 +473,7 @@ def _record_polarity(cues: ClaimCues, w: Window) -> bool:
     """A one-clause claim against a record: "valet parking is not available" negates "available"
     (a presence word, in no pair), yet states that ``"valet": false``; "does not offer WiFi" meets
     ``"WiFi": "no"``. The boolean pairs the claim is about (their key's last word and half its
-    words the claim's, :func:`auditor.judges._rules._about`) must all have the claim's polarity,
+    words the claim's, :func:`auditor.judges.offline._rules._about`) must all have the claim's polarity,
     at least one of them; the window's other pairs keep the word-by-word test (a review's text)."""
     pairs = [p for p in w.parts if p.boolean]
     about = [p for p in pairs if _about(cues, Window(p, (p,), (), True))]

@@ -10,15 +10,15 @@ It judges each claim against the admitted evidence with surface cues only:
 3. **Negation**: a window that covers the claim's words well but with the opposite polarity
    ("not refundable" against "refundable", or a JSON ``false``) is ``contradicted``.
 4. **Lexical entailment**: a window (one or two adjacent sentences, or a JSON object's pairs) that
-   covers at least :data:`~auditor.judges._rules.SUPPORT_COVERAGE` of the claim's content stems and states all its
+   covers at least :data:`~auditor.judges.offline._rules.SUPPORT_COVERAGE` of the claim's content stems and states all its
    quantities is ``supported``, quoting that window. Otherwise ``absent``.
 5. **Aggregated claims** ("both reports say ...") need support from at least two items.
 6. **Conflicts**: a ``supported`` verdict is checked against every admitted item it does not cite,
-   one by one (:func:`auditor.judges._conflicts.contradicting_items`); an item that contradicts
+   one by one (:func:`auditor.judges.offline._rivals.contradicting_items`); an item that contradicts
    the claim on its own is kept beside the support in ``conflicts``, never silently outvoted.
 
-7. **The support score** (:mod:`auditor.judges._combiner`, over the cues of
-   :mod:`auditor.judges._features`) decides whether the rules' reading is decisive: ``supported``
+7. **The support score** (:mod:`auditor.judges.offline._combiner`, over the cues of
+   :mod:`auditor.judges.offline._features`) decides whether the rules' reading is decisive: ``supported``
    needs a score at or above the shipped ``supported`` threshold, ``absent`` from low coverage one
    at or below ``unsupported``; figures, names and polarity (``HARD_RULES``) decide whatever the
    score, except a prose negation flip in a long answer (``SOFT_IN_LONG_ANSWERS``); in a long
@@ -26,8 +26,8 @@ It judges each claim against the admitted evidence with surface cues only:
    is ``unjudged: offline_undecided`` (fail closed), with the score in the rationale. The claims of a long answer (``answer_claims`` judged claims or more: a summary)
    are decided with the ``answer_supported`` / ``answer_unsupported`` pair instead, and one no
    window supports is ``supported`` at a score of at least ``answer_partial`` when a window, or two
-   or three sentences of one item together, cover :data:`~auditor.judges._rules.PARTIAL_COVERAGE`
-   of it with all its figures (a paraphrase; :func:`~auditor.judges._rules.partial_support`).
+   or three sentences of one item together, cover :data:`~auditor.judges.offline._rules.PARTIAL_COVERAGE`
+   of it with all its figures (a paraphrase; :func:`~auditor.judges.offline._rules.partial_support`).
 
 Quotes are always exact substrings of the evidence text and hold what the rule matched (for a JSON
 record, the pairs stating the claim's figures and words), so they pass
@@ -35,11 +35,11 @@ record, the pairs stating the claim's figures and words), so they pass
 the policy allows: it cannot tell what is common knowledge. It is **approximate** and says so in its
 identity (``approximate=True``); paraphrase, inference across sentences and world knowledge are
 beyond it. :meth:`OfflineJudge.settle` is the strict subset used before an LLM judge
-(:mod:`auditor.judges._settle`): it answers only when the claim is stated verbatim in an admitted
+(:mod:`auditor.judges.offline._settle`): it answers only when the claim is stated verbatim in an admitted
 item, or every content word, figure and name of it in one window.
 
-It reads a bounded amount of evidence (:data:`~auditor.judges._windows.ITEM_CHARS` per item,
-:data:`~auditor.judges._windows.CLAIM_CHARS` per claim), so hostile input cannot make it slow;
+It reads a bounded amount of evidence (:data:`~auditor.judges.reading._windows.ITEM_CHARS` per item,
+:data:`~auditor.judges.reading._windows.CLAIM_CHARS` per claim), so hostile input cannot make it slow;
 what it did not read never supports a claim, and an ``absent`` it cannot assert for that reason is
 ``unjudged: offline_undecided``.
 """
@@ -51,17 +51,13 @@ from dataclasses import dataclass
 
 from auditor.claims import Claim
 from auditor.evidence import Answer, Evidence
-from auditor.judges import _entities as ent
-from auditor.judges import _numbers as num
-from auditor.judges import _settle
-from auditor.judges._attributes import attribute_flip, unknown_attribute, value_unstated
-from auditor.judges._carry import cached_claim_cues
-from auditor.judges._combiner import Combiner, shipped
-from auditor.judges._conflicts import contradicting_items, with_conflict
-from auditor.judges._cues import ClaimCues
-from auditor.judges._features import FEATURES, Cue, features
-from auditor.judges._lexical import stem, words
-from auditor.judges._rules import (
+from auditor.judges._verdicts import Citation, ClaimVerdict, JudgeIdentity, Label, UnjudgedReason
+from auditor.judges.offline import _settle
+from auditor.judges.offline._attributes import attribute_flip, unknown_attribute, value_unstated
+from auditor.judges.offline._combiner import Combiner, shipped
+from auditor.judges.offline._features import FEATURES, Cue, features
+from auditor.judges.offline._rivals import contradicting_items
+from auditor.judges.offline._rules import (
     best_window,
     combined_support,
     coverage,
@@ -72,9 +68,11 @@ from auditor.judges._rules import (
     support_stands,
     supporting_window,
 )
-from auditor.judges._settle import SETTLE_MIN_WORDS
-from auditor.judges._verdicts import Citation, ClaimVerdict, JudgeIdentity, Label, UnjudgedReason
-from auditor.judges._windows import CLAIM_CHARS, ITEM_CHARS, Item, prepare, read_limits
+from auditor.judges.offline._settle import SETTLE_MIN_WORDS
+from auditor.judges.reading import CLAIM_CHARS, ITEM_CHARS, ClaimCues, Item, prepare, read_limits, stem, words
+from auditor.judges.reading import entities as ent
+from auditor.judges.reading import numbers as num
+from auditor.judges.verify import cached_claim_cues, with_conflict
 from auditor.text import normalise
 
 PROMPT_VERSION = "offline-2"  # 2: the support score and offline_undecided (issue 13)
@@ -114,7 +112,7 @@ class SupportScore:
 
     claim_id: str
     score: float
-    rule: str  # the rule behind ``label`` (see auditor.judges._features.RULES)
+    rule: str  # the rule behind ``label`` (see auditor.judges.offline._features.RULES)
     label: Label  # the rule-based verdict, before the score decides whether it is decisive
     cues: tuple[Cue, ...]
 
@@ -153,7 +151,7 @@ class OfflineJudge:
     ) -> list[ClaimVerdict]:
         """The same judgement without an event loop (the judge does no I/O).
 
-        Evidence is read up to the limits of :mod:`auditor.judges._windows`; when some admitted
+        Evidence is read up to the limits of :mod:`auditor.judges.reading._windows`; when some admitted
         text was not read, ``absent`` cannot be asserted and becomes ``unjudged: offline_undecided``.
         """
         limits = read_limits([e.text for e in (*admitted, *excluded)])
@@ -199,8 +197,8 @@ class OfflineJudge:
     def scores(self, claims: Sequence[Claim], admitted: Sequence[Evidence]) -> list[SupportScore]:
         """The support score of each non-screened claim with the cues behind it (no verdict).
 
-        The score is the shipped combiner's (:mod:`auditor.judges._combiner`) over
-        :data:`~auditor.judges._features.FEATURES`; ``rule`` is the rule-based verdict's rule.
+        The score is the shipped combiner's (:mod:`auditor.judges.offline._combiner`) over
+        :data:`~auditor.judges.offline._features.FEATURES`; ``rule`` is the rule-based verdict's rule.
         """
         limits = read_limits([e.text for e in admitted])
         items = [prepare(e.evidence_id, e.text, n) for e, n in zip(admitted, limits, strict=True)]
@@ -224,7 +222,7 @@ class OfflineJudge:
         """The rule-based verdict where the support score agrees it is decisive, else undecided.
 
         ``judged``: the answer's judged claims; a long answer has thresholds of its own
-        (:meth:`auditor.judges._combiner.Combiner.thresholds`).
+        (:meth:`auditor.judges.offline._combiner.Combiner.thresholds`).
         """
         verdict, score = self._assess(claim, items, names)
         combiner = self.combiner or shipped()
@@ -414,7 +412,7 @@ class OfflineJudge:
     def settle(self, claim: Claim, admitted: Sequence[Evidence]) -> ClaimVerdict | None:
         """A verdict only when the offline checks are certain, else None (for the LLM cascade).
 
-        See :mod:`auditor.judges._settle` for what certain means.
+        See :mod:`auditor.judges.offline._settle` for what certain means.
         """
         return _settle.settle(claim, admitted)
 
