@@ -19,7 +19,7 @@ from auditor.judges.reading import ClaimCues, Item
 from auditor.judges.reading import entities as ent
 from auditor.judges.reading import numbers as num
 
-# The rule that decided the rule-based verdict (the judge's ``_judge_one`` names it).
+# The rule that decided the rule-based verdict (:func:`auditor.judges.offline._ruling.rule_verdict` names it).
 RULES = (
     "supported",  # one window states the claim
     "combined",  # two items together
