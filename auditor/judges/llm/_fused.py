@@ -2,9 +2,10 @@
 
 It saves the second call and sends the evidence once; the price is a longer, harder prompt. The
 output goes through the same checks as the separate modes: offsets validated and re-located as in
-:mod:`auditor.judges.llm._decompose`, verdicts converted and quote-verified as in :mod:`auditor.judges.llm._llm`.
-A failed call leaves the whole answer as one claim, ``unjudged`` with the reason
-(``FusedResult.failed``). :class:`auditor.judges.CachingFused` caches results per answer.
+:mod:`auditor.judges.llm._decompose`, verdicts converted and quote-verified as in
+:mod:`auditor.judges.llm._llm`. A failed call leaves the whole answer as one claim, ``unjudged``
+with the reason (``FusedResult.failed``). :class:`auditor.judges.CachingFused` caches results per
+answer.
 """
 
 from __future__ import annotations

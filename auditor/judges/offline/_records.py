@@ -74,7 +74,7 @@ def _record_polarity(cues: ClaimCues, w: Window) -> bool:
     """A one-clause claim against a record: "valet parking is not available" negates "available"
     (a presence word, in no pair), yet states that ``"valet": false``; "does not offer WiFi" meets
     ``"WiFi": "no"``. The boolean pairs the claim is about (their key's last word and half its
-    words the claim's, :func:`auditor.judges.offline._rules._about`) must all have the claim's polarity,
+    words the claim's, :func:`auditor.judges.verify._agree.about`) must all have the claim's polarity,
     at least one of them; the window's other pairs keep the word-by-word test (a review's text)."""
     pairs = [p for p in w.parts if p.boolean]
     about = [p for p in pairs if _about(cues, Window(p, (p,), (), True))]

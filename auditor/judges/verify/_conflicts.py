@@ -6,8 +6,8 @@ thing a reviewer must see, so a verdict keeps both sides in ``conflicts`` and th
 ``on_conflict`` decides what the verdict becomes. Each judge finds conflicts its own way:
 
 - the offline judge checks the admitted items its verdict does not cite one by one
-  (:func:`auditor.judges.offline.contradicting_items`): a rival figure in a window that covers the claim, or the claim's
-  words with the opposite polarity, in an item naming the claim's entities;
+  (:mod:`auditor.judges.offline._rivals`): a rival figure in a window that covers the claim, or
+  the claim's words with the opposite polarity, in an item naming the claim's entities;
 - the LLM judge and the fused call cite the items on the other side in ``conflicting``
   (:mod:`auditor.judges.llm._prompts`), turned into the two sides by :func:`with_conflict`.
 
