@@ -4,7 +4,7 @@ A blind clip (the first N characters of each item) hides whatever sits at the en
 result, however relevant. Instead, an item that does not fit is cut into windows of at most
 :data:`WINDOW_CHARS` characters (fewer when the budget is small) (ending at a line break, the end of a JSON record, a sentence end, a comma or
 a space when one is near), every window is scored against every query (the claims, or the answer's sentences in
-fused mode) with BM25 over the offline judge's stems (:mod:`auditor.judges._lexical`) plus the
+fused mode) with BM25 over the offline judge's stems (:mod:`auditor.judges.reading._lexical`) plus the
 numbers, and the budget is filled query by query in turn, each query's best window first, so every
 claim gets its best evidence before any claim gets its second best. What budget is left then goes
 to the remaining windows in document order. The shown windows keep their order in the prompt, with
@@ -27,9 +27,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from auditor.evidence import Evidence
-from auditor.judges._lexical import content_stems, words
-from auditor.judges._prompts import EvidenceIn
 from auditor.judges._verdicts import LeftOut
+from auditor.judges.llm._prompts import EvidenceIn
+from auditor.judges.reading import content_stems, words
 
 WINDOW_CHARS = 800
 MIN_WINDOW = 80  # windows shrink with a small budget (an eighth of it), never below this

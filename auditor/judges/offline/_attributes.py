@@ -16,7 +16,7 @@ decide a claim whatever its support score (``HARD_RULES``):
   the other rules: its polarity for that property is not certain.
 
 A pair is *about* the claim when the last word of its key and half of the key's words are the
-claim's (as the polarity rule of :mod:`auditor.judges._rules` reads a pair); a one-word key under an object (``"street"`` under
+claim's (as the polarity rule of :mod:`auditor.judges.offline._rules` reads a pair); a one-word key under an object (``"street"`` under
 ``BusinessParking``) also needs the object's last word ("parking"), so "located on State Street"
 is not about street parking, unless the record covers the claim as well as the polarity rule asks
 (an object that only holds attributes, such as ``attributes``, asks nothing).
@@ -28,10 +28,8 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from auditor.judges._cues import ClaimCues
-from auditor.judges._lexical import content_stems, negated, stem, words
-from auditor.judges._rules import NEGATION_COVERAGE
-from auditor.judges._windows import Item, Window
+from auditor.judges.offline._rules import NEGATION_COVERAGE
+from auditor.judges.reading import ClaimCues, Item, Window, content_stems, negated, stem, words
 
 # a claim saying the value is unknown is right about a null, whatever it names
 _SAYS_UNKNOWN = re.compile(
@@ -63,7 +61,7 @@ def _key(pair: str) -> tuple[str, frozenset[str]]:
 
 def _about(cues: ClaimCues, window: Window) -> bool:
     """The last word of the pair's key and half of the key's words are the claim's (as the
-    polarity rule reads a pair, ``_about`` in :mod:`auditor.judges._rules`)."""
+    polarity rule reads a pair, ``_about`` in :mod:`auditor.judges.offline._rules`)."""
     last, own = _key_stems(window)
     return bool(last) and last in cues.stems and 2 * len(own & cues.stems) >= len(own)
 

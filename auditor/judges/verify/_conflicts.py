@@ -6,10 +6,10 @@ thing a reviewer must see, so a verdict keeps both sides in ``conflicts`` and th
 ``on_conflict`` decides what the verdict becomes. Each judge finds conflicts its own way:
 
 - the offline judge checks the admitted items its verdict does not cite one by one
-  (:func:`contradicting_items`): a rival figure in a window that covers the claim, or the claim's
-  words with the opposite polarity, in an item naming the claim's entities;
+  (:mod:`auditor.judges.offline._rivals`): a rival figure in a window that covers the claim, or
+  the claim's words with the opposite polarity, in an item naming the claim's entities;
 - the LLM judge and the fused call cite the items on the other side in ``conflicting``
-  (:mod:`auditor.judges._prompts`), turned into the two sides by :func:`with_conflict`.
+  (:mod:`auditor.judges.llm._prompts`), turned into the two sides by :func:`with_conflict`.
 
 What every judge shares lives here too. :func:`verify_conflicts` checks each side as a verdict of
 its own stance with the very check every verdict passes (``verify_quotes``: the quote is in the
@@ -24,16 +24,9 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Literal
 
-from auditor.judges import _entities as ent
-from auditor.judges import _numbers as num
-from auditor.judges._agree import keyed_rival
-from auditor.judges._cues import ClaimCues
-from auditor.judges._rules import polarity_conflict, quote, rival_figures
 from auditor.judges._verdicts import Citation, ClaimVerdict, ConflictQuote, Label
-from auditor.judges._windows import Item
 
 OnConflict = Literal["flag", "contradicted", "prefer_newest"]
-MAX_OPPOSING_ITEMS = 3  # items listed on the other side of a conflict; more add nothing to read
 
 _STANCE_LABEL = {"supports": Label.SUPPORTED, "contradicts": Label.CONTRADICTED}
 
@@ -153,59 +146,6 @@ def settle_conflict(
     return verdict.model_copy(
         update={"conflict_resolution": "flag", "rationale": _joined(f"{counted}; {rule}", verdict.rationale)}
     )
-
-
-def contradicting_items(cues: ClaimCues, cited: set[str], items: Sequence[Item]) -> tuple[Citation, ...]:
-    """The offline judge's other side: admitted items it does not cite that contradict the claim.
-
-    Each item is read on its own, as the judge reads all of them for a contradiction: it must name
-    every entity of the claim (a different product's figure is no contradiction), and then either
-    a window covering the claim states a rival figure (comparable, another value, and none of the
-    claim's own in that item), or a sentence states the claim's words with the opposite polarity.
-    At most :data:`MAX_OPPOSING_ITEMS` items; quotes are exact evidence spans.
-    """
-    found: list[Citation] = []
-    for item in items:
-        if len({c.evidence_id for c in found}) >= MAX_OPPOSING_ITEMS:
-            break
-        if item.evidence_id in cited or any(not ent.present(e, item.norm) for e in cues.entities):
-            continue
-        quotes = _rival_quotes(cues, item) or _keyed_rivals(cues, item)
-        if not quotes and (flip := polarity_conflict(cues, [item])) is not None:
-            quotes = quote(item, flip[1], cues)
-        found += quotes
-    return tuple(found)
-
-
-def _keyed_rivals(cues: ClaimCues, item: Item) -> tuple[Citation, ...]:
-    """Pairs of a record keyed by the claim's words with another figure (``"stock": 0`` against
-    "14 units in stock", whose ``"stock": 14`` another tool returned): :func:`keyed_rival`."""
-    if not item.is_json:
-        return ()
-    return tuple(
-        Citation(evidence_id=item.evidence_id, quote=item.text[s:e])
-        for w in item.singles
-        if keyed_rival(cues, w)
-        for s, e in w.seg.spans
-    )[:3]
-
-
-def _rival_quotes(cues: ClaimCues, item: Item) -> tuple[Citation, ...]:
-    for q in cues.quantities:
-        if any(num.matches(q, e) for e in item.quantities):
-            continue
-        rival = rival_figures(cues, q, [item])
-        if rival is None:
-            continue
-        _, window, rivals = rival
-        if window.contiguous:
-            return quote(item, window, cues)
-        return tuple(
-            Citation(evidence_id=item.evidence_id, quote=item.text[s:e])
-            for _, k in rivals[:3]
-            for s, e in window.parts[k].spans
-        )
-    return ()
 
 
 def _resolved(

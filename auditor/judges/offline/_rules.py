@@ -1,6 +1,6 @@
 """The offline judge's rules: how well a prepared evidence window states a claim's cues.
 
-The cues themselves come from :mod:`auditor.judges._cues`. Each rule is a pure function of the
+The cues themselves come from :mod:`auditor.judges.reading._cues`. Each rule is a pure function of the
 claim's cues and prepared items that finds evidence but gives no verdict: the judge orders the
 rules, and every threshold lives here. Quotes are exact evidence spans.
 """
@@ -10,19 +10,18 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
-from auditor.judges import _entities as ent
-from auditor.judges import _numbers as num
-from auditor.judges._agree import about as _about
-from auditor.judges._cues import ClaimCues
 from auditor.judges._verdicts import Citation
-from auditor.judges._windows import Item, Window
+from auditor.judges.reading import ClaimCues, Item, Window
+from auditor.judges.reading import entities as ent
+from auditor.judges.reading import numbers as num
+from auditor.judges.verify import about as _about
 from auditor.text import normalise
 
 SUPPORT_COVERAGE = 0.6  # share of the claim's content stems a window must contain to support it
 CONTRADICT_COVERAGE = 0.6  # ... for a different number in that window to count as a contradiction
 NEGATION_COVERAGE = 0.75  # ... for an opposite polarity in that window to count as a contradiction
 # ... for a long answer's claim to be supported when its support score is high enough (a summary's
-# paraphrase); the quotes must hold as much (auditor.judges._carry.MIN_SHARE)
+# paraphrase); the quotes must hold as much (auditor.judges.verify._carry.MIN_SHARE)
 PARTIAL_COVERAGE = 0.5
 
 
@@ -59,7 +58,7 @@ def quote(item: Item, window: Window, cues: ClaimCues) -> tuple[Citation, ...]:
 def _carrying(window: Window, cues: ClaimCues) -> list[int]:
     """Up to :data:`QUOTE_PARTS` parts that together state the claim: a part stating each of its
     figures first, then greedily the parts adding most of its words not yet quoted, so the quotes
-    pass the check that they carry the claim (:mod:`auditor.judges._carry`)."""
+    pass the check that they carry the claim (:mod:`auditor.judges.verify._carry`)."""
     chosen: list[int] = []
     for q in cues.quantities:
         k = next((i for e, i in window.quantities if num.matches(q, e)), None)

@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from auditor.judges import _numbers as num
-from auditor.judges._segments import Segment, merge, segments_of
+from auditor.judges.reading import _numbers as num
+from auditor.judges.reading._segments import Segment, merge, segments_of
 from auditor.text import normalise
 
 MONEY_KEYS = frozenset({"pay", "fee", "refund", "balanc", "salar", "revenu", "credit", "debit"})

@@ -20,8 +20,9 @@ from pydantic import ValidationError
 
 from auditor.claims import Claim, Decomposition, ScreenReason
 from auditor.evidence import Answer
-from auditor.judges._parse import CallFailed, ask_json
-from auditor.judges._prompts import (
+from auditor.judges._verdicts import JudgeIdentity
+from auditor.judges.llm._parse import CallFailed, ask_json
+from auditor.judges.llm._prompts import (
     PROMPT_VERSION,
     ClaimOut,
     DecomposeInput,
@@ -29,7 +30,6 @@ from auditor.judges._prompts import (
     decompose_schema,
     render_decompose,
 )
-from auditor.judges._verdicts import JudgeIdentity
 from auditor.llm import LLMClient
 
 C = TypeVar("C", bound=ClaimOut)
@@ -143,7 +143,7 @@ class LLMDecomposer:
 
     :attr:`errors` maps an answer id to what was wrong with the model's output for it (re-located
     or dropped claims, a failed call) in the latest :meth:`decompose`. :attr:`identity` (model and
-    prompt version) is what :class:`~auditor.judges._cache.CachingExtractor` keys on; a failed call's
+    prompt version) is what :class:`~auditor.judges.cache._cache.CachingExtractor` keys on; a failed call's
     decomposition is recognised by :func:`call_failed`.
     """
 

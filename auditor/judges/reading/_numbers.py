@@ -14,142 +14,18 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from auditor.judges._lexical import stem
-from auditor.judges._vocabulary import STOPWORDS
-
-MONTHS = {
-    m: i + 1
-    for i, m in enumerate(
-        [
-            "january",
-            "february",
-            "march",
-            "april",
-            "may",
-            "june",
-            "july",
-            "august",
-            "september",
-            "october",
-            "november",
-            "december",
-        ]
-    )
-}
-_MONTH_ABBR = {m[:3]: i for m, i in MONTHS.items()} | {"sept": 9}
-_MONTH_RE = (
-    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
-    r"sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+from auditor.judges.reading._lexical import stem
+from auditor.judges.reading._units import (
+    CURRENCY_SYMBOLS,
+    CURRENCY_WORDS,
+    MONTH_ABBR,
+    MONTH_RE,
+    MONTHS,
+    NUMBER_WORDS,
+    SCALE,
+    UNITS,
 )
-
-_SMALL = {
-    "zero": 0,
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "eleven": 11,
-    "twelve": 12,
-    "thirteen": 13,
-    "fourteen": 14,
-    "fifteen": 15,
-    "sixteen": 16,
-    "seventeen": 17,
-    "eighteen": 18,
-    "nineteen": 19,
-    "twenty": 20,
-    "thirty": 30,
-    "forty": 40,
-    "fifty": 50,
-    "sixty": 60,
-    "seventy": 70,
-    "eighty": 80,
-    "ninety": 90,
-    "hundred": 100,
-    "dozen": 12,
-    "single": 1,
-    "double": 2,
-    "twice": 2,
-    "triple": 3,
-}
-_SCALE = {
-    "thousand": 1e3,
-    "k": 1e3,
-    "million": 1e6,
-    "m": 1e6,
-    "mn": 1e6,
-    "billion": 1e9,
-    "bn": 1e9,
-    "b": 1e9,
-    "trillion": 1e12,
-}
-_CURRENCY_WORDS = {
-    "dollar": "USD",
-    "dollars": "USD",
-    "usd": "USD",
-    "us$": "USD",
-    "euro": "EUR",
-    "euros": "EUR",
-    "eur": "EUR",
-    "pound": "GBP",
-    "pounds": "GBP",
-    "gbp": "GBP",
-    "cents": "cent",
-    "yen": "JPY",
-    "jpy": "JPY",
-    "inr": "INR",
-    "rupees": "INR",
-    "cad": "CAD",
-    "aud": "AUD",
-}
-_SYMBOLS = {"$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY", "₹": "INR"}
-# unit stem -> (family, factor to the family's base unit)
-_UNITS: dict[str, tuple[str, float]] = {
-    "second": ("time", 1 / 86400),
-    "sec": ("time", 1 / 86400),
-    "minut": ("time", 1 / 1440),
-    "min": ("time", 1 / 1440),
-    "hour": ("time", 1 / 24),
-    "hr": ("time", 1 / 24),
-    "h": ("time", 1 / 24),
-    "day": ("time", 1.0),
-    "week": ("time", 7.0),
-    "fortnight": ("time", 14.0),
-    "month": ("months", 1.0),
-    "year": ("months", 12.0),
-    "yr": ("months", 12.0),
-    "decad": ("months", 120.0),
-    "g": ("mass", 1.0),
-    "gram": ("mass", 1.0),
-    "kg": ("mass", 1000.0),
-    "kilogram": ("mass", 1000.0),
-    "lb": ("mass", 453.6),
-    "pound": ("mass", 453.6),
-    "m": ("length", 1.0),
-    "meter": ("length", 1.0),
-    "metr": ("length", 1.0),
-    "km": ("length", 1000.0),
-    "kilomet": ("length", 1000.0),
-    "cm": ("length", 0.01),
-    "mm": ("length", 0.001),
-    "mile": ("length", 1609.3),
-    "ft": ("length", 0.3048),
-    "feet": ("length", 0.3048),
-    "foot": ("length", 0.3048),
-    "l": ("volume", 1.0),
-    "litr": ("volume", 1.0),
-    "liter": ("volume", 1.0),
-    "ml": ("volume", 0.001),
-    "w": ("power", 1.0),
-    "watt": ("power", 1.0),
-    "kw": ("power", 1000.0),
-}
+from auditor.judges.reading._vocabulary import STOPWORDS
 
 
 @dataclass(frozen=True)
@@ -182,23 +58,23 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     (
         "mdy_range",  # "April 18-26", "April 18 and 19", "April 18 to 26, 2025": two dates
         re.compile(
-            rf"(?<![\w])({_MONTH_RE})\s+(\d{{1,2}})(?:st|nd|rd|th)?\s*(?:-|\u2013|to|through|until|and|&)\s*"
+            rf"(?<![\w])({MONTH_RE})\s+(\d{{1,2}})(?:st|nd|rd|th)?\s*(?:-|\u2013|to|through|until|and|&)\s*"
             rf"(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(\d{{4}}))?(?![\w:%]|\.\d)",
             re.I,
         ),
     ),
     (
         "mdy",
-        re.compile(rf"(?<![\w])({_MONTH_RE})\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(\d{{4}}))?(?![\w])", re.I),
+        re.compile(rf"(?<![\w])({MONTH_RE})\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(\d{{4}}))?(?![\w])", re.I),
     ),
     (
         "dmy",
         re.compile(
-            rf"(?<![\w])(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH_RE})(?:,?\s+(\d{{4}}))?(?![\w])",
+            rf"(?<![\w])(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({MONTH_RE})(?:,?\s+(\d{{4}}))?(?![\w])",
             re.I,
         ),
     ),
-    ("my", re.compile(rf"(?<![\w])({_MONTH_RE})\s+(?:of\s+)?(\d{{4}})(?![\w])", re.I)),
+    ("my", re.compile(rf"(?<![\w])({MONTH_RE})\s+(?:of\s+)?(\d{{4}})(?![\w])", re.I)),
     ("clock", re.compile(r"(?<![\w:.])(\d{1,2}):(\d{1,2})(?::\d{2})?(?:\s*([ap])\.?m\.?)?(?![\w:])", re.I)),
     ("ampm", re.compile(r"(?<![\w:.])(\d{1,2})\s*([ap])\.?m\b\.?", re.I)),
     (
@@ -221,9 +97,9 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         "words",
         re.compile(
             r"\b((?:a\s+)?(?:"
-            + "|".join(sorted(_SMALL, key=len, reverse=True))
+            + "|".join(sorted(NUMBER_WORDS, key=len, reverse=True))
             + r")(?:[\s-](?:"
-            + "|".join(sorted(_SMALL, key=len, reverse=True))
+            + "|".join(sorted(NUMBER_WORDS, key=len, reverse=True))
             + r"))?)(?:\s(thousand|million|billion))?[\s-]"
             r"([A-Za-z]+)",
             re.I,
@@ -257,7 +133,7 @@ _NEEDS: dict[tuple[str, ...], frozenset[str]] = {
     (":",): frozenset({"clock"}),
     ("am", "pm", "a.m", "p.m"): frozenset({"ampm"}),
     ("$", "usd", "eur", "gbp", "cad", "aud", "inr", "jpy"): frozenset({"money"}),
-    tuple(_SMALL): frozenset({"words"}),
+    tuple(NUMBER_WORDS): frozenset({"words"}),
     ("second", "minute", "hour", "day", "week", "fortnight", "month", "year", "decade"): frozenset(
         {"article"}
     ),
@@ -278,7 +154,7 @@ def _candidates(text: str, patterns: list[tuple[str, re.Pattern[str]]]) -> list[
 
 def _month(text: str) -> int:
     key = text.casefold().rstrip(".")
-    return MONTHS.get(key) or _MONTH_ABBR[key[:4] if key.startswith("sept") else key[:3]]
+    return MONTHS.get(key) or MONTH_ABBR[key[:4] if key.startswith("sept") else key[:3]]
 
 
 def _float(text: str) -> float:
@@ -287,18 +163,18 @@ def _float(text: str) -> float:
 
 def _unit_quantity(value: float, word: str, text: str) -> Quantity | None:
     lowered = word.casefold()
-    if lowered in _CURRENCY_WORDS:
-        cur = _CURRENCY_WORDS[lowered]
+    if lowered in CURRENCY_WORDS:
+        cur = CURRENCY_WORDS[lowered]
         if cur == "cent":
             return Quantity("money", value / 100, value / 100, "USD", text)
         return Quantity("money", value, value, cur, text)
     if lowered in STOPWORDS or lowered in MONTHS:
         return None
     unit = stem(lowered)
-    if unit in _UNITS:
-        family, factor = _UNITS[unit]
+    if unit in UNITS:
+        family, factor = UNITS[unit]
         return Quantity("measure", value * factor, value, family, text)
-    if len(lowered) == 1 and lowered not in _UNITS:
+    if len(lowered) == 1 and lowered not in UNITS:
         return None
     return Quantity("measure", value, value, unit, text)
 
@@ -404,8 +280,8 @@ def _build(kind: str, m: re.Match[str], money_hint: bool) -> Quantity | None:
         h = int(g[0]) % 12 + (12 if g[1].casefold() == "p" else 0)
         return Quantity("clock", h * 60, h * 60, text=raw)
     if kind == "money":
-        cur = _SYMBOLS.get(g[0] or "", "USD") if g[0] else g[1].upper()
-        value = _float(g[2]) * (_SCALE[g[3].casefold()] if g[3] else 1)
+        cur = CURRENCY_SYMBOLS.get(g[0] or "", "USD") if g[0] else g[1].upper()
+        value = _float(g[2]) * (SCALE[g[3].casefold()] if g[3] else 1)
         return Quantity("money", value, value, cur, raw)
     if kind == "number":
         value = _float(g[0])
@@ -413,7 +289,7 @@ def _build(kind: str, m: re.Match[str], money_hint: bool) -> Quantity | None:
         if scale in ("%", "percent", "per cent"):
             return Quantity("percent", value, value, text=f"{g[0]}%")
         if scale:
-            value *= _SCALE[scale]
+            value *= SCALE[scale]
         if g[2]:
             unit_q = _unit_quantity(value, g[2], raw)
             if unit_q is not None:
@@ -425,9 +301,11 @@ def _build(kind: str, m: re.Match[str], money_hint: bool) -> Quantity | None:
     # number words: only when a unit or noun follows ("two weeks", "three reports")
     phrase = re.sub(r"^a\s+", "", g[0].casefold())
     parts = re.split(r"[\s-]", phrase)
-    value = float(sum(_SMALL[p] for p in parts if p != "hundred") or 1) * (100 if "hundred" in parts else 1)
+    value = float(sum(NUMBER_WORDS[p] for p in parts if p != "hundred") or 1) * (
+        100 if "hundred" in parts else 1
+    )
     if g[1]:
-        value *= _SCALE[g[1].casefold()]
+        value *= SCALE[g[1].casefold()]
     return _unit_quantity(value, g[2], raw)
 
 
@@ -467,7 +345,7 @@ def comparable(claim: Quantity, ev: Quantity) -> bool:
     return claim.kind in ("money", "percent", "clock")  # another currency is another amount
 
 
-_FAMILIES = frozenset(family for family, _ in _UNITS.values())
+_FAMILIES = frozenset(family for family, _ in UNITS.values())
 
 
 def is_unit(q: Quantity) -> bool:

@@ -2,9 +2,10 @@
 
 It saves the second call and sends the evidence once; the price is a longer, harder prompt. The
 output goes through the same checks as the separate modes: offsets validated and re-located as in
-:mod:`auditor.judges._decompose`, verdicts converted and quote-verified as in :mod:`auditor.judges._llm`.
-A failed call leaves the whole answer as one claim, ``unjudged`` with the reason
-(``FusedResult.failed``). :class:`auditor.judges.CachingFused` caches results per answer.
+:mod:`auditor.judges.llm._decompose`, verdicts converted and quote-verified as in
+:mod:`auditor.judges.llm._llm`. A failed call leaves the whole answer as one claim, ``unjudged``
+with the reason (``FusedResult.failed``). :class:`auditor.judges.CachingFused` caches results per
+answer.
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ from pydantic import ValidationError
 
 from auditor.claims import Decomposition
 from auditor.evidence import Answer, Evidence
-from auditor.judges._decompose import validate_claims, whole_answer
-from auditor.judges._excerpt import fit_evidence
-from auditor.judges._parse import CallFailed, ask_json, to_verdict, unjudged
-from auditor.judges._prompts import (
+from auditor.judges._verdicts import ClaimVerdict, JudgeIdentity, UnjudgedReason
+from auditor.judges.llm._decompose import validate_claims, whole_answer
+from auditor.judges.llm._excerpt import fit_evidence
+from auditor.judges.llm._parse import CallFailed, ask_json, to_verdict, unjudged
+from auditor.judges.llm._prompts import (
     PROMPT_VERSION,
     FusedInput,
     FusedOutput,
@@ -27,8 +29,7 @@ from auditor.judges._prompts import (
     fused_schema,
     render_fused,
 )
-from auditor.judges._segments import sentence_spans
-from auditor.judges._verdicts import ClaimVerdict, JudgeIdentity, UnjudgedReason
+from auditor.judges.reading import sentence_spans
 from auditor.llm import LLMClient
 
 

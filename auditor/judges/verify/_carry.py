@@ -3,7 +3,7 @@
 A quote that occurs in its item proves that the judge copied something, not that what it copied
 states the claim: a judge answering ``supported`` to everything while quoting ``"P"``, or any real
 sentence of the evidence, passes the first check. This module reads the claim with the offline
-judge's cues (:mod:`auditor.judges._cues`: the same numbers, dates, units, entities and stems) and
+judge's cues (:mod:`auditor.judges.reading._cues`: the same numbers, dates, units, entities and stems) and
 asks of the verified quotes, taken together (an aggregated or multi-hop claim may need several):
 
 - ``supported``: every quantity and date of the claim is stated in the quotes (``$80`` ==
@@ -34,11 +34,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from auditor.judges import _entities as ent
-from auditor.judges import _numbers as num
-from auditor.judges._cues import ClaimCues, claim_cues
-from auditor.judges._lexical import stated, words
-from auditor.judges._windows import ITEM_CHARS, prepare
+from auditor.judges.reading import ITEM_CHARS, ClaimCues, claim_cues, prepare, stated, words
+from auditor.judges.reading import entities as ent
+from auditor.judges.reading import numbers as num
 from auditor.text import normalise
 
 MIN_SHARE = 0.5  # share of the claim's content stems the quotes of a supported verdict must hold

@@ -3,7 +3,7 @@
 :func:`ask_json` makes one structured call and turns every way it can fail into a
 :class:`CallFailed` carrying the ``unjudged`` reason. Two rules live here so the separate and fused modes cannot drift apart:
 
-- :func:`auditor.judges._excerpt.fit_evidence` fits evidence to a context budget by ranked windows
+- :func:`auditor.judges.llm._excerpt.fit_evidence` fits evidence to a context budget by ranked windows
   and keeps what it left out; :func:`to_verdict` records that per claim (``left_out`` and a judge
   note) and makes an ``absent`` claim ``unjudged: evidence_clipped`` when the text left out shares a
   word with it (clipping is never silent).
@@ -11,7 +11,7 @@
   offered set is ``unjudged: parse_failure``; an ``inadmissible_support`` id that is not excluded
   evidence is dropped and recorded; ``common_knowledge`` counts only when the policy allowed it;
   the items cited in ``conflicting`` become the other side of a conflict
-  (:func:`auditor.judges._conflicts.with_conflict`); and the quotes are always verified
+  (:func:`auditor.judges.verify._conflicts.with_conflict`); and the quotes are always verified
   (:func:`auditor.judges.verify_quotes`).
 """
 
@@ -21,10 +21,10 @@ from collections.abc import Mapping
 
 from auditor.errors import LLMConnectionError, LLMStatusError, LLMTimeoutError
 from auditor.evidence import Evidence
-from auditor.judges._conflicts import with_conflict
-from auditor.judges._excerpt import Fitted
-from auditor.judges._prompts import JUDGE_LABELS, VerdictOut, parse_json
-from auditor.judges._verdicts import Citation, ClaimVerdict, Label, LeftOut, UnjudgedReason, verify_quotes
+from auditor.judges._verdicts import Citation, ClaimVerdict, Label, LeftOut, UnjudgedReason
+from auditor.judges.llm._excerpt import Fitted
+from auditor.judges.llm._prompts import JUDGE_LABELS, VerdictOut, parse_json
+from auditor.judges.verify import verify_quotes, with_conflict
 from auditor.llm import Completion, LLMClient
 
 

@@ -28,7 +28,8 @@ from pydantic import BaseModel, ConfigDict
 
 from auditor.claims import Claim, MarkerResolution
 from auditor.evidence import Answer, Evidence
-from auditor.judges._verdicts import ClaimVerdict, Judge, Label, check_complete, verify_quotes
+from auditor.judges._verdicts import ClaimVerdict, Judge, Label, check_complete
+from auditor.judges.verify._quotes import verify_quotes
 
 
 class MarkerCheck(BaseModel):

@@ -1,6 +1,6 @@
 """Whether a ``supported`` verdict's quotes *agree* with its claim, not only overlap it.
 
-:mod:`auditor.judges._carry` asks whether the quotes hold the claim's figures, names and words.
+:mod:`auditor.judges.verify._carry` asks whether the quotes hold the claim's figures, names and words.
 That is not agreement: "Returns are not accepted after 30 days" holds every word and figure of
 "Returns are accepted after 30 days", and a judge that obeys an instruction planted in the
 evidence ("mark every claim supported") quotes exactly such real sentences. This module reads the
@@ -30,13 +30,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from auditor.judges import _entities as ent
-from auditor.judges import _numbers as num
-from auditor.judges._carry import cached_claim_cues
-from auditor.judges._cues import ClaimCues
-from auditor.judges._lexical import content_stems, denied_and_affirmed, stem, words
-from auditor.judges._vocabulary import STOPWORDS
-from auditor.judges._windows import ITEM_CHARS, Window, prepare
+from auditor.judges.reading import (
+    ITEM_CHARS,
+    STOPWORDS,
+    ClaimCues,
+    Window,
+    content_stems,
+    denied_and_affirmed,
+    prepare,
+    stem,
+    words,
+)
+from auditor.judges.reading import entities as ent
+from auditor.judges.reading import numbers as num
+from auditor.judges.verify._carry import cached_claim_cues
 from auditor.text import normalise
 
 QUOTE_DISAGREES = "quote_disagrees"  # the judge error of a supported verdict whose quote disagrees

@@ -9,7 +9,7 @@ Layout, chosen for providers' prompt caching: a fixed system message, then the u
 opening with the evidence (the part shared by every call about the same answer), then the answer
 and claims. Trace text is untrusted: each piece of it (an evidence item, the question, the answer,
 a claim) sits in a block whose markers carry a fence token that no trace text contains
-(:mod:`auditor.judges._fence`), so a tool result cannot close its own block, open another or speak
+(:mod:`auditor.judges.llm._fence`), so a tool result cannot close its own block, open another or speak
 as the auditor, whatever it writes.
 """
 
@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from auditor.judges._fence import Block, Part, attr, fenced, neutralise
+from auditor.judges.llm._fence import Block, Part, attr, fenced, neutralise
 
 # 2: fence tokens in every block marker; 3: conflicting citations, and quotes that carry the claim
 PROMPT_VERSION = "tva-judge-3"

@@ -26,9 +26,8 @@ from typing import Any, Protocol
 
 from auditor.claims import Claim, Decomposition
 from auditor.evidence import Answer, Evidence
-from auditor.judges._decompose import call_failed
-from auditor.judges._fused import FusedResult
 from auditor.judges._verdicts import ClaimVerdict, Judge, JudgeIdentity, Label, check_complete
+from auditor.judges.llm import FusedResult, call_failed
 from auditor.text import short_digest
 
 

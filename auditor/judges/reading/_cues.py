@@ -1,7 +1,7 @@
 """A claim's cues: the content stems, figures and entities every check of the claim compares.
 
-One reading of the claim shared by the offline judge's rules (:mod:`auditor.judges._rules`) and by
-the check that a verdict's quotes carry the claim (:mod:`auditor.judges._carry`), so the two cannot
+One reading of the claim shared by the offline judge's rules (:mod:`auditor.judges.offline._rules`) and by
+the check that a verdict's quotes carry the claim (:mod:`auditor.judges.verify._carry`), so the two cannot
 disagree about what the claim states. It imports nothing that knows about verdicts.
 """
 
@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from auditor.judges import _entities as ent
-from auditor.judges import _numbers as num
-from auditor.judges._lexical import content_stems, negated_stems, words
-from auditor.judges._windows import MONEY_KEYS
+from auditor.judges.reading import _entities as ent
+from auditor.judges.reading import _numbers as num
+from auditor.judges.reading._lexical import content_stems, negated_stems, words
+from auditor.judges.reading._windows import MONEY_KEYS
 
 _SOURCES = r"(?:reports|documents|sources|articles|studies|papers|pages|items|results|tools|passages|reviews)"
 # Aggregation over sources only: "both reports", "all three documents", "two sources", "both of them

@@ -15,7 +15,7 @@ from functools import lru_cache
 
 import simplemma
 
-from auditor.judges._vocabulary import NEGATION, STOPWORDS, SYNONYMS
+from auditor.judges.reading._vocabulary import NEGATION, STOPWORDS, SYNONYMS
 
 _WORD = re.compile("[A-Za-z][A-Za-z0-9'\u2019]*|\\d+(?:[.,]\\d+)*")
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
@@ -209,7 +209,7 @@ def denied_and_affirmed(text: str) -> tuple[frozenset[str], frozenset[str]]:
 
     The scope of :func:`negated_stems` read occurrence by occurrence: a word also written outside
     any negation is affirmed, not denied ("with a towel ..., not rubbing it with the towel"). The agreement check of a
-    quote with its claim (:mod:`auditor.judges._agree`) compares these, so that a claim of two
+    quote with its claim (:mod:`auditor.judges.verify._agree`) compares these, so that a claim of two
     clauses is not read as denying its main clause's words.
     """
     # split as :func:`words` splits (camelCase, snake_case), so the stems are content_stems' own

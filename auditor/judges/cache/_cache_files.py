@@ -17,9 +17,9 @@ from typing import Any, Generic, TypeVar
 from pydantic import ValidationError
 
 from auditor.claims import Decomposition
-from auditor.judges._cache import fused_from_json, fused_to_json
-from auditor.judges._fused import FusedResult
 from auditor.judges._verdicts import ClaimVerdict
+from auditor.judges.cache._cache import fused_from_json, fused_to_json
+from auditor.judges.llm import FusedResult
 
 T = TypeVar("T")
 

@@ -32,9 +32,10 @@ from pydantic import ValidationError
 
 from auditor.claims import Claim
 from auditor.evidence import Answer, Evidence
-from auditor.judges._excerpt import Fitted, fit_evidence
-from auditor.judges._parse import CallFailed, ask_json, to_verdict, unjudged
-from auditor.judges._prompts import (
+from auditor.judges._verdicts import ClaimVerdict, JudgeIdentity, UnjudgedReason, check_complete
+from auditor.judges.llm._excerpt import Fitted, fit_evidence
+from auditor.judges.llm._parse import CallFailed, ask_json, to_verdict, unjudged
+from auditor.judges.llm._prompts import (
     PROMPT_VERSION,
     ClaimIn,
     JudgeInput,
@@ -42,7 +43,6 @@ from auditor.judges._prompts import (
     judge_schema,
     render_judge,
 )
-from auditor.judges._verdicts import ClaimVerdict, JudgeIdentity, UnjudgedReason, check_complete
 from auditor.llm import LLMClient
 
 
@@ -52,7 +52,7 @@ class LLMJudge:
     Args:
         client: the :class:`~auditor.llm.LLMClient` (model, endpoint, retries, limiter).
         max_evidence_chars: context budget for evidence text; beyond it, long items show the
-            windows that best match the claims (:mod:`auditor.judges._excerpt`).
+            windows that best match the claims (:mod:`auditor.judges.llm._excerpt`).
         max_evidence_tokens: the same budget in estimated tokens (4 characters each); wins if given.
         tokens_base: ``max_tokens`` for the reply's frame.
         tokens_per_claim: ``max_tokens`` added per claim.

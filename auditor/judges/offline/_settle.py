@@ -30,7 +30,7 @@ that does not depend on how often a data set's claims happen to be true:
   ("Lightly oil the grate (step 2)", "(passage 1)": its number is no figure of the claim either), an
   attribution to a record's reviews ("According to customer reviews, ...", "One customer mentioned
   that ...", "a parking lot for its customers"; a review's words must still lie in one review), a
-  hedge ("allegedly", "reportedly", "possibly") (:func:`_light`; never a word the claim also uses
+  hedge ("allegedly", "reportedly", "possibly") (:func:`light`; never a word the claim also uses
   elsewhere, never "next" without its comma: "next year" is a time).
   **Stand-ins**: in prose, up to :data:`MAX_STAND_INS` words of the claim may be missing from the
   window when each is a *general noun* (:data:`GENERAL_NOUNS`: "part of her leg", "the individual
@@ -38,7 +38,7 @@ that does not depend on how often a data set's claims happen to be true:
   word the window holds ("moist" / "moisture", "portraying" / "portrayal": one stem extends the
   other, both :data:`VARIANT_LETTERS` letters or more), written in lower case in the claim (a
   name's variant is another name: "India" for "Indian"), and at least :data:`MIN_STEMS` of the
-  claim's stems are in the window itself (:func:`_stand_ins`).
+  claim's stems are in the window itself (:func:`stand_ins`).
   **A record is read pair by pair**: when a pair the claim is not about disagrees word by word
   (``"RestaurantsReservations": false`` negates "restaurant" for "The restaurant has a classy
   ambience"), the claim still stands if every boolean pair it *is* about has its polarity and each
@@ -47,7 +47,7 @@ that does not depend on how often a data set's claims happen to be true:
   available", pair by pair). And the words of a claim that no attribute pair of a record states
   must lie in *one* sentence of its prose (one review): words gathered across several reviews
   ("the mimosas are highly recommended" from "Mimosas are the best." and "I recommend chatting
-  with him") state nothing together (:func:`_one_text`), as scattered words do not in prose; nor
+  with him") state nothing together (:func:`one_text`), as scattered words do not in prose; nor
   does a review's word stand in for the value of an attribute the claim is about ("offers free
   WiFi" against ``"WiFi": "paid"`` and a review's "free delivery"). Against a record, a negation
   denies every item of its list ("no valet, garage, or lot parking" meets ``"lot": false`` too,
@@ -58,6 +58,9 @@ that does not depend on how often a data set's claims happen to be true:
   its coefficients and thresholds are retrained for the judge's decisions, and certainty should not
   move with them;
 - and **no other admitted item contradicts it** (a conflict goes to the LLM judge).
+
+The words a window need not hold (presence, light words, stand-ins) are named in
+:mod:`auditor.judges.offline._light`; a record read pair by pair in :mod:`auditor.judges.offline._records`.
 
 Absence is never certain ("14 days" may be "two weeks" to a reader) and neither is a contradiction:
 the changed-figure rule's claims were unsupported for the annotators 7 times in 10 on the dev set and
@@ -78,7 +81,7 @@ more; a missing word of the question 74% there (31 of 42: "sings" for "written b
 adverb in "-ly" 2 of 4 there; words spread over four times the claim's length 2 of 4.
 
 Everything the check reads is computed once: the claim's cues are cached by claim text and the
-evidence windows by :func:`auditor.judges._windows.prepare`'s cache; the verbatim test is a
+evidence windows by :func:`auditor.judges.reading._windows.prepare`'s cache; the verbatim test is a
 substring test on the item's normalised text, the word-boundary pattern compiled only for a claim
 found there; an item lacking some stem of the claim is skipped whole, and a window is tested for
 full coverage (a set inclusion) before anything costlier is looked at.
@@ -94,92 +97,30 @@ from functools import lru_cache
 
 from auditor.claims import Claim
 from auditor.evidence import Evidence
-from auditor.judges import _entities as ent
-from auditor.judges import _numbers as num
-from auditor.judges._agree import about as _about
-from auditor.judges._carry import cached_claim_cues
-from auditor.judges._conflicts import contradicting_items
-from auditor.judges._cues import ClaimCues
-from auditor.judges._lexical import content_stems, negated, stem, words
-from auditor.judges._rules import coverage, quote, support_stands
-from auditor.judges._segments import Segment
 from auditor.judges._verdicts import Citation, ClaimVerdict, Label
-from auditor.judges._windows import Item, Window, prepare, read_limits
+from auditor.judges.offline._light import MIN_STEMS, PRESENCE, light, stand_ins
+from auditor.judges.offline._records import listed_negation, one_text, polarity_reading, stated_stems
+from auditor.judges.offline._rivals import contradicting_items
+from auditor.judges.offline._rules import coverage, quote, support_stands
+from auditor.judges.reading import (
+    ClaimCues,
+    Item,
+    Window,
+    negated,
+    prepare,
+    read_limits,
+    stem,
+    words,
+)
+from auditor.judges.reading import entities as ent
+from auditor.judges.reading import numbers as num
+from auditor.judges.verify import cached_claim_cues
 from auditor.text import normalise
 
 _TOKEN = re.compile(r"\S+")
 SETTLE_MIN_WORDS = 4  # the verbatim test never answers for shorter claims
-MIN_STEMS = 3  # one window must hold at least this many content stems of the claim ...
 MIN_RECORD_STEMS = 2  # ... or, in a JSON record, this many ("is good for groups": one boolean pair)
 MAX_SPREAD = 3.0  # prose: the claim's stems within this many times its word count in the window
-# Words that say a thing is there, not what it is: "offers takeout", "parking is available", "located
-# at 202 N Milpas", "takeout options". A window need not repeat them when it states the rest (a
-# record's ``"RestaurantsTakeOut": true`` offers takeout). Stems, as :func:`stem` gives them
-# ("provides", "features" and "serves" are "offer" through the synonym list). Never "local" ("loc"),
-# which is a claim of its own; never a word of time ("currently").
-PRESENCE = frozenset({"offer", "avail", "locat", "option", "servic", "amen", "busi", "establish"})
-# Nouns that name a thing only by its kind ("general nouns", Halliday and Hasan): they refer back to
-# what the window names rather than state anything of their own ("the individual joined" for "you
-# joined", "in all but a few areas", "amputate part of her leg"). A window need not hold one.
-GENERAL_NOUNS = frozenset(
-    stem(w)
-    for w in (
-        *("thing", "stuff", "matter", "part", "aspect", "area", "way", "kind", "type", "sort", "form"),
-        *("individual", "person", "people", "company", "process", "item", "event", "place", "fact"),
-        *("idea", "case"),
-    )
-)
-VARIANT_LETTERS = 5  # a derived form extends the word's stem, both this long: "moist" / "moisture"
-MAX_STAND_INS = 2  # at most this many words of a claim held only as a general noun or derived form
-# Words that link a claim to the answer around it or quantify loosely, and state nothing a window
-# must hold (see :func:`_light`): a connective opening the claim ("Meanwhile, grill the bratwurst",
-# "Additionally, it offers ..."), and "a variety of" / "a range of" before what it lists.
-_OPENING = re.compile(
-    r"^\W*(?:(?:in addition|in the meantime|on the other hand|as well),?|(?:additionally|alternatively|"
-    r"furthermore|moreover|meanwhile|finally|lastly|then|therefore|thus|hence|firstly|secondly|"
-    r"thirdly|also)\b,?|next,)",
-    re.I,
-)
-_LOOSE = re.compile(
-    r"\b(?:a|an)\s+(?:(?:wide|broad|large|great|diverse)\s+)?(?:variety|range|selection|array|assortment)\s+of\b",
-    re.I,
-)
-# Words about the source, not the world, and words that only weaken: a window need not hold them
-# either (see :func:`_light`). A citation marker ("(step 4)", "(passage 2)", its figure not a figure
-# of the claim: :mod:`auditor.judges._cues`); an attribution to a record's reviews ("according to
-# customer reviews", "one customer mentioned that", "a lot for its customers"), whose words must
-# still lie in one review (:func:`_one_text`); a hedge that weakens what the window states
-# ("allegedly", "reportedly", "possibly").
-_MARKER = re.compile(
-    r"\((?:\s*(?:see\s+)?(?:steps?|passages?|documents?|sources?)\s*#?\s*\d+"
-    r"(?:\s*(?:-|\u2013|to|and|&)\s*\d+)?\s*[,;]?)+\s*\)",
-    re.I,
-)
-_ATTRIBUTION = re.compile(
-    r"\b(?:according\s+to|based\s+on)\s+(?:the\s+|its\s+|their\s+)?(?:customer\s+|online\s+)?reviews\b|"
-    r"\b(?:(?:one|another|some|many|several|most|other)\s+)?(?:customers?|reviewers?|patrons?|diners?|guests?)\s+"
-    r"(?:have\s+|has\s+)?(?:also\s+)?"
-    r"(?:mention(?:s|ed)?|note[sd]?|say|says|said|state[sd]?|report(?:s|ed)?|describe[sd]?|"
-    r"comment(?:s|ed)?|remark(?:s|ed)?|wr(?:ite|ites|ote))\b|"
-    r"\b(?:for|to)\s+(?:its\s+|their\s+|the\s+)?customers\b",
-    re.I,
-)
-_HEDGE = re.compile(
-    r"\b(?:allegedly|reportedly|apparently|possibly|potentially|presumably|supposedly)\b", re.I
-)
-# A negation over a list denies every item of it: "no valet, garage, or lot parking", "does not
-# offer street parking, valet, or validated parking" (a cue's own scope stops at two content words:
-# :data:`auditor.judges._lexical.NEGATION_WORDS`). Items of one or two words, after commas, the last
-# after "or" / "nor"; a word that opens a clause ends the list ("not cheap, but ...").
-_ITEM = r"(?!(?:but|and|while|although|though|yet|which|who|that|so|because|as)\b)[A-Za-z][\w'-]*"
-_LISTED = re.compile(
-    rf"\b(?:no|not|without|neither|never)\s+(?!only\b|just\b)((?:{_ITEM}\s+){{0,3}}?{_ITEM}"
-    rf"(?:\s*,\s*{_ITEM}(?:\s+{_ITEM})?)*\s*,?\s+(?:or|nor)\s+{_ITEM}(?:\s+{_ITEM})?)",
-    re.I,
-)
-_NULL = re.compile(r":\s*null\s*$")  # a JSON pair whose value is null states nothing
-# A clause boundary: a claim of several clauses may hold both polarities ("no WiFi, but takeout").
-_CLAUSES = re.compile(r"[,;:]|\b(?:but|while|whereas|although|though|however|yet|except|unless)\b", re.I)
 
 
 def _pattern(core: str) -> re.Pattern[str]:
@@ -295,29 +236,10 @@ def _verbatim(claim: Claim, admitted: Sequence[Evidence], items: Sequence[Item])
     return None
 
 
-@lru_cache(maxsize=4096)
-def _light(text: str) -> frozenset[str]:
-    """The claim's stems that only link, quantify loosely, cite or attribute to the source, or
-    hedge (:data:`_OPENING`, :data:`_LOOSE`, :data:`_MARKER`, :data:`_ATTRIBUTION`, :data:`_HEDGE`):
-    a window need not hold them. A stem the claim also uses elsewhere is not light."""
-    found = (
-        _OPENING.match(text),
-        *(m for p in (_LOOSE, _MARKER, _ATTRIBUTION, _HEDGE) for m in p.finditer(text)),
-    )
-    spans = [m.span() for m in found if m and m.end() > m.start()]
-    if not spans:
-        return frozenset()
-    light = content_stems(" ".join(text[a:b] for a, b in spans))
-    rest = list(text)
-    for a, b in spans:
-        rest[a:b] = " " * (b - a)
-    return frozenset(light - content_stems("".join(rest)))
-
-
 def _one_window(
     claim: Claim, cues: ClaimCues, admitted: Sequence[Evidence], items: Sequence[Item]
 ) -> ClaimVerdict | None:
-    stems = cues.stems - _light(claim.text)  # light words count for nothing, not even the minimum
+    stems = cues.stems - light(claim.text)  # light words count for nothing, not even the minimum
     if len(stems) < MIN_RECORD_STEMS:
         return None
     need = stems - PRESENCE  # the stems a window must hold (see PRESENCE)
@@ -326,31 +248,31 @@ def _one_window(
     prose = len(stems) >= MIN_STEMS
     # in a record, each item of a list a negation denies meets its own pair ("lot": false); prose
     # keeps the cue's own scope, as its windows do
-    listed = _listed_negation(claim.text) & cues.stems
+    listed = listed_negation(claim.text) & cues.stems
     in_record = replace(cues, negated_stems=cues.negated_stems | listed) if listed else cues
     for e, item in zip(admitted, items, strict=True):
         if not prose and not item.is_json:
             continue
-        if not cues.money_words and not need <= item.stems and not _stand_ins(claim.text, need, item):
+        if not cues.money_words and not need <= item.stems and not stand_ins(claim.text, need, item):
             continue  # some stem is in no window of the item
         if any(not ent.present(x, item.norm) for x in cues.entities):
             continue
         for w in item.windows:
             held = need
             if not need <= w.seg.stems and not (cues.money_words and coverage(cues, w) >= 1.0):
-                if not _stand_ins(claim.text, need, item, w.seg.stems):
+                if not stand_ins(claim.text, need, item, w.seg.stems):
                     continue
                 held = need & w.seg.stems
             if not item.is_json and len(w.parts) > 2:
                 continue
-            if item.is_json and not need <= _stated_stems(w):
+            if item.is_json and not need <= stated_stems(w):
                 continue  # a stem met only in a null pair: "RestaurantsGoodForGroups": null
-            if item.is_json and not _one_text(claim.text, cues, need, w):
+            if item.is_json and not one_text(claim.text, cues, need, w):
                 continue  # words gathered from several reviews of a record
             if not _states_all(cues, w) or not _compact(claim.text, held, w, item):
                 continue
             read = in_record if item.is_json else cues
-            polarity = _polarity(claim.text, read, w, item.is_json)
+            polarity = polarity_reading(claim.text, read, w, item.is_json)
             # the record's own boolean pairs decided it ("record"), else the polarity rule's reading
             if polarity == "record" or (polarity == "words" and support_stands(read, item, w)):
                 return _verdict(
@@ -360,47 +282,6 @@ def _one_window(
                     quote(item, w, cues),
                 )
     return None
-
-
-def _stand_ins(text: str, need: frozenset[str], item: Item, stems: frozenset[str] | None = None) -> bool:
-    """In prose, the claim's ``need`` missing from ``stems`` (a window's; the item's by default) are
-    at most :data:`MAX_STAND_INS` words that state nothing a window must hold: a general noun
-    (:data:`GENERAL_NOUNS`), or a derived form of a stem there ("portraying" / "portrayal", "rhythms"
-    / "rhythmic": one stem extends the other, both :data:`VARIANT_LETTERS` letters or more). Each is
-    written in lower case in the claim: a name's variant is another name ("India" for "Indian"). At
-    least :data:`MIN_STEMS` of the claim's stems stay in ``stems`` themselves."""
-    if item.is_json:
-        return False
-    held = item.stems if stems is None else stems
-    missing = need - held
-    if len(missing) > MAX_STAND_INS or len(need) - len(missing) < MIN_STEMS:
-        return False
-    if not missing <= _lower_stems(text):
-        return False
-    return all(m in GENERAL_NOUNS or _derived(m, held) for m in missing)
-
-
-def _derived(m: str, stems: frozenset[str]) -> bool:
-    """Some stem of ``stems`` extends ``m`` or is extended by it (a derived form of one word)."""
-    if len(m) < VARIANT_LETTERS:
-        return False
-    return any(s != m and len(s) >= VARIANT_LETTERS and (s.startswith(m) or m.startswith(s)) for s in stems)
-
-
-@lru_cache(maxsize=4096)
-def _lower_stems(text: str) -> frozenset[str]:
-    """The stems of the claim that it writes only in lower case (not a name, not a sentence's start)."""
-    seen: dict[str, bool] = {}
-    for w in words(text):
-        s = stem(w)
-        seen[s] = seen.get(s, True) and w.islower()
-    return frozenset(s for s, lower in seen.items() if lower)
-
-
-@lru_cache(maxsize=4096)
-def _listed_negation(text: str) -> frozenset[str]:
-    """The stems of every item of a list a negation denies (:data:`_LISTED`)."""
-    return frozenset().union(*(content_stems(m.group(1)) for m in _LISTED.finditer(text)))
 
 
 def _exactly(q: num.Quantity, e: num.Quantity) -> bool:
@@ -426,104 +307,6 @@ def _states_all(cues: ClaimCues, w: Window) -> bool:
             return False  # "the 2020 prize" beside the claimed "2018 prize"
     text = normalise(f"{w.seg.text} {w.seg.extra}")
     return all(ent.present(x, text) for x in cues.entities)
-
-
-def _polarity(text: str, cues: ClaimCues, w: Window, is_json: bool) -> str | None:
-    """``"words"`` when no word the claim shares with the window is negated on one side only;
-    else, in a record, ``"record"`` when a one-clause claim agrees with the boolean pairs it is about
-    (:func:`_record_polarity`); else None."""
-    shared = cues.stems & w.seg.stems
-    if not (cues.negated_stems & shared) ^ (w.seg.negated & shared):
-        return "words"
-    if is_json and not _CLAUSES.search(text) and _record_polarity(cues, w):
-        return "record"
-    if is_json and _pair_polarity(cues, w, _light(text)):
-        return "record"
-    return None
-
-
-def _pair_polarity(cues: ClaimCues, w: Window, light: frozenset[str] = frozenset()) -> bool:
-    """A claim against a record window whose word-by-word test fails on a pair the claim is not
-    about (``"RestaurantsReservations": false`` negates "restaurant" for "The restaurant takes
-    out orders"). Certain when every boolean pair the claim is about (:func:`_about`) has the
-    claim's polarity for its words (``"valet": false`` for "no valet", ``"street": true`` for
-    "street parking is available"), and each of the claim's other stems is stated by some pair
-    of the window that is not null, with the claim's polarity (its ``light`` words and presence
-    words aside: no window need hold them)."""
-    about = [p for p in w.parts if p.boolean and _about(cues, Window(p, (p,), (), True))]
-    if any(p.negative != bool(cues.negated_stems & p.stems) for p in about):
-        return False
-    held: frozenset[str] = frozenset().union(*(p.stems for p in about))
-    stated = [p for p in w.parts if not _NULL.search(p.text)]
-    return all(
-        any(s in p.stems and (s in p.negated) == (s in cues.negated_stems) for p in stated)
-        for s in cues.stems - held - PRESENCE - light
-    )
-
-
-def _record_polarity(cues: ClaimCues, w: Window) -> bool:
-    """A one-clause claim against a record: "valet parking is not available" negates "available"
-    (a presence word, in no pair), yet states that ``"valet": false``; "does not offer WiFi" meets
-    ``"WiFi": "no"``. The boolean pairs the claim is about (their key's last word and half its
-    words the claim's, :func:`auditor.judges._rules._about`) must all have the claim's polarity,
-    at least one of them; the window's other pairs keep the word-by-word test (a review's text)."""
-    pairs = [p for p in w.parts if p.boolean]
-    about = [p for p in pairs if _about(cues, Window(p, (p,), (), True))]
-    negative = bool(cues.negated_stems)
-    if not about or any(p.negative != negative for p in about):
-        return False
-    rest = [p for p in w.parts if not p.boolean]
-    stems: frozenset[str] = frozenset().union(*(p.stems for p in rest))
-    negated: frozenset[str] = frozenset().union(*(p.negated for p in rest))
-    shared = cues.stems & stems
-    return not (cues.negated_stems & shared) ^ (negated & shared)
-
-
-# A part of a record that is prose (a sentence of a review), not an attribute: it does not open
-# with a key, or its value holds a sentence end.
-_PROSE = re.compile(r'^\s*[^"\s]|[a-z][.!?](?:\s|\\n|"?\s*$)')
-
-
-def _one_text(text: str, cues: ClaimCues, need: frozenset[str], w: Window) -> bool:
-    """In a record, the claim's stems that no attribute pair states lie in one prose part (one
-    sentence of one review): words gathered across reviews state nothing together. Nor may a
-    review's word stand in for the value of an attribute the claim is about: "offers free WiFi"
-    is not stated by ``"WiFi": "paid"`` and a review's "free delivery"."""
-    prose: list[Segment] = []
-    attributes: list[Segment] = []
-    for p in w.parts:
-        (prose if _PROSE.search(p.text) else attributes).append(p)
-    rest = need.difference(*(p.stems for p in attributes))
-    if not prose or not rest:
-        return True
-    if not any(rest <= p.stems for p in prose):
-        return False
-    said = cues.stems | _said(text)
-    for p in attributes:
-        if p.boolean or _NULL.search(p.text) or (m := _KEY.match(p.text)) is None:
-            continue
-        key = [stem(k) for k in words(m.group())]
-        # about the claim: the key's last word and half its words are the claim's ("WiFi") ...
-        about = bool(key) and key[-1] in said and 2 * len(said.intersection(key)) >= len(key)
-        if about and not content_stems(p.text[m.end() :]) <= said:
-            return False  # ... and the claim does not say the record's value ("paid")
-    return True
-
-
-@lru_cache(maxsize=4096)
-def _said(text: str) -> frozenset[str]:
-    """Every content stem of the claim's text, its figures' words and names included."""
-    return frozenset(content_stems(text))
-
-
-_KEY = re.compile(r'^\s*"(?:[^"\\]|\\.)*"\s*:')
-
-
-def _stated_stems(w: Window) -> frozenset[str]:
-    """The stems of a JSON window's parts that state a value (a null pair says it is not known)."""
-    if not any(_NULL.search(p.text) for p in w.parts):
-        return w.seg.stems
-    return frozenset().union(*(p.stems for p in w.parts if not _NULL.search(p.text)))
 
 
 def _compact(text: str, stems: frozenset[str], w: Window, item: Item) -> bool:

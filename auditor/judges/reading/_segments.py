@@ -11,8 +11,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from auditor.judges._lexical import compound_stems, content_stems, negated_stems, stated, words
-from auditor.judges._vocabulary import CODES, SCHEDULE_WORDS, WEEKDAYS
+from auditor.judges.reading._lexical import compound_stems, content_stems, negated_stems, stated, words
+from auditor.judges.reading._vocabulary import CODES, SCHEDULE_WORDS, WEEKDAYS
 
 
 @dataclass(frozen=True)

@@ -10,15 +10,15 @@ It judges each claim against the admitted evidence with surface cues only:
 3. **Negation**: a window that covers the claim's words well but with the opposite polarity
    ("not refundable" against "refundable", or a JSON ``false``) is ``contradicted``.
 4. **Lexical entailment**: a window (one or two adjacent sentences, or a JSON object's pairs) that
-   covers at least :data:`~auditor.judges._rules.SUPPORT_COVERAGE` of the claim's content stems and states all its
+   covers at least :data:`~auditor.judges.offline._rules.SUPPORT_COVERAGE` of the claim's content stems and states all its
    quantities is ``supported``, quoting that window. Otherwise ``absent``.
 5. **Aggregated claims** ("both reports say ...") need support from at least two items.
 6. **Conflicts**: a ``supported`` verdict is checked against every admitted item it does not cite,
-   one by one (:func:`auditor.judges._conflicts.contradicting_items`); an item that contradicts
+   one by one (:func:`auditor.judges.offline._rivals.contradicting_items`); an item that contradicts
    the claim on its own is kept beside the support in ``conflicts``, never silently outvoted.
 
-7. **The support score** (:mod:`auditor.judges._combiner`, over the cues of
-   :mod:`auditor.judges._features`) decides whether the rules' reading is decisive: ``supported``
+7. **The support score** (:mod:`auditor.judges.offline._combiner`, over the cues of
+   :mod:`auditor.judges.offline._features`) decides whether the rules' reading is decisive: ``supported``
    needs a score at or above the shipped ``supported`` threshold, ``absent`` from low coverage one
    at or below ``unsupported``; figures, names and polarity (``HARD_RULES``) decide whatever the
    score, except a prose negation flip in a long answer (``SOFT_IN_LONG_ANSWERS``); in a long
@@ -26,8 +26,8 @@ It judges each claim against the admitted evidence with surface cues only:
    is ``unjudged: offline_undecided`` (fail closed), with the score in the rationale. The claims of a long answer (``answer_claims`` judged claims or more: a summary)
    are decided with the ``answer_supported`` / ``answer_unsupported`` pair instead, and one no
    window supports is ``supported`` at a score of at least ``answer_partial`` when a window, or two
-   or three sentences of one item together, cover :data:`~auditor.judges._rules.PARTIAL_COVERAGE`
-   of it with all its figures (a paraphrase; :func:`~auditor.judges._rules.partial_support`).
+   or three sentences of one item together, cover :data:`~auditor.judges.offline._rules.PARTIAL_COVERAGE`
+   of it with all its figures (a paraphrase; :func:`~auditor.judges.offline._rules.partial_support`).
 
 Quotes are always exact substrings of the evidence text and hold what the rule matched (for a JSON
 record, the pairs stating the claim's figures and words), so they pass
@@ -35,11 +35,11 @@ record, the pairs stating the claim's figures and words), so they pass
 the policy allows: it cannot tell what is common knowledge. It is **approximate** and says so in its
 identity (``approximate=True``); paraphrase, inference across sentences and world knowledge are
 beyond it. :meth:`OfflineJudge.settle` is the strict subset used before an LLM judge
-(:mod:`auditor.judges._settle`): it answers only when the claim is stated verbatim in an admitted
+(:mod:`auditor.judges.offline._settle`): it answers only when the claim is stated verbatim in an admitted
 item, or every content word, figure and name of it in one window.
 
-It reads a bounded amount of evidence (:data:`~auditor.judges._windows.ITEM_CHARS` per item,
-:data:`~auditor.judges._windows.CLAIM_CHARS` per claim), so hostile input cannot make it slow;
+It reads a bounded amount of evidence (:data:`~auditor.judges.reading._windows.ITEM_CHARS` per item,
+:data:`~auditor.judges.reading._windows.CLAIM_CHARS` per claim), so hostile input cannot make it slow;
 what it did not read never supports a claim, and an ``absent`` it cannot assert for that reason is
 ``unjudged: offline_undecided``.
 """
@@ -51,30 +51,21 @@ from dataclasses import dataclass
 
 from auditor.claims import Claim
 from auditor.evidence import Answer, Evidence
-from auditor.judges import _entities as ent
-from auditor.judges import _numbers as num
-from auditor.judges import _settle
-from auditor.judges._attributes import attribute_flip, unknown_attribute, value_unstated
-from auditor.judges._carry import cached_claim_cues
-from auditor.judges._combiner import Combiner, shipped
-from auditor.judges._conflicts import contradicting_items, with_conflict
-from auditor.judges._cues import ClaimCues
-from auditor.judges._features import FEATURES, Cue, features
-from auditor.judges._lexical import stem, words
-from auditor.judges._rules import (
-    best_window,
-    combined_support,
+from auditor.judges._verdicts import ClaimVerdict, JudgeIdentity, Label, UnjudgedReason
+from auditor.judges.offline import _settle
+from auditor.judges.offline._combiner import Combiner, shipped
+from auditor.judges.offline._features import FEATURES, Cue, features
+from auditor.judges.offline._rivals import contradicting_items
+from auditor.judges.offline._rules import (
     coverage,
     partial_support,
-    polarity_conflict,
     quote,
-    rival_figures,
-    support_stands,
     supporting_window,
 )
-from auditor.judges._settle import SETTLE_MIN_WORDS
-from auditor.judges._verdicts import Citation, ClaimVerdict, JudgeIdentity, Label, UnjudgedReason
-from auditor.judges._windows import CLAIM_CHARS, ITEM_CHARS, Item, prepare, read_limits
+from auditor.judges.offline._ruling import item_name, offline_verdict, rule_verdict
+from auditor.judges.offline._settle import SETTLE_MIN_WORDS
+from auditor.judges.reading import CLAIM_CHARS, ITEM_CHARS, Item, prepare, read_limits
+from auditor.judges.verify import cached_claim_cues, with_conflict
 from auditor.text import normalise
 
 PROMPT_VERSION = "offline-2"  # 2: the support score and offline_undecided (issue 13)
@@ -87,34 +78,13 @@ _UNREAD_EXCLUDED = (
 )
 
 
-def _verdict(
-    claim: Claim,
-    label: Label,
-    rationale: str,
-    citations: tuple[Citation, ...] = (),
-    inadmissible: tuple[str, ...] = (),
-) -> ClaimVerdict:
-    return ClaimVerdict(
-        claim_id=claim.claim_id,
-        label=label,
-        citations=citations,
-        inadmissible_support=inadmissible,
-        rationale=rationale,
-        settled_by="offline",
-    )
-
-
-def _where(item: Item, names: dict[str, str]) -> str:
-    return names.get(item.evidence_id) or item.evidence_id
-
-
 @dataclass(frozen=True)
 class SupportScore:
     """A claim's support score in [0, 1], the rule-based reading, and the cues the score weighs."""
 
     claim_id: str
     score: float
-    rule: str  # the rule behind ``label`` (see auditor.judges._features.RULES)
+    rule: str  # the rule behind ``label`` (see auditor.judges.offline._features.RULES)
     label: Label  # the rule-based verdict, before the score decides whether it is decisive
     cues: tuple[Cue, ...]
 
@@ -153,7 +123,7 @@ class OfflineJudge:
     ) -> list[ClaimVerdict]:
         """The same judgement without an event loop (the judge does no I/O).
 
-        Evidence is read up to the limits of :mod:`auditor.judges._windows`; when some admitted
+        Evidence is read up to the limits of :mod:`auditor.judges.reading._windows`; when some admitted
         text was not read, ``absent`` cannot be asserted and becomes ``unjudged: offline_undecided``.
         """
         limits = read_limits([e.text for e in (*admitted, *excluded)])
@@ -199,8 +169,8 @@ class OfflineJudge:
     def scores(self, claims: Sequence[Claim], admitted: Sequence[Evidence]) -> list[SupportScore]:
         """The support score of each non-screened claim with the cues behind it (no verdict).
 
-        The score is the shipped combiner's (:mod:`auditor.judges._combiner`) over
-        :data:`~auditor.judges._features.FEATURES`; ``rule`` is the rule-based verdict's rule.
+        The score is the shipped combiner's (:mod:`auditor.judges.offline._combiner`) over
+        :data:`~auditor.judges.offline._features.FEATURES`; ``rule`` is the rule-based verdict's rule.
         """
         limits = read_limits([e.text for e in admitted])
         items = [prepare(e.evidence_id, e.text, n) for e, n in zip(admitted, limits, strict=True)]
@@ -211,7 +181,7 @@ class OfflineJudge:
         self, claim: Claim, items: Sequence[Item], names: dict[str, str]
     ) -> tuple[ClaimVerdict, SupportScore]:
         cues = cached_claim_cues(claim.text)
-        verdict, rule = self._rule(claim, cues, items, names)
+        verdict, rule = rule_verdict(claim, cues, items, names)
         x = features(cues, items, rule, _verbatim(claim.text, items))
         combiner = self.combiner or shipped()
         return verdict, SupportScore(
@@ -224,7 +194,7 @@ class OfflineJudge:
         """The rule-based verdict where the support score agrees it is decisive, else undecided.
 
         ``judged``: the answer's judged claims; a long answer has thresholds of its own
-        (:meth:`auditor.judges._combiner.Combiner.thresholds`).
+        (:meth:`auditor.judges.offline._combiner.Combiner.thresholds`).
         """
         verdict, score = self._assess(claim, items, names)
         combiner = self.combiner or shipped()
@@ -246,12 +216,12 @@ class OfflineJudge:
             if found is not None:
                 item, windows = found
                 if len(windows) == 1:
-                    where, cov = _where(item, names), coverage(cues, windows[0])
+                    where, cov = item_name(item, names), coverage(cues, windows[0])
                 else:  # sentences of one item (a summary merging them)
-                    where = f"{len(windows)} sentences of {_where(item, names)} together"
+                    where = f"{len(windows)} sentences of {item_name(item, names)} together"
                     stated = cues.stems.intersection(frozenset().union(*(w.seg.stems for w in windows)))
                     cov = len(stated) / len(cues.stems)
-                return _verdict(
+                return offline_verdict(
                     claim,
                     Label.SUPPORTED,
                     f"mostly stated in {where} ({cov:.0%} of content words, all figures match; "
@@ -267,154 +237,10 @@ class OfflineJudge:
             }
         )
 
-    @staticmethod
-    def _rule(
-        claim: Claim, cues: ClaimCues, items: Sequence[Item], names: dict[str, str]
-    ) -> tuple[ClaimVerdict, str]:
-        """The rule-based verdict and the name of the rule that gave it (see :data:`RULES`)."""
-        if not items:
-            return _verdict(claim, Label.ABSENT, "no admitted evidence"), "nothing"
-        if not cues.stems and not cues.quantities and not cues.entities:
-            return _verdict(claim, Label.ABSENT, "nothing checkable in the claim"), "nothing"
-        unknown = unknown_attribute(cues, claim.text, items)
-        if unknown is not None:
-            item, window = unknown
-            return _verdict(
-                claim,
-                Label.ABSENT,
-                f"{_where(item, names)} leaves it unknown ({window.seg.text.strip()}: null is not 'no')",
-            ), "attribute_unknown"
-        flip = attribute_flip(cues, claim.text, items)
-        if flip is not None:
-            item, window = flip
-            flipped = _verdict(
-                claim,
-                Label.CONTRADICTED,
-                f"{_where(item, names)} states the opposite ({window.seg.text.strip()})",
-                quote(item, window, cues),
-            )
-            # another tool stating the claim ("stock": 14 beside "in_stock": false) is the other
-            # side of a conflict, shown rather than outvoted by the flip
-            backing = [
-                c
-                for i in items
-                if i is not item
-                and (w := supporting_window(cues, i)) is not None
-                and support_stands(cues, i, w)
-                for c in quote(i, w, cues)
-            ]
-            return with_conflict(flipped, backing), "attribute_flipped"
-        unstated = value_unstated(cues, items, _settle.PRESENCE)
-        if unstated is not None:
-            item, window, word = unstated
-            return _verdict(
-                claim,
-                Label.ABSENT,
-                f"{_where(item, names)} states {window.seg.text.strip()}, and nothing admitted says "
-                f"{_said_word(claim.text, word)!r}",
-            ), "coverage"  # weighed by the score, not decisive: on dev, decisive cost Data2txt accuracy
-        support = [(i, w) for i in items if (w := supporting_window(cues, i)) is not None]
-        if cues.aggregated and len({i.evidence_id for i, _ in support}) >= 2:
-            cites = tuple(c for i, w in support for c in quote(i, w, cues))
-            where = ", ".join(_where(i, names) for i, _ in support)
-            return _verdict(
-                claim, Label.SUPPORTED, f"aggregated claim supported by {len(support)} items: {where}", cites
-            ), "aggregate_supported"
-        # the best supporting window whose own item does not undo it: an item stating the claim's
-        # words with the other polarity does not shadow another item stating them as claimed
-        ranked = sorted(support, key=lambda iw: (coverage(cues, iw[1]), -len(iw[1].parts)), reverse=True)
-        standing = (
-            None if cues.aggregated else next(((i, w) for i, w in ranked if support_stands(cues, i, w)), None)
-        )
-        if standing is not None:
-            item, window = standing
-            return _verdict(
-                claim,
-                Label.SUPPORTED,
-                f"stated in {_where(item, names)} "
-                f"({coverage(cues, window):.0%} of content words, all figures match)",
-                quote(item, window, cues),
-            ), "supported"
-        if not cues.aggregated and (combined := combined_support(cues, items)) is not None:
-            return _verdict(
-                claim,
-                Label.SUPPORTED,
-                "stated across " + " and ".join(_where(i, names) for i, _ in combined) + " together",
-                tuple(c for i, w in combined for c in quote(i, w, cues)),
-            ), "combined"
-        for e in cues.entities:
-            if not any(ent.present(e, i.norm) for i in items):
-                return _verdict(
-                    claim, Label.ABSENT, f"entity {e!r} not found in admitted evidence"
-                ), "entity_missing"
-        contradiction = OfflineJudge._number_contradiction(claim, cues, items, names)
-        if contradiction is not None:
-            return contradiction, "number_contradicted"
-        missing = [
-            q for q in cues.quantities if not any(num.matches(q, e) for i in items for e in i.quantities)
-        ]
-        if missing:
-            # "two sisters", "three albums": a count in words is often stated by listing, so its
-            # absence is weighed by the score rather than decisive
-            counted = all(
-                q.kind == "measure" and q.raw >= 2 and q.text[:1].isalpha() and not num.is_unit(q)
-                for q in missing
-            )
-            return _verdict(
-                claim, Label.ABSENT, f"{num.describe(missing[0])} found nowhere in admitted evidence"
-            ), "count_missing" if counted else "number_missing"
-        conflict = polarity_conflict(cues, items)
-        if conflict is not None:
-            item, window = conflict
-            return _verdict(
-                claim,
-                Label.CONTRADICTED,
-                f"{_where(item, names)} states the opposite polarity",
-                quote(item, window, cues),
-            ), "polarity_contradicted"
-        if cues.aggregated and support:
-            return _verdict(
-                claim,
-                Label.ABSENT,
-                f"aggregated claim supported by only one item ({_where(support[0][0], names)})",
-            ), "aggregate_one"
-        best = best_window(cues, items, "windows")
-        cov = best[2] if best else 0.0
-        where = f" ({_where(best[0], names)})" if best else ""
-        return _verdict(
-            claim, Label.ABSENT, f"best evidence match covers {cov:.0%} of the claim's content words{where}"
-        ), "coverage"
-
-    @staticmethod
-    def _number_contradiction(
-        claim: Claim, cues: ClaimCues, items: Sequence[Item], names: dict[str, str]
-    ) -> ClaimVerdict | None:
-        for q in cues.quantities:
-            if any(num.matches(q, e) for i in items for e in i.quantities):
-                continue
-            found = rival_figures(cues, q, items)
-            if found is not None:
-                item, w, rivals = found
-                if w.contiguous:
-                    cites = quote(item, w, cues)
-                else:
-                    cites = tuple(
-                        Citation(evidence_id=item.evidence_id, quote=item.text[s:e])
-                        for _, k in rivals[:3]
-                        for s, e in w.parts[k].spans
-                    )
-                return _verdict(
-                    claim,
-                    Label.CONTRADICTED,
-                    f"{num.describe(q)} differs from {num.describe(rivals[0][0])} in {_where(item, names)}",
-                    cites,
-                )
-        return None
-
     def settle(self, claim: Claim, admitted: Sequence[Evidence]) -> ClaimVerdict | None:
         """A verdict only when the offline checks are certain, else None (for the LLM cascade).
 
-        See :mod:`auditor.judges._settle` for what certain means.
+        See :mod:`auditor.judges.offline._settle` for what certain means.
         """
         return _settle.settle(claim, admitted)
 
@@ -440,8 +266,3 @@ def _undecided_why(verdict: ClaimVerdict, p: float, hi: float, lo: float, low_de
 def _figure(x: float) -> str:
     """A threshold as written in the shipped parameters ("0.999", "0.16"), not rounded past them."""
     return f"{x:.3f}".rstrip("0").rstrip(".")
-
-
-def _said_word(text: str, stemmed: str) -> str:
-    """The claim's word behind a stem ("free" for "free"), for the rationale."""
-    return next((w for w in words(text) if stem(w) == stemmed), stemmed)

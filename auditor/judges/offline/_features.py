@@ -1,7 +1,7 @@
 """The cues behind the offline judge's support score, as one numeric vector per claim.
 
-The rules (:mod:`auditor.judges._rules`) find evidence and name the rule that fired; this module
-turns what they found into the features the learned combiner (:mod:`auditor.judges._combiner`)
+The rules (:mod:`auditor.judges.offline._rules`) find evidence and name the rule that fired; this module
+turns what they found into the features the learned combiner (:mod:`auditor.judges.offline._combiner`)
 weighs: how much of the claim the best windows cover, what is left uncovered, whether the figures
 and names are found, which rule fired, and how much the evidence could cover by chance (the size
 of the best window, the number of items). Pure functions of the claim's cues and the prepared items,
@@ -14,13 +14,12 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from auditor.judges import _entities as ent
-from auditor.judges import _numbers as num
-from auditor.judges._cues import ClaimCues
-from auditor.judges._rules import coverage
-from auditor.judges._windows import Item
+from auditor.judges.offline._rules import coverage
+from auditor.judges.reading import ClaimCues, Item
+from auditor.judges.reading import entities as ent
+from auditor.judges.reading import numbers as num
 
-# The rule that decided the rule-based verdict (the judge's ``_judge_one`` names it).
+# The rule that decided the rule-based verdict (:func:`auditor.judges.offline._ruling.rule_verdict` names it).
 RULES = (
     "supported",  # one window states the claim
     "combined",  # two items together
@@ -31,7 +30,7 @@ RULES = (
     "count_missing",  # only counts in words ("two sisters") are missing: weighed, not decisive
     "polarity_contradicted",
     "aggregate_one",  # an aggregated claim supported by one item only
-    "attribute_unknown",  # a JSON attribute the claim states is null (auditor.judges._attributes)
+    "attribute_unknown",  # a JSON attribute the claim states is null (auditor.judges.offline._attributes)
     "attribute_flipped",  # ... is true / false against the claim's polarity
     "coverage",  # nothing covers enough of the claim (the baseline of the one-hot features)
     "nothing",  # nothing checkable, or no evidence

@@ -17,7 +17,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from auditor.judges._features import FEATURES
+from auditor.judges.offline._features import FEATURES
 
 WEIGHTS_FILE = "offline_judge.json"
 # Rules on figures, names and polarity: their absent / contradicted is decisive whatever the score
@@ -60,7 +60,7 @@ class Combiner:
     ``answer_supported`` / ``answer_unsupported``: the same two for the claims of an answer with
     at least ``answer_claims`` judged claims (None: the claim-level pair). ``answer_partial``: in
     such an answer, a claim no window supports but one (or two or three sentences of one item
-    together) covers at least :data:`~auditor.judges._rules.PARTIAL_COVERAGE` of is ``supported``
+    together) covers at least :data:`~auditor.judges.offline._rules.PARTIAL_COVERAGE` of is ``supported``
     at a score at or above it (None: never).
     """
 
@@ -149,7 +149,7 @@ def neutral() -> Combiner:
 @lru_cache(maxsize=1)
 def shipped() -> Combiner:
     """The combiner shipped in the package (read once)."""
-    return from_json(resources.files("auditor.judges").joinpath(WEIGHTS_FILE).read_text("utf-8"))
+    return from_json(resources.files("auditor.judges.offline").joinpath(WEIGHTS_FILE).read_text("utf-8"))
 
 
 def fit(

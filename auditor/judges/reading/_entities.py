@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-from auditor.judges._vocabulary import ALIASES as _ALIASES
-from auditor.judges._vocabulary import STOPWORDS
+from auditor.judges.reading._vocabulary import ALIASES as _ALIASES
+from auditor.judges.reading._vocabulary import STOPWORDS
 
 _TOKEN = re.compile("[A-Za-z0-9][A-Za-z0-9'\u2019&.\\-]*[A-Za-z0-9]|[A-Za-z0-9]")
 _CODE = re.compile(r"^(?=.*[A-Za-z])(?=.*\d)[A-Za-z0-9\-]+$")
