@@ -22,7 +22,7 @@ import hashlib
 import json
 import random
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -345,15 +345,21 @@ def fill(db_url: str, count: int, *, days: int = 30, seed: int = 33, end: dateti
             if len(buffers.get(AnswerRecord, ())) >= CHUNK:
                 _flush(w, buffers)
         _flush(w, buffers)
-        made = tally.rows()
-        for page in range(0, len(made), CHUNK):
-            w.write(RollupRecord, [w.encode(RollupRecord, r) for r in made[page : page + CHUNK]])
+        made = 0
+        page: list[list[Any]] = []
+        for rollup in tally.rows():  # a few hundred thousand rows at a million answers: streamed
+            page.append(w.encode(RollupRecord, rollup))
+            made += 1
+            if len(page) == CHUNK:
+                w.write(RollupRecord, page)
+                page = []
+        w.write(RollupRecord, page)
         if conn.dialect.name == "postgresql":
             conn.execute(text("ANALYZE"))
     if not db_url.startswith("postgresql"):
         with Store(db_url) as store, store.engine.begin() as conn:
             conn.exec_driver_sql("ANALYZE")
-    return Filled(count, runs, traces, len(made), end, time.perf_counter() - began)
+    return Filled(count, runs, traces, made, end, time.perf_counter() - began)
 
 
 def _flush(writer: _Writer, buffers: dict[Any, list[list[Any]]]) -> None:
@@ -410,7 +416,7 @@ class _Tally:
             self.index[(policy, which)],
         ] += 1
 
-    def rows(self) -> list[dict[str, Any]]:
+    def rows(self) -> Iterator[dict[str, Any]]:
         # Each template's counts as a vector over every key any template has (question type left
         # unspecified: its segment is renamed per question type below).
         per = [
@@ -430,7 +436,6 @@ class _Tally:
                     classes.setdefault(item.source_class, np.zeros(len(per), dtype=bool))[t] = True
         hourly = self.counts
         daily = hourly.reshape(self.hours // 24, 24, *hourly.shape[1:]).sum(axis=1)
-        out: list[dict[str, Any]] = []
         for bucket, grid, step in (("hour", hourly, timedelta(hours=1)), ("day", daily, timedelta(days=1))):
             slices = {ALL: grid.sum(axis=3)}
             for s, name in enumerate(self.services):
@@ -472,12 +477,9 @@ class _Tally:
                             source_class,
                             question_type,
                         )
-                        out.append(
-                            {
-                                "key": _digest(key),
-                                **dict(zip(_KEY_COLUMNS, key, strict=True)),
-                                "answer_count": named["answers"],
-                                "counts": dict(sorted(named.items())),
-                            }
-                        )
-        return out
+                        yield {
+                            "key": _digest(key),
+                            **dict(zip(_KEY_COLUMNS, key, strict=True)),
+                            "answer_count": named["answers"],
+                            "counts": dict(sorted(named.items())),
+                        }
