@@ -29,7 +29,7 @@ from auditor.judges._cache import (
 from auditor.judges._cache_files import JsonlVerdictCache, MemoryVerdictCache
 from auditor.judges._carry import clear_quote_caches
 from auditor.judges._cascade import CascadeJudge
-from auditor.judges._conflicts import OnConflict, settle_conflict, verify_conflicts
+from auditor.judges._conflicts import OnConflict, settle_conflict, verify_conflicts, with_state_conflict
 from auditor.judges._decompose import LLMDecomposer, call_failed
 from auditor.judges._fused import FusedAuditor, FusedResult
 from auditor.judges._llm import LLMJudge
@@ -92,4 +92,5 @@ __all__ = [
     "settle_conflict",
     "verify_conflicts",
     "verify_quotes",
+    "with_state_conflict",
 ]

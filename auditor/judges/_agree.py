@@ -35,6 +35,8 @@ from auditor.judges import _numbers as num
 from auditor.judges._carry import cached_claim_cues
 from auditor.judges._cues import ClaimCues
 from auditor.judges._lexical import content_stems, denied_and_affirmed, stem, words
+from auditor.judges._predicates import rival_predicate
+from auditor.judges._states import claim_state, quoted_opposite, said
 from auditor.judges._vocabulary import STOPWORDS
 from auditor.judges._windows import ITEM_CHARS, Window, prepare
 from auditor.text import normalise
@@ -150,6 +152,13 @@ def disagreement(claim: str, quotes: Sequence[tuple[str, str, str]]) -> Disagree
 
 @lru_cache(maxsize=1024)
 def _disagreement(claim: str, quotes: tuple[tuple[str, str, str], ...]) -> Disagreement | None:
+    opposite = quoted_opposite(claim, quotes)
+    if opposite is not None:  # "out of stock" quoted as '"stock": 14' (auditor.judges._states)
+        return Disagreement(
+            f"the evidence says {said(opposite.state)} where the claim says {said(claim_state(claim) or 'in')}",
+            True,
+            opposite.quote,
+        )
     cues = cached_claim_cues(claim)
     stems = cues.stems
     if not stems:
@@ -187,6 +196,9 @@ def _disagreement(claim: str, quotes: tuple[tuple[str, str, str], ...]) -> Disag
     name = _rival_entity(claim, [e for e in cues.entities if not _named(e, quoted)], best.text)
     if name is not None:
         return Disagreement(f"the quote names {name!r} where the claim names another", certain, best.text)
+    predicate = rival_predicate(claim, best.text, best.reading.stems)  # "sung by" for "written by"
+    if predicate is not None:
+        return Disagreement(predicate[0], predicate[1], best.text)
     return None
 
 

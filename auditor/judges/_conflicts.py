@@ -29,6 +29,7 @@ from auditor.judges import _numbers as num
 from auditor.judges._agree import keyed_rival
 from auditor.judges._cues import ClaimCues
 from auditor.judges._rules import polarity_conflict, quote, rival_figures
+from auditor.judges._states import opposing
 from auditor.judges._verdicts import Citation, ClaimVerdict, ConflictQuote, Label
 from auditor.judges._windows import Item
 
@@ -59,6 +60,19 @@ def with_conflict(verdict: ClaimVerdict, opposing: Sequence[Citation]) -> ClaimV
     sides = [ConflictQuote(evidence_id=c.evidence_id, quote=c.quote, stance=own) for c in verdict.citations]
     sides += [ConflictQuote(evidence_id=c.evidence_id, quote=c.quote, stance=theirs) for c in other]
     return verdict.model_copy(update={"conflicts": tuple(sides)})
+
+
+def with_state_conflict(verdict: ClaimVerdict, claim_text: str, texts: Mapping[str, str]) -> ClaimVerdict:
+    """A ``supported`` verdict with the admitted items (``texts``: evidence id to text) that state
+    the opposite availability state about its claim as the other side of a conflict
+    (:func:`auditor.judges._states.opposing`: "Out of stock" beside "14 units in stock"), for every
+    judge alike; a verdict that already has a conflict, or another label, is returned as it is."""
+    if verdict.label is not Label.SUPPORTED or verdict.conflicts:
+        return verdict
+    cited = {c.evidence_id for c in verdict.citations}
+    others = [(i, t) for i, t in texts.items() if i not in cited]
+    found = opposing(claim_text, others)[:MAX_OPPOSING_ITEMS]
+    return with_conflict(verdict, [Citation(evidence_id=i, quote=s.quote) for i, s in found])
 
 
 def verify_conflicts(verdict: ClaimVerdict, check: Callable[[ClaimVerdict], ClaimVerdict]) -> ClaimVerdict:

@@ -73,6 +73,7 @@ from auditor.judges._rules import (
     supporting_window,
 )
 from auditor.judges._settle import SETTLE_MIN_WORDS
+from auditor.judges._states import only_opposite, said
 from auditor.judges._verdicts import Citation, ClaimVerdict, JudgeIdentity, Label, UnjudgedReason
 from auditor.judges._windows import CLAIM_CHARS, ITEM_CHARS, Item, prepare, read_limits
 from auditor.text import normalise
@@ -168,6 +169,7 @@ class OfflineJudge:
             if claim.screened:
                 continue
             verdict = self._judge_one(claim, items, names, judged)
+            verdict = _state_contradicted(claim, items, names) or verdict
             if verdict.label is Label.SUPPORTED:
                 cited = {c.evidence_id for c in verdict.citations}
                 verdict = with_conflict(
@@ -417,6 +419,22 @@ class OfflineJudge:
         See :mod:`auditor.judges._settle` for what certain means.
         """
         return _settle.settle(claim, admitted)
+
+
+def _state_contradicted(claim: Claim, items: Sequence[Item], names: dict[str, str]) -> ClaimVerdict | None:
+    """``contradicted`` when every admitted item stating an availability state about the claim's
+    subject states the other one ("out of stock" against ``"stock": 14``), else None."""
+    found = only_opposite(claim.text, [(i.evidence_id, i.text) for i in items])
+    if not found:
+        return None
+    evidence_id, first = found[0]
+    return _verdict(
+        claim,
+        Label.CONTRADICTED,
+        f"{names.get(evidence_id) or evidence_id} says {said(first.state)} ({first.quote}) "
+        f"where the claim says {said('in' if first.state == 'out' else 'out')}",
+        tuple(Citation(evidence_id=i, quote=s.quote) for i, s in found),
+    )
 
 
 def _undecided_why(verdict: ClaimVerdict, p: float, hi: float, lo: float, low_decides: bool) -> str:
