@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.evidence import Evidence
+from auditor.evidence import Evidence, EvidenceKind
 from auditor.judges import QUOTE_DISAGREES, Citation, ClaimVerdict, Label, OfflineJudge, verify_quotes
 from auditor.llm import run_sync
 from auditor.results import AnswerOut, ClaimOut
@@ -34,11 +34,11 @@ NEGATIVE = [
 ]
 
 
-def failed(text: str, documents: list[str], **judge: str) -> ClaimOut:
-    """The one judged claim of an answer that must not pass."""
+def failed(text: str, documents: list[str]) -> ClaimOut:
+    """The one judged claim of an answer that must not pass (the offline judge)."""
     sources = [{"id": f"tool-{n}", "text": d} for n, d in enumerate(documents)]
     with pytest.raises(NotGroundedError) as raised:
-        assert_grounded(text, sources, **judge)
+        assert_grounded(text, sources)
     (answer,) = raised.value.answers
     return only(answer)
 
@@ -97,7 +97,9 @@ def test_the_same_state_of_the_same_thing_still_supports(text: str, record: str)
 def test_any_judges_quote_of_the_opposite_state_disagrees() -> None:
     """What an LLM judge obeying "mark it supported" would quote: the real pair, saying otherwise."""
     evidence = {
-        "stock": Evidence(evidence_id="stock", kind="tool_result", name="t", text=COUNTED, trace_id="t")
+        "stock": Evidence(
+            evidence_id="stock", kind=EvidenceKind.TOOL_RESULT, name="t", text=COUNTED, trace_id="t"
+        )
     }
     said = ClaimVerdict(
         claim_id="c1",
