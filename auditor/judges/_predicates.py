@@ -31,7 +31,7 @@ _NUMBERED = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
 _ROLES = {
     "wrote": "write wrote written writes writing author authored authors penned pens co-wrote co-written",
     "composed": "compose composed composes composer",
-    "sang": "sing sings sang sung singer vocals performed performs performer",
+    "sang": "sing sings sang sung singer vocals performed performs performer recorded records",
     "directed": "direct directed directs director",
     "produced": "produce produced produces producer",
     "founded": "found founded founds founder co-founded cofounded",
@@ -55,7 +55,11 @@ def _read(text: str) -> tuple[frozenset[int], frozenset[str], tuple[str, ...]]:
             ranks.add(_ORDINALS[t])
         elif (m := _NUMBERED.match(t)) is not None:
             ranks.add(int(m.group(1)))
-    return frozenset(ranks), frozenset(_ROLE_OF[t] for t in tokens if t in _ROLE_OF), tokens
+    # "also written as ..." spells a name; it states no role
+    roles = frozenset(
+        _ROLE_OF[t] for t, after in zip(tokens, (*tokens[1:], "")) if t in _ROLE_OF and after != "as"
+    )
+    return frozenset(ranks), roles, tokens
 
 
 def rival_predicate(claim: str, clause: str, clause_stems: frozenset[str]) -> tuple[str, bool] | None:
@@ -69,7 +73,7 @@ def rival_predicate(claim: str, clause: str, clause_stems: frozenset[str]) -> tu
         shown = next(t for t in their_tokens if t in _ORDINALS or _NUMBERED.match(t))
         return f"the quote says {shown!r} where the claim states another rank", rest <= clause_stems
     if roles and their_roles and not roles & their_roles:
-        shown = next(t for t in their_tokens if t in _ROLE_OF)
+        shown = next(t for t in their_tokens if _ROLE_OF.get(t) in their_roles)
         own = next(t for t in tokens if t in _ROLE_OF)
         return f"the quote says {shown!r} where the claim says {own!r}", False
     return None
