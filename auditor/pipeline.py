@@ -223,7 +223,7 @@ class AnswerAudit:
 
 
 class FusedAuditor(Protocol):
-    """Decomposes and judges an answer in one step (one LLM call): see :mod:`auditor.judges._fused`."""
+    """Decomposes and judges an answer in one step (one LLM call): see :mod:`auditor.judges.llm._fused`."""
 
     identity: JudgeIdentity
 

@@ -19,9 +19,9 @@ from auditor.judges import (
     LLMJudge,
     MemoryVerdictCache,
 )
-from auditor.judges._cache import CachingExtractor, decomposition_key, fused_key
-from auditor.judges._cache_files import MemoryDecompositionCache, MemoryFusedCache
-from auditor.judges._configured import settings_of
+from auditor.judges._verdicts import settings_of
+from auditor.judges.cache._cache import CachingExtractor, decomposition_key, fused_key
+from auditor.judges.cache._cache_files import MemoryDecompositionCache, MemoryFusedCache
 from auditor.llm import LLMClient
 from tests.support.fake_openai import FakeOpenAI, make_answer
 from tests.test_llm_modes import POLICY

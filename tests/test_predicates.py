@@ -2,7 +2,7 @@
 
 "Alice finished second in the race" holds three of the four content words of "Alice finished first
 in the race", and "sung by Paul McCartney" all the names of "written by Paul McCartney"; no figure
-or name check sees the difference (:mod:`auditor.judges._predicates`). Checked for the offline
+or name check sees the difference (:mod:`auditor.judges.verify._predicates`). Checked for the offline
 judge end to end and for any judge's quote.
 """
 

@@ -1,7 +1,7 @@
 """Availability states (issue 28, items 3 and 5): "out of stock" and its kin are a state, not words.
 
 A record's ``"stock": 14`` shares every content word with "The X200 is out of stock", so overlap
-read it as support. The state is read instead (:mod:`auditor.judges._states`): the record
+read it as support. The state is read instead (:mod:`auditor.judges.reading._states`): the record
 contradicts the claim, in the offline judge and for any judge's quote; and two admitted items
 stating opposite states of the same thing, in JSON or in prose, are a conflict with both sides
 shown, so the answer cannot pass, whichever judge produced the verdict.

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 from auditor.claims import Claim
 from auditor.evidence import Answer, Evidence
-from auditor.judges._configured import Configured
-from auditor.judges._verdicts import ClaimVerdict, Judge, JudgeIdentity, Label, check_complete, verify_quotes
+from auditor.judges._verdicts import ClaimVerdict, Configured, Judge, JudgeIdentity, Label, check_complete
+from auditor.judges.verify import verify_quotes
 
 Settle = Callable[[Claim, Sequence[Evidence]], ClaimVerdict | None]
 
@@ -43,7 +43,7 @@ class CascadeStats:
 
 
 def _default_settle() -> Settle:
-    from auditor.judges._offline import OfflineJudge
+    from auditor.judges.offline import OfflineJudge
 
     return OfflineJudge().settle
 
