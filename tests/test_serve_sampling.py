@@ -28,7 +28,6 @@ from auditor.serve._server import receivers
 from auditor.serve._workers import AuditWorkers
 from auditor.store import Intake, Store
 from auditor.trace import ReceivedSpan, SpanFacts, SpanReceiver, get_adapter, parse_sampling
-from tests.support.fake_openai import FakeOpenAI
 from tests.conftest import FIXTURES
 from tests.support.fake_openai import FakeOpenAI
 
