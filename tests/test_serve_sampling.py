@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -82,6 +83,22 @@ def summary(db: str, config: ServeConfig, **params: str) -> dict[str, Any]:
             assert response.status_code == 200, response.text
             data: dict[str, Any] = response.json()
             return data
+
+
+def page(db: str, config: ServeConfig, path: str) -> str:
+    with Store(db) as store:
+        app = create_app(config, store, Intake(store), receivers())
+        with TestClient(app, base_url="http://127.0.0.1:4318") as client:
+            response = client.get(path)
+            assert response.status_code == 200, response.text
+            return response.text
+
+
+def text_of(html: str, element_id: str) -> str:
+    """The text of the element with ``element_id`` (tags dropped, spaces collapsed)."""
+    start = html.index(f'id="{element_id}"')
+    body = html[html.index(">", start) + 1 : html.index("</p>", start)]
+    return " ".join(re.sub(r"<[^>]+>", " ", body).split())
 
 
 # ---- the settings ----
@@ -219,6 +236,15 @@ def test_a_filter_audits_only_the_matching_traces_and_the_figures_name_it(tmp_pa
     assert data["sample"]["samples"] == [
         {"share": 1.0, "filter": f"service={SERVICE}, agent=returns-bot", "live": True, "answers": 3}
     ]
+    # The pages say it too: the trend's figures with their sample, each run with its own, and the
+    # traces left out as skipped (not failed).
+    assert text_of(page(db, config, "/trend"), "sample") == (
+        f"Sample: 100.0% of traces (by trace id), filter service={SERVICE}, agent=returns-bot: 3 answers"
+    )
+    runs = page(db, config, "/runs")
+    assert runs.count(f"100.0% of traces · service={SERVICE}, agent=returns-bot") == 3
+    assert runs.count('<span class="badge s-skipped">skipped</span>') == 9
+    assert 'class="badge s-failed"' not in runs
 
 
 # ---- the spending cap ----
@@ -301,6 +327,12 @@ def test_the_cap_stops_llm_calls_at_its_limit_then_traces_are_judged_offline(
     offline = data["sample"]["judged_offline_by_cap"]
     assert offline["answers"] == 3 and offline["caps"] == [f"{cap} tokens/day"]
     assert offline["first_hit_at"] == third_finished.isoformat()
+    assert text_of(page(db, config, "/trend"), "sample") == (
+        "Sample: 100.0% of traces (by trace id), no filter: 6 answers "
+        f"3 answers judged offline because the LLM spending cap ({cap} tokens/day) was reached "
+        f"(first at {third_finished.isoformat()})."
+    )
+    assert page(db, config, "/runs").count(f"judged offline: the cap {cap} tokens/day was reached") == 3
 
 
 def test_with_wait_the_traces_wait_once_the_cap_is_spent(

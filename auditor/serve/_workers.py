@@ -45,7 +45,7 @@ from auditor.run import audit_async
 from auditor.serve._budget import CapGuard, CapState
 from auditor.serve._config import ServeConfig
 from auditor.serve._events import EventSender
-from auditor.store import Claim, FinishHook, Intake, RunLease, Store, live_record, new_owner
+from auditor.store import NOT_AUDITED, Claim, FinishHook, Intake, RunLease, Store, live_record, new_owner
 from auditor.trace import SpanFacts
 
 logger = logging.getLogger(__name__)
@@ -131,9 +131,9 @@ class AuditWorkers:
         if sampling.everything:
             return None
         if not sampling.sampled(claim.trace_id):
-            return f"not audited: outside the {sampling.share:.4g} sample of traces"
+            return f"{NOT_AUDITED}outside the {sampling.share:.4g} sample of traces"
         if not sampling.matches(record_facts(claim.records)):
-            return f"not audited: no span matches the filter {sampling.filter_text()}"
+            return f"{NOT_AUDITED}no span matches the filter {sampling.filter_text()}"
         return None
 
     def _hook(self, claim: Claim, owner: str, recorded: list[bool], capped: CapState | None) -> FinishHook:

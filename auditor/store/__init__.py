@@ -23,6 +23,7 @@ from auditor.store._kept import reaudit_link
 from auditor.store._lease import RunLease, new_owner
 from auditor.store._listing import RunRow
 from auditor.store._live import (
+    NOT_AUDITED,
     CapShare,
     SampleShare,
     Spend,
@@ -48,6 +49,7 @@ from auditor.store._writer import StoreWriter
 
 __all__ = [
     "DB_URL_VARIABLE",
+    "NOT_AUDITED",
     "POLICY_OUTCOMES",
     "SIGN_IN_LIFETIME",
     "VERDICTS",

@@ -27,6 +27,8 @@ from auditor.store._store import Store
 from auditor.store._translate import store_errors
 
 OFFLINE = "offline"
+#: How the pass of a trace a live server chose not to audit begins (its reason follows).
+NOT_AUDITED = "not audited: "
 
 
 def live_record(sampling: dict[str, Any], cap: dict[str, Any] | None = None) -> FinishHook:
