@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+import tests.test_store
 from auditor.errors import UsageError
 from auditor.policy import load_policy
 from auditor.serve import create_app, serve_config
@@ -32,6 +33,8 @@ from auditor.trace import ReceivedSpan, SpanFacts, SpanReceiver, get_adapter, pa
 from tests.conftest import FIXTURES
 from tests.support.fake_openai import FakeOpenAI
 
+# SQLite and PostgreSQL stores, as the store tests make them.
+pg_url, fresh_pg_url, db_url = tests.test_store.pg_url, tests.test_store.fresh_pg_url, tests.test_store.db_url
 PB = (FIXTURES / "single_retrieval" / "openinference.otlp.pb").read_bytes()
 SERVICE = "support-agent-demo"  # the fixture's resource service.name
 
@@ -262,10 +265,9 @@ def distinct(trace_id: str, n: int) -> Callable[[str], str]:
     return change
 
 
-def capped_run(tmp_path: Path, then: str, cap_tokens: int | None) -> tuple[FakeOpenAI, str, ServeConfig]:
+def capped_run(db: str, then: str, cap_tokens: int | None) -> tuple[FakeOpenAI, str, ServeConfig]:
     """Six distinct traces audited by the LLM judge under a token cap; the server and the store."""
     spans = fixture_spans()
-    db = f"sqlite:///{tmp_path / 'serve.db'}"
     with FakeOpenAI() as judge:
         config = serve_config(
             db_url=db,
@@ -276,7 +278,7 @@ def capped_run(tmp_path: Path, then: str, cap_tokens: int | None) -> tuple[FakeO
             budget=None if cap_tokens is None else f"{cap_tokens} tokens/day",
             budget_spent=then,
         )
-        with Store(db) as store:
+        with Store(db, upgrade=True) as store:
             intake = Intake(store)
             for n, trace_id in enumerate(trace_ids(6, seed=11)):
                 intake.receive(copy_trace(spans, trace_id, distinct(trace_id, n)))
@@ -302,15 +304,15 @@ def calls_within(charged: Sequence[int], cap: int) -> int:
 
 
 def test_the_cap_stops_llm_calls_at_its_limit_then_traces_are_judged_offline(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    uncapped, _, _ = capped_run(tmp_path / "free", "offline", None)
+    uncapped, _, _ = capped_run(f"sqlite:///{tmp_path / 'free.db'}", "offline", None)
     # One judge call per trace (one answer, one claim the cascade cannot settle), each charged.
     assert uncapped.requests == 6 and len(uncapped.charged) == 6
     cap = uncapped.charged[0] + uncapped.charged[1] + 1  # reached only by the third trace's call
     assert calls_within(uncapped.charged, cap) == 3
-    judge, db, config = capped_run(tmp_path / "capped", "offline", cap)
+    judge, db, config = capped_run(db_url, "offline", cap)  # the spending summed in SQL, on both stores
     assert judge.requests == 3  # counted at the server: no call once the cap was spent
     with Store(db) as store:
         runs = sorted(store.list_runs(50), key=lambda r: r.started_at)
@@ -339,7 +341,7 @@ def test_with_wait_the_traces_wait_once_the_cap_is_spent(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    judge, db, config = capped_run(tmp_path, "wait", 1)
+    judge, db, config = capped_run(f"sqlite:///{tmp_path / 'serve.db'}", "wait", 1)
     assert judge.requests == 1  # the first trace spent the whole (one-token) cap
     with Store(db) as store:
         intake = Intake(store)

@@ -124,16 +124,22 @@ class CapGuard:
         self.cap, self.then, self.store = cap, then, store
         self._lock = threading.Lock()
         self._warned: datetime | None = None  # the window whose hit was logged
+        self._hit: tuple[datetime, datetime | None] | None = None  # (window start, when it was reached)
 
     def check(self, at: datetime | None = None) -> CapState:
         at = at or datetime.now(UTC)
         start, end = self.cap.window(at)
-        spend = judge_spend(self.store, start)
-        spent = self.cap.spent(spend)
+        spent = self.cap.spent(judge_spend(self.store, start))
         # An unknown cost cannot be shown to be under the cap: fail closed, as a judge failure does.
         reached = spent is None or spent >= self.cap.amount
-        hit_at = self._hit_at(spend) if reached else None
         with self._lock:
+            hit = self._hit if self._hit is not None and self._hit[0] == start else None
+        hit_at = hit[1] if hit is not None else None
+        if reached and hit is None:  # found once per window: spending in a window only grows
+            hit_at = self._hit_at(judge_spend(self.store, start, steps=True))
+        with self._lock:
+            if reached and hit is None:
+                self._hit = (start, hit_at)
             first = reached and self._warned != start
             if first:
                 self._warned = start

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import and_, case, func, select, update
 from sqlalchemy.orm import Session
 
 from auditor.store._filters import AnswerFilter, where
@@ -60,35 +60,53 @@ class Spend:
     steps: tuple[tuple[datetime, int, float | None], ...] = ()
 
 
-def judge_spend(store: Store, since: datetime) -> Spend:
+def _llm(key: str) -> Any:
+    return RunRecord.usage[("llm", key)]
+
+
+def judge_spend(store: Store, since: datetime, *, steps: bool = False) -> Spend:
     """The LLM usage recorded on runs started at or after ``since`` (every replica's, one database).
 
     A run records its usage when it finishes; the cost is the estimate of the price table the run
-    used (``AUDITOR_LLM_PRICES`` over the built-in one), None when a model had no price.
+    used (``AUDITOR_LLM_PRICES`` over the built-in one), None when a model had no price. The sums
+    are taken in SQL; ``steps`` (the running total run by run) only when asked for.
     """
-    query = (
-        select(RunRecord.usage, RunRecord.finished_at, RunRecord.started_at)
-        .where(
-            RunRecord.started_at >= since,
-            RunRecord.judge_kind.is_not(None),
-            RunRecord.judge_kind != OFFLINE,
-        )
-        .order_by(func.coalesce(RunRecord.finished_at, RunRecord.started_at))
+    window = (
+        RunRecord.started_at >= since,
+        RunRecord.judge_kind.is_not(None),
+        RunRecord.judge_kind != OFFLINE,
     )
-    tokens, cost, runs = 0, 0.0, 0
-    unknown = False
-    steps: list[tuple[datetime, int, float | None]] = []
+    prompt, completion = _llm("prompt_tokens").as_integer(), _llm("completion_tokens").as_integer()
+    cost = _llm("cost_usd").as_float()
+    unknown = case((and_(_llm("calls").as_integer() > 0, cost.is_(None)), 1), else_=0)
+    totals = select(
+        func.count(),
+        func.coalesce(func.sum(func.coalesce(prompt, 0) + func.coalesce(completion, 0)), 0),
+        func.coalesce(func.sum(func.coalesce(cost, 0.0)), 0.0),
+        func.coalesce(func.sum(unknown), 0),
+    ).where(*window)
     with store_errors(store.url), Session(store.engine) as session:
-        for usage, finished_at, started_at in session.execute(query):
-            llm = (usage or {}).get("llm") or {}
-            runs += 1
-            tokens += int(llm.get("prompt_tokens") or 0) + int(llm.get("completion_tokens") or 0)
-            spent = llm.get("cost_usd")
-            if spent is None and llm.get("calls"):
-                unknown = True
-            cost += float(spent or 0.0)
-            steps.append((finished_at or started_at, tokens, None if unknown else cost))
-    return Spend(tokens, None if unknown else cost, runs, tuple(steps))
+        runs, tokens, spent, unpriced = session.execute(totals).one()
+        running: list[tuple[datetime, int, float | None]] = []
+        if steps:
+            so_far, cost_so_far, gone = 0, 0.0, False
+            ordered = (
+                select(RunRecord.usage, func.coalesce(RunRecord.finished_at, RunRecord.started_at))
+                .where(*window)
+                .order_by(func.coalesce(RunRecord.finished_at, RunRecord.started_at))
+            )
+            for usage, at in session.execute(ordered):
+                llm = (usage or {}).get("llm") or {}
+                so_far += int(llm.get("prompt_tokens") or 0) + int(llm.get("completion_tokens") or 0)
+                gone = gone or (llm.get("cost_usd") is None and bool(llm.get("calls")))
+                cost_so_far += float(llm.get("cost_usd") or 0.0)
+                running.append((_aware(at), so_far, None if gone else cost_so_far))
+    return Spend(int(tokens), None if unpriced else float(spent), int(runs), tuple(running))
+
+
+def _aware(at: datetime) -> datetime:
+    """A time read through ``coalesce`` (not the column's type): UTC, aware."""
+    return at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
 
 
 @dataclass(frozen=True)

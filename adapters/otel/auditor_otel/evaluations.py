@@ -30,14 +30,20 @@ SERVICE_NAME = "trace-auditor"
 
 
 class OtlpEvaluationExporter:
-    """Sends each audited answer's evaluation events to ``endpoint`` (an OTLP/HTTP logs URL)."""
+    """Sends each audited answer's evaluation events to ``endpoint`` (an OTLP/HTTP logs URL).
+
+    Without ``headers``, the exporter reads the SDK's own variables (``OTEL_EXPORTER_OTLP_LOGS_HEADERS``,
+    ``OTEL_EXPORTER_OTLP_HEADERS``), e.g. for a backend's API key.
+    """
 
     def __init__(self, endpoint: str, headers: Mapping[str, str] | None = None) -> None:
         self.endpoint = endpoint
         resource = Resource.create({"service.name": SERVICE_NAME, "service.version": __version__})
         self._provider = LoggerProvider(resource=resource)
         self._provider.add_log_record_processor(
-            BatchLogRecordProcessor(OTLPLogExporter(endpoint=endpoint, headers=dict(headers or {})))
+            BatchLogRecordProcessor(
+                OTLPLogExporter(endpoint=endpoint, headers=dict(headers) if headers else None)
+            )
         )
         self._logger = self._provider.get_logger("auditor.serve", __version__)
 
