@@ -351,3 +351,22 @@ def test_with_wait_the_traces_wait_once_the_cap_is_spent(
             budget = client.get("/api/budget").json()
     assert budget["cap"]["reached"] is True and budget["cap"]["limit"] == "1 tokens/day"
     assert budget["cap"]["spent"] == judge.charged[0] and budget["cap"]["then"] == "wait"
+
+
+def test_the_server_says_at_start_what_it_audits_and_spends() -> None:
+    from auditor.serve._server import live_settings
+
+    assert live_settings(serve_config()) == []
+    config = serve_config(
+        sample="0.25",
+        filter="agent=refund-bot",
+        judge="openai:gpt-4.1-mini",
+        budget="3 usd/day",
+        budget_spent="offline",
+        events_endpoint="http://127.0.0.1:4319/v1/logs",
+    )
+    assert live_settings(config) == [
+        "auditing 0.25 of traces (by trace id) with a span matching agent=refund-bot",
+        "LLM judge capped at 3 usd/day; once spent, traces are judged offline",
+        "verdicts sent as gen_ai.evaluation.result events to http://127.0.0.1:4319/v1/logs",
+    ]

@@ -106,6 +106,8 @@ def serve(config: ServeConfig, announce: Callable[[str], None] | None = None) ->
             base = f"http://{config.host}:{config.port}"
             grpc_line = f", OTLP/gRPC on {config.host}:{config.grpc_port}" if grpc_server is not None else ""
             announce(f"auditor serve: OTLP/HTTP on {base}/v1/traces{grpc_line}, API on {base}/api/answers")
+            for line in live_settings(config):
+                announce(f"auditor serve: {line}")
         try:
             uvicorn.run(
                 app,
@@ -124,3 +126,19 @@ def serve(config: ServeConfig, announce: Callable[[str], None] | None = None) ->
             workers.stop()
             if events is not None:
                 events.close()
+
+
+def live_settings(config: ServeConfig) -> list[str]:
+    """What the server audits and spends, said at start-up when it is not "every trace, no cap"."""
+    lines = []
+    sampling = config.sampling
+    if not sampling.everything:
+        share = f"{sampling.share:.4g} of traces (by trace id)" if sampling.share < 1 else "every trace"
+        where = f" with a span matching {sampling.filter_text()}" if sampling.filtered else ""
+        lines.append(f"auditing {share}{where}")
+    if config.cap is not None and config.judge != "offline":
+        then = "wait" if config.cap_then == "wait" else "are judged offline"
+        lines.append(f"LLM judge capped at {config.cap.text()}; once spent, traces {then}")
+    if config.events_endpoint:
+        lines.append(f"verdicts sent as gen_ai.evaluation.result events to {config.events_endpoint}")
+    return lines
