@@ -178,7 +178,7 @@ def test_migration_fills_the_rollups_of_a_store_from_before(backend: str, stored
     with Store(backend) as store, store.engine.begin() as conn:
         config = alembic_config(store.url)
         config.attributes["connection"] = conn
-        command.downgrade(config, "0011")
+        command.downgrade(config, "0012")
     with Store(backend, upgrade=True):
         pass
     assert rollup_rows(backend) == expected

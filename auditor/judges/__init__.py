@@ -59,6 +59,7 @@ from auditor.judges.verify import (
     settle_conflict,
     verify_conflicts,
     verify_quotes,
+    with_state_conflict,
 )
 
 __all__ = [
@@ -103,4 +104,5 @@ __all__ = [
     "settle_conflict",
     "verify_conflicts",
     "verify_quotes",
+    "with_state_conflict",
 ]

@@ -4,13 +4,16 @@ Three verdicts per claim (``supported``, ``contradicted``, ``absent``) plus ``un
 judge failed (fail closed: never counted as supported). Every ``supported`` or ``contradicted``
 verdict must cite evidence with a quote that is really in that item's text; the check every
 judge's verdict passes is :func:`auditor.judges.verify.verify_quotes`.
+
+:class:`Configured` is what a cached judge's settings look like: the caches key a verdict by them
+(a changed temperature or evidence budget is a miss), :func:`settings_of` reads them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
-from typing import Literal, Protocol
+from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
@@ -148,3 +151,23 @@ def check_complete(
         )
         for c in claims
     ]
+
+
+@runtime_checkable
+class Configured(Protocol):
+    """A judge, decomposer or fused auditor whose settings change what it returns.
+
+    Contract: ``cache_settings()`` names every setting, beyond the identity (model, prompt version)
+    and the endpoint, that can change a cached result (a sampling temperature, the evidence budget
+    of the prompt, a first stage that settles claims without the model), each as a string.
+    """
+
+    def cache_settings(self) -> Mapping[str, str]: ...
+
+
+def settings_of(component: object) -> tuple[str, ...]:
+    """``component``'s :class:`Configured` settings as sorted ``name=value`` key parts; () for
+    a component without any (the offline judge, a third party's judge)."""
+    if not isinstance(component, Configured):
+        return ()
+    return tuple(f"{k}={v}" for k, v in sorted(component.cache_settings().items()))

@@ -228,7 +228,7 @@ def record(
 
 
 def recompute(session: Session, batch: int = 500) -> int:
-    """:func:`rebuild` in ``session``'s transaction (also what migration 0012 fills the table with)."""
+    """:func:`rebuild` in ``session``'s transaction (also what migration 0013 fills the table with)."""
     if session.get_bind().dialect.name == "postgresql":
         session.execute(text("LOCK TABLE answer_rollups IN SHARE ROW EXCLUSIVE MODE"))
     session.execute(delete(table()))

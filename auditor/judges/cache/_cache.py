@@ -2,8 +2,10 @@
 
 Key: the claim's text, a digest of the evidence (admitted ids and texts, and the excluded ones,
 which decide ``inadmissible_support``), whether common knowledge was allowed, and the judge
-identity (kind, model, prompt version) and the endpoint that judged it (``base_url``). Change any
-of them and the verdict is judged afresh.
+identity (kind, model, prompt version), the endpoint that judged it (``base_url``) and the judge's
+settings that change a verdict (:func:`settings_of`: the sampling temperature, the evidence budget
+of the prompt, whether the cascade's offline stage ran first). Change any of them and the verdict
+is judged afresh.
 Failures (``unjudged``) are never cached: a timeout today must not be a verdict tomorrow.
 
 Storage sits behind the small :class:`VerdictCache` protocol: in a dict or a JSON-lines file
@@ -11,9 +13,9 @@ Storage sits behind the small :class:`VerdictCache` protocol: in a dict or a JSO
 
 Decompositions are cached the same way, so a re-audit with an LLM decomposer or in fused mode makes
 no calls either: :class:`CachingExtractor` (a :class:`~auditor.claims.ClaimExtractor`) keyed
-by :func:`decomposition_key` (answer text, question, extractor identity), and :class:`CachingFused`
-(decomposition and verdicts in one) keyed by :func:`fused_key` (answer text, question, evidence
-digest, identity, common knowledge). A decomposition whose call failed, and a fused result with an
+by :func:`decomposition_key` (answer text, question, extractor identity, endpoint, settings), and
+:class:`CachingFused` (decomposition and verdicts in one) keyed by :func:`fused_key` (answer text,
+question, evidence digest, identity, common knowledge, endpoint, settings). A decomposition whose call failed, and a fused result with an
 ``unjudged`` verdict, are never cached. Storage: the :class:`DecompositionCache` and
 :class:`FusedCache` protocols, memory and JSON-lines implementations in :mod:`._cache_files`, SQL
 ones in :mod:`auditor.store._cache` (table ``decomposition_cache``).
@@ -26,7 +28,7 @@ from typing import Any, Protocol
 
 from auditor.claims import Claim, Decomposition
 from auditor.evidence import Answer, Evidence
-from auditor.judges._verdicts import ClaimVerdict, Judge, JudgeIdentity, Label, check_complete
+from auditor.judges._verdicts import ClaimVerdict, Judge, JudgeIdentity, Label, check_complete, settings_of
 from auditor.judges.llm import FusedResult, call_failed
 from auditor.text import short_digest
 
@@ -63,14 +65,15 @@ def cache_key(
     identity: JudgeIdentity,
     allow_common_knowledge: bool = False,
     endpoint: str = "",
+    settings: Sequence[str] = (),
 ) -> str:
     """Key of a claim's verdict: the claim, :func:`evidence_digest`, the judge's identity, common
-    knowledge, and the endpoint that judged it (another server with the same model name may
-    judge otherwise)."""
+    knowledge, the endpoint that judged it (another server with the same model name may
+    judge otherwise) and its :func:`settings_of`."""
     return short_digest(
         claim_text,
         digest,
-        *_identity_parts(identity, endpoint),
+        *_identity_parts(identity, endpoint, settings),
         "ck" if allow_common_knowledge else "",
         length=64,
     )
@@ -80,14 +83,16 @@ class CachingJudge:
     """Implements :class:`~auditor.judges.Judge`: cached verdicts first, ``inner`` for the misses.
 
     Args:
-        inner: the judge to ask on a miss (its identity is part of the key).
+        inner: the judge to ask on a miss (its identity and :func:`settings_of` are part of the key).
         cache: where verdicts live.
+        endpoint: the server ``inner`` asks (``LLMClient.endpoint``), part of the key.
     """
 
     def __init__(self, inner: Judge, cache: VerdictCache, *, endpoint: str = "") -> None:
         self.inner = inner
         self.cache = cache
         self.endpoint = endpoint
+        self.settings = settings_of(inner)
         self.identity: JudgeIdentity = inner.identity
         self.hits = 0
         self.misses = 0
@@ -102,7 +107,9 @@ class CachingJudge:
     ) -> list[ClaimVerdict]:
         digest = evidence_digest(admitted, excluded)
         keys = {
-            c.claim_id: cache_key(c.text, digest, self.identity, allow_common_knowledge, self.endpoint)
+            c.claim_id: cache_key(
+                c.text, digest, self.identity, allow_common_knowledge, self.endpoint, self.settings
+            )
             for c in claims
         }
         cached = self.cache.get_many(keys.values()) if keys else {}  # one lookup for the whole answer
@@ -155,17 +162,25 @@ class FusedCache(Protocol):
     def put(self, key: str, result: FusedResult) -> None: ...
 
 
-def _identity_parts(identity: JudgeIdentity, endpoint: str = "") -> tuple[str, ...]:
-    parts = (identity.kind, identity.model or "", identity.prompt_version or "")
+def _identity_parts(
+    identity: JudgeIdentity, endpoint: str = "", settings: Sequence[str] = ()
+) -> tuple[str, ...]:
+    parts = (identity.kind, identity.model or "", identity.prompt_version or "", *settings)
     # no endpoint (the offline judge): the key is what it was before endpoints were keyed
     return (*parts, f"endpoint={endpoint}") if endpoint else parts
 
 
-def decomposition_key(answer: Answer, identity: JudgeIdentity, endpoint: str = "") -> str:
+def decomposition_key(
+    answer: Answer, identity: JudgeIdentity, endpoint: str = "", settings: Sequence[str] = ()
+) -> str:
     """Key of an answer's decomposition: its text, its question, the extractor (kind, model,
-    prompt version) and its endpoint."""
+    prompt version), its endpoint and its :func:`settings_of`."""
     return short_digest(
-        "decompose", answer.text, answer.question or "", *_identity_parts(identity, endpoint), length=64
+        "decompose",
+        answer.text,
+        answer.question or "",
+        *_identity_parts(identity, endpoint, settings),
+        length=64,
     )
 
 
@@ -175,15 +190,16 @@ def fused_key(
     identity: JudgeIdentity,
     allow_common_knowledge: bool = False,
     endpoint: str = "",
+    settings: Sequence[str] = (),
 ) -> str:
     """Key of a fused result: answer text, question, :func:`evidence_digest`, identity, common
-    knowledge, endpoint."""
+    knowledge, endpoint, :func:`settings_of`."""
     return short_digest(
         "fused",
         answer.text,
         answer.question or "",
         digest,
-        *_identity_parts(identity, endpoint),
+        *_identity_parts(identity, endpoint, settings),
         "ck" if allow_common_knowledge else "",
         length=64,
     )
@@ -252,13 +268,14 @@ class CachingExtractor:
         self.inner = inner
         self.cache = cache
         self.endpoint = endpoint
+        self.settings = settings_of(inner)
         self.name = inner.name
         self.identity = inner.identity
         self.hits = 0
         self.misses = 0
 
     async def decompose(self, answers: Sequence[Answer]) -> list[Decomposition]:
-        keys = [decomposition_key(a, self.identity, self.endpoint) for a in answers]
+        keys = [decomposition_key(a, self.identity, self.endpoint, self.settings) for a in answers]
         found: dict[str, Decomposition] = self.cache.get_many(keys) if keys else {}
         missing: dict[str, Answer] = {}
         for answer, key in zip(answers, keys, strict=True):
@@ -316,6 +333,7 @@ class CachingFused:
         self.inner = inner
         self.cache = cache
         self.endpoint = endpoint
+        self.settings = settings_of(inner)
         self.identity: JudgeIdentity = inner.identity
         self.hits = 0
         self.misses = 0
@@ -328,7 +346,7 @@ class CachingFused:
         allow_common_knowledge: bool = False,
     ) -> FusedResult:
         digest = evidence_digest(admitted, excluded)
-        key = fused_key(answer, digest, self.identity, allow_common_knowledge, self.endpoint)
+        key = fused_key(answer, digest, self.identity, allow_common_knowledge, self.endpoint, self.settings)
         hit = self.cache.get(key)
         if hit is None:
             self.misses += 1

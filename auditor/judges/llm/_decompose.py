@@ -164,6 +164,10 @@ class LLMDecomposer:
         self.max_output_tokens = max_output_tokens
         self.errors: dict[str, list[str]] = {}
 
+    def cache_settings(self) -> dict[str, str]:
+        """What changes a decomposition beyond model, prompt version and endpoint (its cache key)."""
+        return {"temperature": str(self.client.temperature)}
+
     def max_tokens_for(self, answer: Answer) -> int:
         return min(self.max_output_tokens, self.tokens_base + int(len(answer.text) * self.tokens_per_char))
 

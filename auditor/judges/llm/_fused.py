@@ -71,6 +71,10 @@ class FusedAuditor:
         self.name = f"llm-fused:{client.model}"
         self.identity = JudgeIdentity(kind="openai", model=client.model, prompt_version=PROMPT_VERSION)
 
+    def cache_settings(self) -> dict[str, str]:
+        """What changes a result beyond model, prompt version and endpoint (the fused cache's key)."""
+        return {"temperature": str(self.client.temperature), "evidence_chars": str(self.budget_chars)}
+
     def max_tokens_for(self, answer: Answer) -> int:
         n = len(answer.text)
         wanted = self.tokens_base + int(n * self.tokens_per_char) + self.tokens_per_claim * (n // 60 + 1)

@@ -79,6 +79,10 @@ class LLMJudge:
         self.parse_retries = parse_retries
         self.identity = JudgeIdentity(kind="openai", model=client.model, prompt_version=PROMPT_VERSION)
 
+    def cache_settings(self) -> dict[str, str]:
+        """What changes a verdict beyond model, prompt version and endpoint (the verdict cache's key)."""
+        return {"temperature": str(self.client.temperature), "evidence_chars": str(self.budget_chars)}
+
     def max_tokens_for(self, n_claims: int) -> int:
         return min(self.max_output_tokens, self.tokens_base + self.tokens_per_claim * n_claims)
 

@@ -51,7 +51,7 @@ from dataclasses import dataclass
 
 from auditor.claims import Claim
 from auditor.evidence import Answer, Evidence
-from auditor.judges._verdicts import ClaimVerdict, JudgeIdentity, Label, UnjudgedReason
+from auditor.judges._verdicts import Citation, ClaimVerdict, JudgeIdentity, Label, UnjudgedReason
 from auditor.judges.offline import _settle
 from auditor.judges.offline._combiner import Combiner, shipped
 from auditor.judges.offline._features import FEATURES, Cue, features
@@ -64,7 +64,7 @@ from auditor.judges.offline._rules import (
 )
 from auditor.judges.offline._ruling import item_name, offline_verdict, rule_verdict
 from auditor.judges.offline._settle import SETTLE_MIN_WORDS
-from auditor.judges.reading import CLAIM_CHARS, ITEM_CHARS, Item, prepare, read_limits
+from auditor.judges.reading import CLAIM_CHARS, ITEM_CHARS, Item, only_opposite, prepare, read_limits, said
 from auditor.judges.verify import cached_claim_cues, with_conflict
 from auditor.text import normalise
 
@@ -138,6 +138,7 @@ class OfflineJudge:
             if claim.screened:
                 continue
             verdict = self._judge_one(claim, items, names, judged)
+            verdict = _state_contradicted(claim, items, names) or verdict
             if verdict.label is Label.SUPPORTED:
                 cited = {c.evidence_id for c in verdict.citations}
                 verdict = with_conflict(
@@ -243,6 +244,22 @@ class OfflineJudge:
         See :mod:`auditor.judges.offline._settle` for what certain means.
         """
         return _settle.settle(claim, admitted)
+
+
+def _state_contradicted(claim: Claim, items: Sequence[Item], names: dict[str, str]) -> ClaimVerdict | None:
+    """``contradicted`` when every admitted item stating an availability state about the claim's
+    subject states the other one ("out of stock" against ``"stock": 14``), else None."""
+    found = only_opposite(claim.text, [(i.evidence_id, i.text) for i in items])
+    if not found:
+        return None
+    evidence_id, first = found[0]
+    return offline_verdict(
+        claim,
+        Label.CONTRADICTED,
+        f"{names.get(evidence_id) or evidence_id} says {said(first.state)} ({first.quote}) "
+        f"where the claim says {said('in' if first.state == 'out' else 'out')}",
+        tuple(Citation(evidence_id=i, quote=s.quote) for i, s in found),
+    )
 
 
 def _undecided_why(verdict: ClaimVerdict, p: float, hi: float, lo: float, low_decides: bool) -> str:

@@ -13,6 +13,15 @@ from auditor.judges.reading import _numbers as numbers
 from auditor.judges.reading._cues import ClaimCues, claim_cues
 from auditor.judges.reading._lexical import content_stems, denied_and_affirmed, negated, stated, stem, words
 from auditor.judges.reading._segments import Segment, sentence_spans
+from auditor.judges.reading._states import (
+    State,
+    Stated,
+    claim_state,
+    only_opposite,
+    opposing,
+    quoted_opposite,
+    said,
+)
 from auditor.judges.reading._vocabulary import STOPWORDS
 from auditor.judges.reading._windows import CLAIM_CHARS, ITEM_CHARS, Item, Window, prepare, read_limits
 
@@ -23,15 +32,22 @@ __all__ = [
     "ClaimCues",
     "Item",
     "Segment",
+    "State",
+    "Stated",
     "Window",
     "claim_cues",
+    "claim_state",
     "content_stems",
     "denied_and_affirmed",
     "entities",
     "negated",
     "numbers",
+    "only_opposite",
+    "opposing",
     "prepare",
+    "quoted_opposite",
     "read_limits",
+    "said",
     "sentence_spans",
     "stated",
     "stem",

@@ -13,7 +13,13 @@ from __future__ import annotations
 from auditor.judges.verify._agree import QUOTE_DISAGREES, about, keyed_rival
 from auditor.judges.verify._attribution import Attribution, MarkerCheck, check_citations
 from auditor.judges.verify._carry import cached_claim_cues, clear_quote_caches
-from auditor.judges.verify._conflicts import OnConflict, settle_conflict, verify_conflicts, with_conflict
+from auditor.judges.verify._conflicts import (
+    OnConflict,
+    settle_conflict,
+    verify_conflicts,
+    with_conflict,
+    with_state_conflict,
+)
 from auditor.judges.verify._quotes import verify_quotes
 
 __all__ = [
@@ -30,4 +36,5 @@ __all__ = [
     "verify_conflicts",
     "verify_quotes",
     "with_conflict",
+    "with_state_conflict",
 ]

@@ -35,15 +35,19 @@ from auditor.judges.reading import (
     STOPWORDS,
     ClaimCues,
     Window,
+    claim_state,
     content_stems,
     denied_and_affirmed,
     prepare,
+    quoted_opposite,
+    said,
     stem,
     words,
 )
 from auditor.judges.reading import entities as ent
 from auditor.judges.reading import numbers as num
 from auditor.judges.verify._carry import cached_claim_cues
+from auditor.judges.verify._predicates import rival_predicate
 from auditor.text import normalise
 
 QUOTE_DISAGREES = "quote_disagrees"  # the judge error of a supported verdict whose quote disagrees
@@ -157,6 +161,13 @@ def disagreement(claim: str, quotes: Sequence[tuple[str, str, str]]) -> Disagree
 
 @lru_cache(maxsize=1024)
 def _disagreement(claim: str, quotes: tuple[tuple[str, str, str], ...]) -> Disagreement | None:
+    opposite = quoted_opposite(claim, quotes)
+    if opposite is not None:  # "out of stock" quoted as '"stock": 14' (auditor.judges.reading._states)
+        return Disagreement(
+            f"the evidence says {said(opposite.state)} where the claim says {said(claim_state(claim) or 'in')}",
+            True,
+            opposite.quote,
+        )
     cues = cached_claim_cues(claim)
     stems = cues.stems
     if not stems:
@@ -194,6 +205,9 @@ def _disagreement(claim: str, quotes: tuple[tuple[str, str, str], ...]) -> Disag
     name = _rival_entity(claim, [e for e in cues.entities if not _named(e, quoted)], best.text)
     if name is not None:
         return Disagreement(f"the quote names {name!r} where the claim names another", certain, best.text)
+    predicate = rival_predicate(claim, best.text, best.reading.stems)  # "sung by" for "written by"
+    if predicate is not None:
+        return Disagreement(predicate[0], predicate[1], best.text)
     return None
 
 

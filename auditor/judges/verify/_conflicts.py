@@ -25,9 +25,11 @@ from datetime import datetime
 from typing import Literal
 
 from auditor.judges._verdicts import Citation, ClaimVerdict, ConflictQuote, Label
+from auditor.judges.reading import opposing
 
 OnConflict = Literal["flag", "contradicted", "prefer_newest"]
 
+_MAX_STATE_ITEMS = 3  # items listed on the other side of a state conflict, as the offline judge lists
 _STANCE_LABEL = {"supports": Label.SUPPORTED, "contradicts": Label.CONTRADICTED}
 
 
@@ -52,6 +54,19 @@ def with_conflict(verdict: ClaimVerdict, opposing: Sequence[Citation]) -> ClaimV
     sides = [ConflictQuote(evidence_id=c.evidence_id, quote=c.quote, stance=own) for c in verdict.citations]
     sides += [ConflictQuote(evidence_id=c.evidence_id, quote=c.quote, stance=theirs) for c in other]
     return verdict.model_copy(update={"conflicts": tuple(sides)})
+
+
+def with_state_conflict(verdict: ClaimVerdict, claim_text: str, texts: Mapping[str, str]) -> ClaimVerdict:
+    """A ``supported`` verdict with the admitted items (``texts``: evidence id to text) that state
+    the opposite availability state about its claim as the other side of a conflict
+    (:func:`auditor.judges.reading.opposing`: "Out of stock" beside "14 units in stock"), for every
+    judge alike; a verdict that already has a conflict, or another label, is returned as it is."""
+    if verdict.label is not Label.SUPPORTED or verdict.conflicts:
+        return verdict
+    cited = {c.evidence_id for c in verdict.citations}
+    others = [(i, t) for i, t in texts.items() if i not in cited]
+    found = opposing(claim_text, others)[:_MAX_STATE_ITEMS]
+    return with_conflict(verdict, [Citation(evidence_id=i, quote=s.quote) for i, s in found])
 
 
 def verify_conflicts(verdict: ClaimVerdict, check: Callable[[ClaimVerdict], ClaimVerdict]) -> ClaimVerdict:

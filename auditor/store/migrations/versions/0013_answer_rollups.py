@@ -5,8 +5,8 @@ indexes on ``answers.answer_id`` (one answer's page) and ``answers.conversation_
 per bucket instead of every answer. Created here and filled from the answers already stored (the
 same computation as ``auditor db rollups --rebuild``), so it may take a while on a large store.
 
-Revision ID: 0012
-Revises: 0011
+Revision ID: 0013
+Revises: 0012
 Create Date: 2026-12-06
 
 """
@@ -19,8 +19,8 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.orm import Session
 
-revision: str = "0012"
-down_revision: str | Sequence[str] | None = "0011"
+revision: str = "0013"
+down_revision: str | Sequence[str] | None = "0012"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
