@@ -11,7 +11,7 @@ of :data:`SERVICES` as its ``service.name`` (what the ``service`` filter reads).
 
 The rollups are not computed answer by answer (that is what the benchmark avoids): the answers of
 each hour, policy, judge, service and question type are counted per template, and the template's
-own counts (:func:`auditor.metrics.answer_counts`) multiplied in (numpy). ``tests/test_bigstore.py``
+own counts (:func:`auditor.metrics.answer_counts`) multiplied in (numpy). ``tests/test_benchmarks_bigstore.py``
 checks that the rows equal :func:`auditor.store.rebuild_rollups` on a small store.
 """
 
