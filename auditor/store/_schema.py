@@ -8,8 +8,8 @@ Ownership: a run owns its answers, an answer its evidence items and claims, a cl
 (deleting a parent deletes its children). Traces are shared between runs: the same trace
 (``trace_id`` and content digest) is stored once however often it is audited, and so is its
 content (``trace_contents``, compressed), which a re-audit reads instead of the files. The caches stand
-apart: verdicts keyed by :func:`auditor.judges._cache.cache_key`; decompositions and fused results keyed by
-:func:`auditor.judges._cache.decomposition_key` and :func:`auditor.judges._cache.fused_key`.
+apart: verdicts keyed by :func:`auditor.judges.cache._cache.cache_key`; decompositions and fused results keyed by
+:func:`auditor.judges.cache._cache.decomposition_key` and :func:`auditor.judges.cache._cache.fused_key`.
 
 The Alembic migrations in :mod:`auditor.store.migrations` must match these models; a test compares them.
 """
@@ -133,6 +133,10 @@ class RunRecord(Base):
     lease_seconds: Mapped[float | None] = mapped_column(Float)
     # A re-audit (migration 0009): the run whose kept traces it re-judged (``auditor reaudit``).
     reaudit_of: Mapped[str | None] = mapped_column(SafeText)
+    # A live server's run (migration 0012): the sample its trace was chosen under, and the spending
+    # cap that made it be judged offline (None when it was not).
+    sampling: Mapped[dict[str, Any] | None] = mapped_column(_json())
+    cap: Mapped[dict[str, Any] | None] = mapped_column(_json())
 
     answers: Mapped[list[AnswerRecord]] = relationship(
         back_populates="run", cascade="all, delete-orphan", order_by="AnswerRecord.position"

@@ -1,7 +1,7 @@
 """A local OpenAI-compatible chat-completions server for tests and benchmarks.
 
 It answers the auditor's judge, decomposition and fused prompts deterministically by reading the
-fenced prompt it receives (the format of :mod:`auditor.judges._prompts`, read by the strict
+fenced prompt it receives (the format of :mod:`auditor.judges.llm._prompts`, read by the strict
 :func:`fenced_blocks`) and applying a simple lexical rule: a claim whose content words all appear
 in an admitted item is ``supported`` with real quotes (the item's lines or sentences that hold
 those words); one whose words appear but whose numbers differ is ``contradicted`` (quoting a line
@@ -53,7 +53,7 @@ from auditor.evidence import Answer, Evidence, EvidenceKind
 
 _FENCE = re.compile(r"^Fence token of this message: ([0-9a-f]{16})$", re.M)
 _ATTR = re.compile(r'(\w+)="([^"]*)"')
-_CLIP = re.compile(r"\n\[\.\.\. [\d,]+ characters not shown \.\.\.\]\n")  # auditor/judges/_excerpt.py
+_CLIP = re.compile(r"\n\[\.\.\. [\d,]+ characters not shown \.\.\.\]\n")  # auditor/judges/llm/_excerpt.py
 _TOKEN = re.compile(r"\d+(?:[.,:/-]\d+)*|[a-z]+")
 _NUMBER = re.compile(r"^\d")
 _SEGMENT = re.compile(r"(?<=[.!?])\s+|\n")
@@ -352,6 +352,7 @@ class FakeOpenAI:
         self.replies: list[str] = []
         self.model_requests: list[str] = []
         self.requests = 0
+        self.charged: list[int] = []  # total tokens of each chat completion answered, in order
         self.by_kind: Counter[str] = Counter()
         self.bodies: list[dict[str, Any]] = []
         self.arrivals: list[float] = []
@@ -487,6 +488,8 @@ class FakeOpenAI:
         refusal = "I can't help with that." if action == "refuse" else None
         if refusal:
             content = ""
+        with self._lock:  # the tokens this answer charges (its usage's total), in order
+            self.charged.append(len(prompt) // 4 + len(content) // 4 + 2)
         return (
             200,
             {},
