@@ -277,9 +277,10 @@ def test_own_traces_an_instrumented_agent_audited_from_its_file_and_by_serve(new
 
 
 @pytest.mark.slow
-def test_gate_the_sample_verdict_and_the_ci_step(newcomer: Newcomer) -> None:
+def test_gate_the_ci_step(newcomer: Newcomer) -> None:
+    """(The page's sample failure is checked by tests/test_docs.py.)"""
     blocks = walk("gate", newcomer)
-    assert sum(1 for b in blocks if b.command) == 2  # the failing sample and the CI step's output
+    assert sum(1 for b in blocks if b.command) == 1  # the CI step's output
     junit = (newcomer.folder / "gate.xml").read_text(encoding="utf-8")
     # The bundled golden set holds five answers (examples/golden/runs.json); the policy sets five checks.
     assert junit.count("<testcase ") == 10 and "<failure" not in junit
