@@ -18,10 +18,10 @@ would paste them:
 
 The folder holds symbolic links to the checkout's ``examples/``, ``policies/`` and
 ``tests/fixtures/``, since the docs' commands run from the checkout, with the environment's
-``auditor`` first on ``PATH``. What the tests change, and why: an agent's model and an LLM judge
-are the tests' local OpenAI-compatible server (``OPENAI_BASE_URL``, ``AUDITOR_BASE_URL``), and
-``auditor serve``'s port 4318 becomes a free port in every line, so a server already on this
-machine does not answer instead. Nothing else of a command is rewritten.
+``auditor`` first on ``PATH``. What the tests change, and why: the agent's model is the tests'
+local OpenAI-compatible server (``OPENAI_BASE_URL``), ``auditor serve``'s port 4318 becomes a free
+port in every line, so a server already on this machine does not answer instead, and its
+``AUDITOR_SERVE_QUIET`` is shortened. Nothing else of a command is rewritten.
 """
 
 from __future__ import annotations
@@ -282,7 +282,8 @@ def test_gate_the_ci_step(newcomer: Newcomer) -> None:
     blocks = walk("gate", newcomer)
     assert sum(1 for b in blocks if b.command) == 1  # the CI step's output
     junit = (newcomer.folder / "gate.xml").read_text(encoding="utf-8")
-    # The bundled golden set holds five answers (examples/golden/runs.json); the policy sets five checks.
+    # One case per question of the golden set (five: examples/golden/labels.jsonl) and per check: pass
+    # rate, contradictions, undecided, and the two refusal thresholds examples/gate-policy.toml sets.
     assert junit.count("<testcase ") == 10 and "<failure" not in junit
 
 
