@@ -181,3 +181,13 @@ def test_the_same_state_in_two_items_is_no_conflict() -> None:
         [{"id": "a", "text": "The X200 has 14 units in stock."}, {"id": "b", "text": "X200: in stock."}],
     )
     assert only(answer).verdict == "supported" and only(answer).conflicts == []
+
+
+def test_a_state_of_something_else_in_the_same_sentence_is_no_conflict() -> None:
+    """ "Not available in rooms" says nothing of the lobby: a sentence must hold the claim's words."""
+    documents = [
+        {"id": "a", "text": "Free Wi-Fi is available in the lobby."},
+        {"id": "b", "text": "Wi-Fi is not available in rooms."},
+    ]
+    (answer,) = assert_grounded("Free Wi-Fi is available in the lobby.", documents)
+    assert only(answer).verdict == "supported" and only(answer).conflicts == []
