@@ -99,15 +99,18 @@ def _text_state(text: str) -> State | None:
 def stated(text: str) -> tuple[Stated, ...]:
     """The states an evidence text states (module docstring): JSON pairs, else prose sentences."""
     body = without_call(text)
+    out: list[Stated] = []
+    rest = body
     if body.lstrip()[:1] in ("{", "["):
-        try:
-            data = json.loads(body)
+        start = len(body) - len(body.lstrip())
+        try:  # the record, and any text after it (a note, a planted instruction) read as prose
+            data, end = json.JSONDecoder().raw_decode(body, start)
         except ValueError:
-            data = None
-        if data is not None:
-            return tuple(_record_states(body, data, ""))
-    out = []
-    for sentence in _SENTENCE.split(body):
+            pass
+        else:
+            out += _record_states(body, data, "")
+            rest = body[end:]
+    for sentence in _SENTENCE.split(rest):
         state = _text_state(sentence) if sentence.strip() else None
         if state is not None:
             out.append(Stated(state, sentence.strip(), normalise(sentence), sentence=True))
