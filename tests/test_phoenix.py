@@ -13,6 +13,7 @@ is in no source: absent).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -50,10 +51,18 @@ def _file_spans(path: Path) -> list[dict[str, Any]]:
     return [s for r in lines for rs in r["resourceSpans"] for ss in rs["scopeSpans"] for s in ss["spans"]]
 
 
-@pytest.fixture(scope="module")
-def fed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fed]:
+@contextlib.contextmanager
+def _phoenix(url: str) -> Iterator[Any]:
+    """Phoenix's own client, its connections closed after use."""
+    import httpx
     from phoenix.client import Client
 
+    with httpx.Client(base_url=url, timeout=60) as http:
+        yield Client(http_client=http)
+
+
+@pytest.fixture(scope="module")
+def fed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fed]:
     command = ensure_venv()
     server = PhoenixServer(command, tmp_path_factory.mktemp("phoenix")).start()
     try:
@@ -61,11 +70,13 @@ def fed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fed]:
         with FakeOpenAI() as model:
             phoenix_agent.script(model, phoenix_agent.TURNS)
             count = phoenix_agent.run_agent(model.base_url, server.url, PROJECT, file, phoenix_agent.TURNS)
-        client = Client(base_url=server.url)
-        deadline = time.monotonic() + 30
-        while len(client.spans.get_spans(project_identifier=PROJECT, limit=1000)) < count:
-            assert time.monotonic() < deadline, f"Phoenix did not store the {count} spans:\n{server.tail()}"
-            time.sleep(0.2)
+        with _phoenix(server.url) as client:
+            deadline = time.monotonic() + 30
+            while len(client.spans.get_spans(project_identifier=PROJECT, limit=1000)) < count:
+                assert time.monotonic() < deadline, (
+                    f"Phoenix did not store the {count} spans:\n{server.tail()}"
+                )
+                time.sleep(0.2)
         yield Fed(server, file, _file_spans(file))
     finally:
         server.stop()
@@ -151,11 +162,8 @@ def test_pulled_answers_equal_the_audit_of_the_same_spans_exported_to_a_file(fed
 
 
 def _annotations(fed: Fed, span_ids: list[str]) -> dict[tuple[str, str, str], dict[str, Any]]:
-    from phoenix.client import Client
-
-    found = Client(base_url=fed.server.url).spans.get_span_annotations(
-        span_ids=span_ids, project_identifier=PROJECT
-    )
+    with _phoenix(fed.server.url) as client:
+        found = client.spans.get_span_annotations(span_ids=span_ids, project_identifier=PROJECT)
     return {(a["span_id"], a["name"], a["identifier"]): a for a in found}
 
 
@@ -206,11 +214,10 @@ def test_the_annotations_reach_phoenixs_dataframes(fed: Fed) -> None:
     code, _, result, err = _audit("--from", fed.url())
     assert code == 0, err
     assert result is not None
-    from phoenix.client import Client
-
-    with warnings.catch_warnings():  # the client's own use of pandas' deprecated ``inplace``: not ours
+    # Phoenix's dataframe reader; its own use of pandas' deprecated ``inplace`` is not ours to fail on.
+    with _phoenix(fed.server.url) as client, warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        frame = Client(base_url=fed.server.url).spans.get_span_annotations_dataframe(
+        frame = client.spans.get_span_annotations_dataframe(
             span_ids=[a["span_id"] for a in result["answers"]], project_identifier=PROJECT
         )
     rows = sorted(
@@ -276,7 +283,7 @@ def test_an_empty_range_and_an_unknown_project_are_one_line_each(fed: Fed) -> No
         (["--from", "phoenix:///p"], "expected SCHEME://HOST:PORT/NAME"),
         (
             ["--from", "nosuch://host:1/p"],
-            "no installed trace source reads nosuch:// URLs. Installed: phoenix://",
+            "no installed trace source reads nosuch:// URLs. Installed: ",
         ),
     ],
 )
@@ -285,6 +292,13 @@ def test_source_usage_errors_are_one_line(args: list[str], says: str) -> None:
     assert out.exit_code == 2
     assert says in out.output
     assert "Traceback" not in out.output
+
+
+def test_an_unknown_scheme_lists_the_installed_sources() -> None:
+    out = CliRunner().invoke(cli, ["audit", "--from", "nosuch://host:1/p", "--no-store"])
+    assert out.exit_code == 2
+    listed = out.output.split("Installed: ", 1)[1].split(" (", 1)[0]
+    assert {"phoenix://", "phoenix+https://"} <= set(listed.split(", "))
 
 
 def test_an_unreachable_server_is_one_line() -> None:
@@ -308,8 +322,7 @@ def test_without_the_phoenix_client_one_line_names_the_extra(tmp_path: Path) -> 
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=False
     )
     assert done.returncode == 2
-    lines = done.stderr.strip().splitlines()
-    assert lines == [
+    assert done.stderr.strip().splitlines() == [
         "Error: phoenix://127.0.0.1:6006/default: reading Phoenix needs its client: "
         "pip install 'auditor-otel[phoenix]'."
     ]

@@ -116,17 +116,27 @@ def installed_sources() -> dict[str, TraceSource]:
 
 
 def get_source(url: str) -> TraceSource:
-    """The source that serves ``url``'s scheme; the error lists the schemes that are installed.
+    """The source that serves ``url``'s scheme; the error lists the schemes that are registered.
+
+    Only that scheme's entry point is loaded: one backend's client is never imported to reach
+    another, and a broken third-party source does not stand in the way.
 
     Raises:
-        UsageError: the URL is malformed, or no installed source serves its scheme.
+        UsageError: the URL is malformed, no installed source serves its scheme, or its source
+            fails to load.
     """
     scheme = parse_source_url(url).scheme
-    sources = installed_sources()
-    if scheme not in sources:
-        listed = ", ".join(f"{s}://" for s in sources) or "none"
+    registered = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    if scheme not in registered:
+        listed = ", ".join(f"{s}://" for s in sorted(registered)) or "none"
         raise UsageError(
             f"{url}: no installed trace source reads {scheme}:// URLs. Installed: {listed} "
             "(phoenix:// comes with auditor-otel: pip install 'auditor-otel[phoenix]')."
         )
-    return sources[scheme]
+    ep = registered[scheme]
+    try:
+        loaded = ep.load()
+        source: TraceSource = loaded() if isinstance(loaded, type) else loaded
+    except Exception as err:  # a third party's bug: one line, not a traceback
+        raise UsageError(f"{url}: the {scheme}:// source ({ep.value}) failed to load: {err}") from None
+    return source

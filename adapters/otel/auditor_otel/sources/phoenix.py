@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -81,8 +82,7 @@ class PhoenixSource:
 
     def pull(self, url: str, directory: Path, since: datetime | None, until: datetime | None) -> list[Path]:
         where = parse_source_url(url)
-        client = _client(where)
-        with _errors(where):
+        with _client(where) as client, _errors(where):
             spans = list(_spans(client, where.name, since, until))
         if not spans:
             return []
@@ -92,7 +92,6 @@ class PhoenixSource:
 
     def write_back(self, url: str, result: AuditResult) -> WriteBack:
         where = parse_source_url(url)
-        client = _client(where)
         records = [
             {
                 "name": a.name,
@@ -108,7 +107,7 @@ class PhoenixSource:
             }
             for a in verdict_annotations(result)
         ]
-        with _errors(where):
+        with _client(where) as client, _errors(where):
             for start in range(0, len(records), ANNOTATIONS_PER_REQUEST):
                 client.spans.log_span_annotations(
                     span_annotations=records[start : start + ANNOTATIONS_PER_REQUEST], sync=True
@@ -146,14 +145,21 @@ def _base_url(where: SourceURL) -> str:
     return f"{'https' if tls else 'http'}://{where.host}{port}{prefix}"
 
 
-def _client(where: SourceURL) -> Any:
+@contextmanager
+def _client(where: SourceURL) -> Iterator[Any]:
+    """Phoenix's client over an HTTP connection pool that is closed when done."""
     try:
         from phoenix.client import Client
     except ImportError:
         raise UsageError(
             f"{where.url}: reading Phoenix needs its client: pip install 'auditor-otel[phoenix]'."
         ) from None
-    return Client(base_url=_base_url(where), api_key=os.environ.get("PHOENIX_API_KEY") or None)
+    import httpx
+
+    key = os.environ.get("PHOENIX_API_KEY")
+    headers = {"authorization": f"Bearer {key}"} if key else {}
+    with httpx.Client(base_url=_base_url(where), headers=headers, timeout=60) as http:
+        yield Client(http_client=http)
 
 
 class _errors:
