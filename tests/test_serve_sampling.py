@@ -202,10 +202,10 @@ def test_a_10_percent_sample_of_1000_traces_is_the_same_on_two_replicas(tmp_path
     assert audited[0] == audited[1] == expected
 
 
-def test_a_filter_audits_only_the_matching_traces_and_the_figures_name_it(tmp_path: Path) -> None:
+def test_a_filter_audits_only_the_matching_traces_and_the_figures_name_it(db_url: str) -> None:
     spans = fixture_spans()
     ids = trace_ids(12, seed=3)
-    db = f"sqlite:///{tmp_path / 'serve.db'}"
+    db = db_url  # the sample is read back in SQL (JSON paths) on both stores
     # Half the traces come from another service; of the rest, half carry an agent name on a span.
     other = set(ids[:6])
     agent = set(ids[6:9])
@@ -225,7 +225,7 @@ def test_a_filter_audits_only_the_matching_traces_and_the_figures_name_it(tmp_pa
 
         return change
 
-    with Store(db) as store:
+    with Store(db, upgrade=True) as store:
         intake = Intake(store)
         intake.receive([s for t in ids for s in copy_trace(spans, t, edit(t))])
         config = serve_config(db_url=db, quiet=0.01, filter=f"service={SERVICE}, agent=returns-bot")
