@@ -24,6 +24,7 @@ from fastapi.testclient import TestClient
 import tests.test_store
 from auditor.errors import UsageError
 from auditor.policy import load_policy
+from auditor.run import audit
 from auditor.serve import create_app, serve_config
 from auditor.serve._config import ServeConfig
 from auditor.serve._server import receivers
@@ -246,6 +247,12 @@ def test_a_filter_audits_only_the_matching_traces_and_the_figures_name_it(db_url
     )
     runs = page(db, config, "/runs")
     assert runs.count(f"100.0% of traces · service={SERVICE}, agent=returns-bot") == 3
+    # A batch audit of the same store read its whole input: its answer is counted apart.
+    audit([FIXTURES / "single_retrieval" / "openinference.otlp.jsonl"], db_url=db)
+    assert summary(db, config)["sample"]["samples"] == [
+        {"share": 1.0, "filter": f"service={SERVICE}, agent=returns-bot", "live": True, "answers": 3},
+        {"share": 1.0, "filter": None, "live": False, "answers": 1},
+    ]
     assert runs.count('<span class="badge s-skipped">skipped</span>') == 9
     assert 'class="badge s-failed"' not in runs
 

@@ -127,15 +127,35 @@ class CapShare:
     caps: tuple[str, ...]
 
 
-def samples_of(store: Store, wanted: AnswerFilter) -> tuple[list[SampleShare], CapShare]:
+def samples_of(
+    store: Store, wanted: AnswerFilter, answers: int | None = None
+) -> tuple[list[SampleShare], CapShare]:
     """The samples behind the answers ``wanted`` selects, and how many of them the cap sent offline.
 
-    Aggregated in SQL (a live server stores one run per trace, so the runs are not read one by one).
+    ``answers``, when the caller has it (the summary's count of the same selection), lets a store
+    whose runs all share one sample and none was capped answer from the runs alone, without reading
+    the selected answers (the summary itself may come from rollups). Otherwise the answers are
+    counted per sample in SQL (a live server stores one run per trace: runs are not read one by one).
     """
-    base = where(select(AnswerRecord.run_id), wanted).subquery()
     share = RunRecord.sampling[("share",)].as_float()
     chosen = RunRecord.sampling[("filter",)].as_string()
     live = case((RunRecord.sampling.is_(None), 0), else_=1)
+    if answers is not None:
+        capped = func.max(case((RunRecord.cap.is_(None), 0), else_=1))
+        kinds = select(live, share, chosen, capped).group_by(live, share, chosen).limit(2)
+        with store_errors(store.url), Session(store.engine) as session:
+            found = list(session.execute(kinds))
+        if len(found) <= 1 and not (found and found[0][3]):
+            one = [(found[0][0], found[0][1], found[0][2])] if found else [(0, None, None)]
+            shares = [
+                SampleShare(
+                    {"share": float(s if s is not None else 1.0), "filter": f} if on else None, answers
+                )
+                for on, s, f in one
+                if answers
+            ]
+            return shares, CapShare(0, None, None, ())
+    base = where(select(AnswerRecord.run_id), wanted).subquery()
     by_sample = (
         select(live, share, chosen, func.count())
         .select_from(base)
