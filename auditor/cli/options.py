@@ -21,6 +21,63 @@ class TraceInput(click.Path):
 # Files, directories, glob patterns (quoted, ``**`` recursive) or URLs: ``auditor.trace`` expands
 # them and names a missing file or a pattern matching nothing in one line.
 traces_argument = click.argument("traces", nargs=-1, required=True, type=TraceInput(path_type=Path))
+#: ``auditor audit``'s: the traces may come from ``--from`` instead (:func:`source_options`).
+optional_traces_argument = click.argument("traces", nargs=-1, type=TraceInput(path_type=Path))
+
+
+class Moment(click.ParamType):  # type: ignore[type-arg]  # generic from click 8.2 on; >=8.1 is allowed
+    """An ISO 8601 date or time (``2026-03-01``, ``2026-03-01T09:30:00+01:00``); without a zone, UTC."""
+
+    name = "TIME"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from datetime import UTC, datetime
+
+        if isinstance(value, datetime):
+            return value
+        try:
+            moment = datetime.fromisoformat(str(value))
+        except ValueError:
+            self.fail(f"{value!r} is not an ISO 8601 time (2026-03-01T09:30:00Z, 2026-03-01).", param, ctx)
+        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def source_options(command: Any) -> Any:
+    """``--from URL`` (a trace source: ``mlflow://HOST:PORT/EXPERIMENT``), ``--since``, ``--until`` and
+    ``--write-back/--no-write-back``; ``auditor audit`` takes them instead of TRACES."""
+    for option in reversed(
+        [
+            click.option(
+                "--from",
+                "source_url",
+                metavar="URL",
+                default=None,
+                help="Audit the traces held by a source instead of files: mlflow://HOST:PORT/EXPERIMENT "
+                "(auditor-otel[mlflow]).",
+            ),
+            click.option(
+                "--since",
+                type=Moment(),
+                default=None,
+                help="With --from: traces with a span starting at or after this time (ISO 8601; UTC if no zone).",
+            ),
+            click.option(
+                "--until",
+                type=Moment(),
+                default=None,
+                help="With --from: traces with a span starting before this time (ISO 8601; UTC if no zone).",
+            ),
+            click.option(
+                "--write-back/--no-write-back",
+                default=True,
+                show_default=True,
+                help="With --from: write the verdicts back as annotations on the answers' spans.",
+            ),
+        ]
+    ):
+        command = option(command)
+    return command
+
 
 format_option = click.option(
     "--format",
