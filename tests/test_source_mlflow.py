@@ -17,6 +17,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -29,7 +30,7 @@ from click.testing import CliRunner
 from auditor.cli import cli
 from tests.conftest import ROOT
 from tests.support.frameworks.scenarios import scenarios, tool_text
-from tests.support.mlflow_server import MlflowServer, ensure_venv, quiet_env
+from tests.support.mlflow_server import MlflowServer, ensure_venv, free_port, quiet_env
 from tests.support.otlp_sink import OtlpSink
 
 EXPERIMENT = "support-agent"
@@ -262,3 +263,14 @@ def test_without_the_mlflow_extra_one_line_names_it(tmp_path: Path) -> None:
     assert lines == [lines[-1]], done.stderr  # one line
     assert "pip install 'auditor-otel[mlflow]'" in lines[-1]
     assert "Traceback" not in done.stderr
+
+
+def test_a_server_that_does_not_answer_is_one_line_at_once() -> None:
+    """Nothing listens on the port: one line, exit 2, without MLflow's minutes of retries."""
+    url = f"mlflow://127.0.0.1:{free_port()}/agent"
+    started = time.monotonic()
+    code, result, err = _audit("--from", url)
+    assert code == 2 and result is None
+    assert f"{url}: cannot reach MLflow at http://127.0.0.1:" in err
+    assert "is the server running?" in err and "Traceback" not in err
+    assert time.monotonic() - started < 30

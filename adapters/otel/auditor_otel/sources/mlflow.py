@@ -45,6 +45,8 @@ if TYPE_CHECKING:
 PAGE = 500
 #: MLflow's prefix of a trace id made from an OpenTelemetry trace id (``tr-<32 hex>``).
 TRACE_PREFIX = "tr-"
+#: Seconds to wait for the server's first answer (:func:`_reachable`).
+CONNECT_TIMEOUT = 10.0
 #: The prefix of the auditor's assessments' names (:data:`auditor.sources.ANNOTATION_PREFIX`).
 PREFIX = "auditor."
 
@@ -114,6 +116,7 @@ class MlflowSource:
     def pull(self, url: str, directory: Path, since: datetime | None, until: datetime | None) -> list[Path]:
         where = parse_source_url(url)
         client = _client(where)
+        _reachable(where)
         with _errors(where):
             experiment_id = _experiment(client.store, where)
             spans = list(self._spans(client, experiment_id, _filter(since, until)))
@@ -181,6 +184,24 @@ class MlflowSource:
             spans=len({(a.trace_id, a.span_id) for a in written}),
             where=f"MLflow experiment {where.name} at {_tracking_uri(where)}",
         )
+
+
+def _reachable(where: SourceURL) -> None:
+    """A server that does not answer at all is one line at once: MLflow's client retries a refused
+    connection with backoff for minutes. Any HTTP answer (even 401 or 404) is a server."""
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"{_tracking_uri(where)}/health", timeout=CONNECT_TIMEOUT):
+            return
+    except urllib.error.HTTPError:
+        return
+    except (urllib.error.URLError, OSError) as err:
+        reason = getattr(err, "reason", err)
+        raise UsageError(
+            f"{where.url}: cannot reach MLflow at {_tracking_uri(where)} ({reason}); is the server running?"
+        ) from None
 
 
 def _experiment(store: Any, where: SourceURL) -> str:
