@@ -105,7 +105,7 @@ def _verdicts(result: dict[str, Any]) -> dict[str, set[str]]:
     }
 
 
-@pytest.mark.mlflow
+@pytest.mark.mlflow_live
 def test_the_agents_exported_spans_read_as_it_ran(fed: Fed) -> None:
     """The file route first: MLflow's own span attributes give every question, answer and tool result."""
     from auditor.evidence import EvidenceKind, reconstruct
@@ -132,7 +132,7 @@ def _args(call: dict[str, Any]) -> str:
     return ", ".join(f"{k}={json.dumps(v)}" for k, v in call["arguments"].items())
 
 
-@pytest.mark.mlflow
+@pytest.mark.mlflow_live
 def test_pulled_answers_equal_the_audit_of_the_same_spans_exported_to_a_file(fed: Fed) -> None:
     code, pulled, err = _audit("--from", fed.url(), "--no-write-back")
     assert code == 0, err
@@ -146,7 +146,7 @@ def test_pulled_answers_equal_the_audit_of_the_same_spans_exported_to_a_file(fed
     assert pulled["run"]["problems"] == exported["run"]["problems"] == []
 
 
-@pytest.mark.mlflow
+@pytest.mark.mlflow_live
 def test_since_and_until_select_traces_by_their_start(fed: Fed) -> None:
     client = _client(fed)
     infos = sorted(
@@ -188,7 +188,7 @@ def _assessments(fed: Fed, trace_ids: set[str]) -> list[Any]:
     return [a for t in sorted(trace_ids) for a in client.get_trace_info(f"tr-{t}").assessments or []]
 
 
-@pytest.mark.mlflow
+@pytest.mark.mlflow_live
 def test_verdicts_are_logged_as_mlflow_assessments_that_equal_the_stored_ones(fed: Fed) -> None:
     code, result, err = _audit("--from", fed.url(), store=True)
     assert code == 0, err
@@ -238,7 +238,7 @@ def test_verdicts_are_logged_as_mlflow_assessments_that_equal_the_stored_ones(fe
     assert {a.metadata["run_id"] for a in ours} == {again["run"]["id"]}
 
 
-@pytest.mark.mlflow
+@pytest.mark.mlflow_live
 def test_an_unknown_experiment_is_one_line(fed: Fed) -> None:
     code, result, err = _audit("--from", fed.url("no-such-experiment"))
     assert code == 2 and result is None

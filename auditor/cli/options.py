@@ -25,21 +25,19 @@ traces_argument = click.argument("traces", nargs=-1, required=True, type=TraceIn
 optional_traces_argument = click.argument("traces", nargs=-1, type=TraceInput(path_type=Path))
 
 
-class Moment(click.ParamType):  # type: ignore[type-arg]  # generic from click 8.2 on; >=8.1 is allowed
+def moment(value: Any) -> Any:
     """An ISO 8601 date or time (``2026-03-01``, ``2026-03-01T09:30:00+01:00``); without a zone, UTC."""
+    from datetime import UTC, datetime
 
-    name = "TIME"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        from datetime import UTC, datetime
-
-        if isinstance(value, datetime):
-            return value
-        try:
-            moment = datetime.fromisoformat(str(value))
-        except ValueError:
-            self.fail(f"{value!r} is not an ISO 8601 time (2026-03-01T09:30:00Z, 2026-03-01).", param, ctx)
-        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    if isinstance(value, datetime):
+        return value
+    try:
+        stamp = datetime.fromisoformat(str(value))
+    except ValueError:
+        raise click.BadParameter(
+            f"{value!r} is not an ISO 8601 time (2026-03-01T09:30:00Z, 2026-03-01)."
+        ) from None
+    return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
 
 
 def source_options(command: Any) -> Any:
@@ -57,13 +55,15 @@ def source_options(command: Any) -> Any:
             ),
             click.option(
                 "--since",
-                type=Moment(),
+                type=moment,
+                metavar="TIME",
                 default=None,
                 help="With --from: traces with a span starting at or after this time (ISO 8601; UTC if no zone).",
             ),
             click.option(
                 "--until",
-                type=Moment(),
+                type=moment,
+                metavar="TIME",
                 default=None,
                 help="With --from: traces with a span starting before this time (ISO 8601; UTC if no zone).",
             ),
