@@ -274,3 +274,19 @@ def test_values_already_decoded_read_the_same() -> None:
     question, text, kinds = _evidence(trace)
     assert (question, text) == (QUESTION, ANSWER)
     assert (EvidenceKind.TOOL_RESULT, WEATHER) in kinds
+
+
+def test_a_model_call_mlflow_received_over_otlp_keeps_its_genai_messages() -> None:
+    """MLflow typed the span; its content is in the GenAI attributes it came with."""
+    parts_in = [{"role": "user", "parts": [{"type": "text", "content": QUESTION}]}]
+    parts_out = [{"role": "assistant", "parts": [{"type": "text", "content": ANSWER}]}]
+    attrs = {
+        "mlflow.spanType": json.dumps("LLM"),
+        "gen_ai.operation.name": "chat",
+        "gen_ai.input.messages": json.dumps(parts_in),
+        "gen_ai.output.messages": json.dumps(parts_out),
+    }
+    trace = one_trace(span(1, "chat gpt-x", end=1, attrs=attrs))
+    assert trace.convention == "mlflow"
+    [answer] = reconstruct([trace])
+    assert (answer.question, answer.text) == (QUESTION, ANSWER)

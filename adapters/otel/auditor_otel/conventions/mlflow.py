@@ -25,6 +25,8 @@ Quirks handled:
 - A retriever's outputs are MLflow ``Document`` objects (``page_content``, ``metadata``, ``id``);
   its query is the inputs' ``query`` (or their only text value).
 - The model is ``mlflow.llm.model`` (3.x autolog), else the request's ``model``.
+- A model call whose MLflow attributes hold no messages (a span MLflow received over OTLP from
+  another instrumentation keeps its own attributes) is read by the GenAI reader's rules.
 
 A span is MLflow's when it carries ``mlflow.spanType``, ``mlflow.spanInputs`` or
 ``mlflow.spanOutputs`` (:func:`is_mlflow`).
@@ -205,6 +207,12 @@ def extract(name: str, attrs: dict[str, Any], events: list[tuple[str, dict[str, 
     result = Extraction(kind=kind)
     if kind == SpanKind.LLM:
         _chat(attrs, inputs, outputs, result)
+        if not result.input_messages and not result.output_messages:
+            # Spans that came to MLflow over OTLP keep their own attributes (GenAI's, say) beside
+            # the type MLflow gave them: read those rather than nothing.
+            found = genai.extract(name, attrs, events)
+            result.input_messages, result.output_messages = found.input_messages, found.output_messages
+            result.notes.extend(found.notes)
     elif kind == SpanKind.TOOL:
         result.tool = _tool(name, inputs, outputs)
     elif kind == SpanKind.RETRIEVER:
