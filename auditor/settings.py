@@ -23,6 +23,11 @@ serve_hosts        ``AUDITOR_SERVE_HOSTS`` none: names (comma-separated, ``*`` a
 serve_proxies      ``AUDITOR_SERVE_PROXIES`` none: reverse proxies (addresses, networks) whose ``X-Forwarded-For`` is believed
 serve_header_timeout ``AUDITOR_SERVE_HEADER_TIMEOUT`` ``10`` seconds for a request's line and headers to arrive before 408
 serve_body_timeout ``AUDITOR_SERVE_BODY_TIMEOUT`` ``60`` seconds for a request's whole body to arrive before 408
+serve_sample       ``AUDITOR_SERVE_SAMPLE`` ``1``: the share of traces audited, by trace id (``0.1`` or ``10%``; replicas agree)
+serve_filter       ``AUDITOR_SERVE_FILTER`` none: audit only traces with ``service=NAME``, ``agent=NAME``, ``attribute:KEY=VALUE`` (comma-separated)
+serve_budget       ``AUDITOR_SERVE_BUDGET`` none: the LLM judge's spending cap, ``N tokens/hour``, ``N tokens/day``, ``N usd/hour`` or ``N usd/day``
+serve_budget_spent ``AUDITOR_SERVE_BUDGET_SPENT`` ``wait``: once the cap is spent, traces ``wait`` for the next window or are judged ``offline``
+serve_events_endpoint ``AUDITOR_SERVE_EVENTS_ENDPOINT`` none: an OTLP/HTTP logs URL that receives each verdict as a ``gen_ai.evaluation.result`` event
 llm_prices         ``AUDITOR_LLM_PRICES`` the built-in table; ``MODEL=PROMPT/COMPLETION,...`` USD per million tokens on top
 llm_rate           ``AUDITOR_LLM_RATE`` none (no limit): LLM requests per second/minute/hour for a whole run (on Ray: the cluster), e.g. ``3000/min`` (``--rate-limit``)
 =================  ===================  ==============================================================
@@ -60,6 +65,11 @@ SETTINGS: dict[str, tuple[str, str | None]] = {
     "serve_proxies": ("AUDITOR_SERVE_PROXIES", None),
     "serve_header_timeout": ("AUDITOR_SERVE_HEADER_TIMEOUT", "10"),
     "serve_body_timeout": ("AUDITOR_SERVE_BODY_TIMEOUT", "60"),
+    "serve_sample": ("AUDITOR_SERVE_SAMPLE", None),
+    "serve_filter": ("AUDITOR_SERVE_FILTER", None),
+    "serve_budget": ("AUDITOR_SERVE_BUDGET", None),
+    "serve_budget_spent": ("AUDITOR_SERVE_BUDGET_SPENT", "wait"),
+    "serve_events_endpoint": ("AUDITOR_SERVE_EVENTS_ENDPOINT", None),
     "llm_prices": ("AUDITOR_LLM_PRICES", None),
     "llm_rate": ("AUDITOR_LLM_RATE", None),
 }

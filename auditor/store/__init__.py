@@ -22,6 +22,17 @@ from auditor.store._intake import Claim, Intake, TraceAudit
 from auditor.store._kept import reaudit_link
 from auditor.store._lease import RunLease, new_owner
 from auditor.store._listing import RunRow
+from auditor.store._live import (
+    NOT_AUDITED,
+    CapShare,
+    SampleShare,
+    Spend,
+    judge_spend,
+    live_record,
+    note_live,
+    sample_json,
+    samples_of,
+)
 from auditor.store._overview import (
     Conversation,
     Facets,
@@ -38,11 +49,13 @@ from auditor.store._writer import StoreWriter
 
 __all__ = [
     "DB_URL_VARIABLE",
+    "NOT_AUDITED",
     "POLICY_OUTCOMES",
     "SIGN_IN_LIFETIME",
     "VERDICTS",
     "AnswerFilter",
     "AnswerPage",
+    "CapShare",
     "Claim",
     "Conversation",
     "Facets",
@@ -53,7 +66,9 @@ __all__ = [
     "ReceivedTrace",
     "RunLease",
     "RunRow",
+    "SampleShare",
     "SignIns",
+    "Spend",
     "SqlDecompositionCache",
     "SqlFusedCache",
     "SqlVerdictCache",
@@ -69,15 +84,20 @@ __all__ = [
     "find_answer",
     "get_answer",
     "iter_answers",
+    "judge_spend",
     "list_answers",
     "list_calibrations",
+    "live_record",
     "new_owner",
+    "note_live",
     "read_run",
     "reaudit_link",
     "received_traces",
     "recent_conversations",
     "resolve_run",
     "revision",
+    "sample_json",
+    "samples_of",
     "trace_digest",
     "upgrade",
 ]

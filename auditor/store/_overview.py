@@ -2,7 +2,8 @@
 
 Read-only queries over the audit tables and the intake's (:mod:`._received`). A received trace's
 state is derived, not stored: ``pending`` while it has spans not yet audited, ``auditing`` while
-a worker's lease on it holds, ``audited`` or ``failed`` after its latest pass.
+a worker's lease on it holds, ``audited`` or ``failed`` after its latest pass, ``skipped`` when a
+live server's sample or filter left it out (:data:`auditor.store._live.NOT_AUDITED`).
 """
 
 from __future__ import annotations
@@ -15,13 +16,14 @@ from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session as Session
 
 from auditor.store._filters import facets
+from auditor.store._live import NOT_AUDITED
 from auditor.store._received import ReceivedSpanRecord, ReceivedTraceRecord
 from auditor.store._runs import now
 from auditor.store._schema import AnswerRecord, EvidenceRecord, RunRecord
 from auditor.store._store import Store
 from auditor.store._translate import store_errors
 
-TraceState = Literal["pending", "retrying", "auditing", "audited", "failed"]
+TraceState = Literal["pending", "retrying", "auditing", "audited", "failed", "skipped"]
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,8 @@ def _state(row: ReceivedTraceRecord, at: datetime) -> TraceState:
         return "auditing"
     if row.audited_generation < row.generation:
         return "pending"
+    if row.error and row.error.startswith(NOT_AUDITED):
+        return "skipped"  # outside the sample, or not matching the filter: not a failure
     return "failed" if row.error else "audited"
 
 

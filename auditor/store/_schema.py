@@ -133,6 +133,10 @@ class RunRecord(Base):
     lease_seconds: Mapped[float | None] = mapped_column(Float)
     # A re-audit (migration 0009): the run whose kept traces it re-judged (``auditor reaudit``).
     reaudit_of: Mapped[str | None] = mapped_column(SafeText)
+    # A live server's run (migration 0012): the sample its trace was chosen under, and the spending
+    # cap that made it be judged offline (None when it was not).
+    sampling: Mapped[dict[str, Any] | None] = mapped_column(_json())
+    cap: Mapped[dict[str, Any] | None] = mapped_column(_json())
 
     answers: Mapped[list[AnswerRecord]] = relationship(
         back_populates="run", cascade="all, delete-orphan", order_by="AnswerRecord.position"

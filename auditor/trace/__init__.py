@@ -47,6 +47,7 @@ from auditor.trace._receive import ReceivedBatch, ReceivedSpan, SpanReceiver
 from auditor.trace._record_shape import FORMAT, record_trace, record_trace_id
 from auditor.trace._records import RecordsAdapter
 from auditor.trace._repair import MAX_DEPTH, repair_trace
+from auditor.trace._sampling import SpanFacts, TraceSampling, parse_sampling, sample_point
 from auditor.trace._text import quote_value, repair_text
 
 __all__ = [
@@ -71,6 +72,7 @@ __all__ = [
     "SourceRef",
     "Span",
     "SpanEvent",
+    "SpanFacts",
     "SpanKind",
     "SpanReceiver",
     "SpanStatus",
@@ -78,6 +80,7 @@ __all__ = [
     "ToolInvocation",
     "Trace",
     "TraceAdapter",
+    "TraceSampling",
     "assemble_trace",
     "broken_adapters",
     "detect_adapter",
@@ -92,6 +95,7 @@ __all__ = [
     "loads_fast_writable",
     "merge_split_traces",
     "merged_conversation",
+    "parse_sampling",
     "quote_value",
     "read_file",
     "read_traces",
@@ -99,4 +103,5 @@ __all__ = [
     "record_trace_id",
     "repair_text",
     "repair_trace",
+    "sample_point",
 ]
