@@ -147,6 +147,21 @@ def test_pulled_answers_equal_the_audit_of_the_same_spans_exported_to_a_file(fed
 
 
 @pytest.mark.mlflow_live
+def test_every_page_of_traces_is_read(fed: Fed, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two traces a page: the five come in three pages, oldest first, none twice."""
+    from auditor_otel.sources import mlflow as source
+
+    monkeypatch.setattr(source, "PAGE", 2)
+    code, paged, err = _audit("--from", fed.url(), "--no-write-back")
+    assert code == 0, err
+    code, exported, err = _audit(str(fed.file))
+    assert code == 0, err
+    assert paged is not None and exported is not None
+    assert [a["answer_id"] for a in paged["answers"]] == [a["answer_id"] for a in exported["answers"]]
+    assert len(paged["answers"]) == len(VERDICTS)
+
+
+@pytest.mark.mlflow_live
 def test_since_and_until_select_traces_by_their_start(fed: Fed) -> None:
     client = _client(fed)
     infos = sorted(
