@@ -42,6 +42,10 @@ from auditor.store._overview import (
     received_traces,
     recent_conversations,
 )
+from auditor.store._rollup_reads import newest as newest_rollup
+from auditor.store._rollup_reads import rebuild as rebuild_rollups
+from auditor.store._rollup_reads import slices as rollup_slices
+from auditor.store._rollups import grain as rollup_grain
 from auditor.store._runs import FinishHook
 from auditor.store._sign_ins import SIGN_IN_LIFETIME, SignIns
 from auditor.store._store import DB_URL_VARIABLE, Store, revision, trace_digest, upgrade
@@ -89,13 +93,17 @@ __all__ = [
     "list_calibrations",
     "live_record",
     "new_owner",
+    "newest_rollup",
     "note_live",
     "read_run",
     "reaudit_link",
+    "rebuild_rollups",
     "received_traces",
     "recent_conversations",
     "resolve_run",
     "revision",
+    "rollup_grain",
+    "rollup_slices",
     "sample_json",
     "samples_of",
     "trace_digest",
