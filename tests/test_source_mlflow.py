@@ -1,7 +1,7 @@
 """``auditor audit --from mlflow://``: against a real MLflow tracking server, fed by a real agent.
 
-The tests marked ``mlflow`` share one MLflow server (``tests/support/mlflow_server.py``: ``mlflow`` from its own
-virtual environment, a SQLite backend store, loopback). The agent (``tests/support/mlflow_agent.py``)
+The tests marked ``mlflow_live`` share one MLflow server (``tests/support/mlflow_server.py``:
+``mlflow`` from its own virtual environment, a SQLite backend store, loopback). The agent (``tests/support/mlflow_agent.py``)
 is a real tool-using loop over the ``openai`` client against the scripted model, traced by MLflow
 itself (``mlflow.openai.autolog()``, ``mlflow.trace`` on the tools and the loop) into the server;
 MLflow's dual export sends the very same spans over OTLP to a file (``tests/support/otlp_sink.py``).
@@ -49,6 +49,8 @@ class Fed:
 
 
 def _client(fed: Fed) -> Any:
+    """MLflow's own tracing client (``mlflow-tracing``, the test extra), its telemetry off."""
+    os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
     from mlflow.tracing.client import TracingClient
 
     return TracingClient(fed.server.url)
