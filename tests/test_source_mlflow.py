@@ -49,8 +49,7 @@ class Fed:
 
 
 def _client(fed: Fed) -> Any:
-    """MLflow's own tracing client (``mlflow-tracing``: auditor-otel's mlflow extra, which scripts/test
-    installs), its telemetry off."""
+    """MLflow's own tracing client (``mlflow-tracing``, in the test extra), its telemetry off."""
     os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
     from mlflow.tracing.client import TracingClient
 
