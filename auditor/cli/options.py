@@ -41,7 +41,7 @@ def moment(value: Any) -> Any:
 
 
 def source_options(command: Any) -> Any:
-    """``--from URL`` (a trace source: ``phoenix://HOST:PORT/PROJECT``), ``--since``, ``--until`` and
+    """``--from URL`` (a trace source: ``phoenix://HOST:PORT/PROJECT``, ``mlflow://HOST:PORT/EXPERIMENT``), ``--since``, ``--until`` and
     ``--write-back/--no-write-back``; ``auditor audit`` takes them instead of TRACES."""
     for option in reversed(
         [
@@ -51,7 +51,7 @@ def source_options(command: Any) -> Any:
                 metavar="URL",
                 default=None,
                 help="Audit the traces held by a source instead of files: phoenix://HOST:PORT/PROJECT "
-                "(auditor-otel[phoenix]).",
+                "(auditor-otel[phoenix]), mlflow://HOST:PORT/EXPERIMENT (auditor-otel[mlflow]).",
             ),
             click.option(
                 "--since",

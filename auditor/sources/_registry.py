@@ -131,7 +131,8 @@ def get_source(url: str) -> TraceSource:
         listed = ", ".join(f"{s}://" for s in sorted(registered)) or "none"
         raise UsageError(
             f"{url}: no installed trace source reads {scheme}:// URLs. Installed: {listed} "
-            "(phoenix:// comes with auditor-otel: pip install 'auditor-otel[phoenix]')."
+            "(phoenix:// and mlflow:// come with auditor-otel: pip install 'auditor-otel[phoenix]' "
+            "or 'auditor-otel[mlflow]')."
         )
     ep = registered[scheme]
     try:
