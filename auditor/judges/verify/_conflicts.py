@@ -9,7 +9,9 @@ thing a reviewer must see, so a verdict keeps both sides in ``conflicts`` and th
   (:mod:`auditor.judges.offline._rivals`): a rival figure in a window that covers the claim, or
   the claim's words with the opposite polarity, in an item naming the claim's entities;
 - the LLM judge and the fused call cite the items on the other side in ``conflicting``
-  (:mod:`auditor.judges.llm._prompts`), turned into the two sides by :func:`with_conflict`.
+  (:mod:`auditor.judges.llm._prompts`), turned into the two sides by :func:`with_conflict`;
+- for every judge alike, :func:`with_state_conflict` reads the admitted items for the opposite
+  availability state, or another price, event date or status of the thing the claim names.
 
 What every judge shares lives here too. :func:`verify_conflicts` checks each side as a verdict of
 its own stance with the very check every verdict passes (``verify_quotes``: the quote is in the
