@@ -24,7 +24,8 @@ rival-entity sentence), ``injection_quotes_evidence`` (an obeyed injection quote
 sentence instead of inventing one), ``api_key`` (when set, any other key gets a 401 on
 every route), ``models`` (when set, the only models it serves: others get a 404 ``model_not_found``;
 None serves any name) and ``models_route`` (False: no ``/v1/models`` routes, like vLLM's missing
-``/v1/models/{id}`` taken further). Chat requests are counted in total and per kind, and their
+``/v1/models/{id}`` taken further) and ``replies`` (texts it answers, in order, the last one repeated,
+to a chat request that is not one of the auditor's prompts: the model of an agent under test). Chat requests are counted in total and per kind, and their
 arrival times (``time.monotonic()``) kept in ``arrivals`` (:meth:`FakeOpenAI.most_in_window`: the
 most requests that arrived within any window of so many seconds); ``GET`` requests
 to the models routes in ``model_requests`` (they consume no scripted fault).
@@ -348,6 +349,7 @@ class FakeOpenAI:
         self.api_key: str | None = None
         self.models: list[str] | None = None
         self.models_route = True
+        self.replies: list[str] = []
         self.model_requests: list[str] = []
         self.requests = 0
         self.charged: list[int] = []  # total tokens of each chat completion answered, in order
@@ -473,7 +475,10 @@ class FakeOpenAI:
                     "response_format json_schema is not supported by this server", "invalid_request_error"
                 ),
             )
-        payload = self._answer(kind, prompt, action)
+        payload: dict[str, Any] | str = self._answer(kind, prompt, action)
+        if kind == "other" and self.replies:  # an agent's own model call, not the auditor's
+            with self._lock:
+                payload = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
         content = payload if isinstance(payload, str) else json.dumps(payload)
         finish = "stop"
         if action == "length":
