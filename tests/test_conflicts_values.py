@@ -131,6 +131,13 @@ def test_another_value_is_a_conflict_for_an_llm_judge(
         # another thing
         ("The X200 costs $49.", "The X200 costs $49.", "The X300 costs $59."),
         ("Order 1042 is paid.", "Order 1042 is paid.", "Order 1043 was refunded."),
+        # a record of another id: another thing, not another value of the claim's figure
+        (
+            "Order 1042 is paid.",
+            '{"order": "1042", "status": "paid"}',
+            '{"order": "1043", "status": "refunded"}',
+        ),
+        ("Order 1042 has a total of $30.", '{"order": 1042, "total": 30}', '{"order": 1043, "total": 45}'),
         # "not paid" is at odds with "paid" only
         ("Order 1042 is not paid.", "Order 1042 is not paid.", "Order 1042 was refunded."),
     ],
