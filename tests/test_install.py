@@ -88,6 +88,17 @@ def test_installed_command_runs_outside_the_source_tree(installed: Path, tmp_pat
     assert sys.prefix not in str(installed)
 
 
+def test_phoenix_without_its_extra_is_one_line_naming_it(installed: Path, tmp_path: Path) -> None:
+    # auditor-otel installed without its phoenix extra: the phoenix:// source is registered, and
+    # Phoenix's client is missing.
+    out = run(installed, "audit", "--from", "phoenix://127.0.0.1:6006/default", "--no-store", cwd=tmp_path)
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == [
+        "Error: phoenix://127.0.0.1:6006/default: reading Phoenix needs its client: "
+        "pip install 'auditor-otel[phoenix]'."
+    ]
+
+
 def test_the_serve_extra_installs_by_the_distribution_name(installed: Path, tmp_path: Path) -> None:
     python = installed.parent / "python"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}

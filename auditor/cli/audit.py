@@ -452,8 +452,9 @@ def audit_command(
     """Split every answer in TRACES into claims and judge each against admitted evidence.
 
     TRACES are files, directories (searched recursively) or quoted glob patterns ('runs/**/*.jsonl').
-    Or, instead of TRACES, --from URL (mlflow://HOST:PORT/EXPERIMENT) reads the traces where they
-    live and writes the verdicts back on the answers' spans (docs/integrations/).
+    Or, instead of TRACES, --from URL (phoenix://HOST:PORT/PROJECT, mlflow://HOST:PORT/EXPERIMENT)
+    reads the traces where they live and writes the verdicts back on the answers' spans
+    (docs/integrations/).
 
     By default only answers with problems are shown in full (--verbose: all, --quiet: none).
     Exit status: 0 when the audit ran (whatever the verdicts), 2 for usage or input errors,

@@ -41,7 +41,7 @@ def moment(value: Any) -> Any:
 
 
 def source_options(command: Any) -> Any:
-    """``--from URL`` (a trace source: ``mlflow://HOST:PORT/EXPERIMENT``), ``--since``, ``--until`` and
+    """``--from URL`` (a trace source: ``phoenix://HOST:PORT/PROJECT``, ``mlflow://HOST:PORT/EXPERIMENT``), ``--since``, ``--until`` and
     ``--write-back/--no-write-back``; ``auditor audit`` takes them instead of TRACES."""
     for option in reversed(
         [
@@ -50,8 +50,8 @@ def source_options(command: Any) -> Any:
                 "source_url",
                 metavar="URL",
                 default=None,
-                help="Audit the traces held by a source instead of files: mlflow://HOST:PORT/EXPERIMENT "
-                "(auditor-otel[mlflow]).",
+                help="Audit the traces held by a source instead of files: phoenix://HOST:PORT/PROJECT "
+                "(auditor-otel[phoenix]), mlflow://HOST:PORT/EXPERIMENT (auditor-otel[mlflow]).",
             ),
             click.option(
                 "--since",

@@ -1,9 +1,10 @@
 """Trace sources: audit traces where they already live, and give the verdicts back there.
 
-``auditor audit --from mlflow://HOST:PORT/EXPERIMENT`` names a *source* by its URL's scheme. A
-source is found through the ``auditor.sources`` entry-point group (the entry point's name is the
-scheme), so the core never imports a backend's client: the MLflow source ships in ``auditor-otel``
-and is registered exactly as a third party's would be.
+``auditor audit --from phoenix://HOST:PORT/PROJECT`` (or ``mlflow://HOST:PORT/EXPERIMENT``) names a
+*source* by its URL's scheme. A source is found through the ``auditor.sources`` entry-point group
+(the entry point's name is the scheme), so the core never imports a backend's client: the Phoenix
+and MLflow sources ship in ``auditor-otel``
+and are registered exactly as a third party's would be.
 
 A source does two things (:class:`TraceSource`): it *pulls* a time range of traces into files that
 an installed trace adapter reads (OTLP JSON lines, say), so pulled traces take exactly the reading

@@ -58,5 +58,13 @@ def audit_source(
         if not files:
             raise UsageError(f"{url}: no spans{_range(since, until)}; nothing to audit.")
         result = audit(files, options, on_progress=on_progress)
-    written = source.write_back(url, result) if write_back else None
+    if not write_back:
+        return SourceAudit(result=result, written=None)
+    try:
+        written = source.write_back(url, result)
+    except UsageError as err:  # the audit is done: say where it is kept
+        kept = (
+            f"run {result.run.id[:12]} (auditor show {result.run.id[:12]})" if options.store else "not stored"
+        )
+        raise UsageError(f"{err} The audit itself finished: {kept}; the write-back did not finish.") from None
     return SourceAudit(result=result, written=written)

@@ -51,7 +51,7 @@ def parse_source_url(url: str) -> SourceURL:
         port = -1
     if not parts.scheme or not parts.hostname or not segments or port == -1:
         raise UsageError(
-            f"{url}: expected SCHEME://HOST:PORT/NAME (e.g. mlflow://127.0.0.1:5000/my-agent), "
+            f"{url}: expected SCHEME://HOST:PORT/NAME (e.g. phoenix://127.0.0.1:6006/default), "
             "NAME being the project or experiment to read."
         )
     return SourceURL(
@@ -116,17 +116,28 @@ def installed_sources() -> dict[str, TraceSource]:
 
 
 def get_source(url: str) -> TraceSource:
-    """The source that serves ``url``'s scheme; the error lists the schemes that are installed.
+    """The source that serves ``url``'s scheme; the error lists the schemes that are registered.
+
+    Only that scheme's entry point is loaded: one backend's client is never imported to reach
+    another, and a broken third-party source does not stand in the way.
 
     Raises:
-        UsageError: the URL is malformed, or no installed source serves its scheme.
+        UsageError: the URL is malformed, no installed source serves its scheme, or its source
+            fails to load.
     """
     scheme = parse_source_url(url).scheme
-    sources = installed_sources()
-    if scheme not in sources:
-        listed = ", ".join(f"{s}://" for s in sources) or "none"
+    registered = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    if scheme not in registered:
+        listed = ", ".join(f"{s}://" for s in sorted(registered)) or "none"
         raise UsageError(
             f"{url}: no installed trace source reads {scheme}:// URLs. Installed: {listed} "
-            "(mlflow:// comes with auditor-otel: pip install 'auditor-otel[mlflow]')."
+            "(phoenix:// and mlflow:// come with auditor-otel: pip install 'auditor-otel[phoenix]' "
+            "or 'auditor-otel[mlflow]')."
         )
-    return sources[scheme]
+    ep = registered[scheme]
+    try:
+        loaded = ep.load()
+        source: TraceSource = loaded() if isinstance(loaded, type) else loaded
+    except Exception as err:  # a third party's bug: one line, not a traceback
+        raise UsageError(f"{url}: the {scheme}:// source ({ep.value}) failed to load: {err}") from None
+    return source

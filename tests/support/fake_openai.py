@@ -13,7 +13,9 @@ it does not cite that take the other side are cited in ``conflicting`` (:func:`o
 Faults are scripted per test with :meth:`FakeOpenAI.enqueue` (consumed one per request, in order):
 ``"429"`` (with ``retry_after``, default 1; None sends no ``Retry-After``), ``"500"`` (``retry_after`` optional), ``"hang"`` (no answer until ``hang_seconds``),
 ``"malformed"``, ``"length"``, ``"bad_label"``, ``"unknown_id"``, ``"fake_quote"``, ``"refuse"``,
-``"bad_offsets"``, ``"common_knowledge"``, ``"401"``, ``"ok"``. Standing switches: ``latency``, ``reject_json_schema`` (400 on a
+``"bad_offsets"``, ``"common_knowledge"``, ``"401"``, ``"ok"``. An agent's own chat requests (no
+auditor prompt) are answered from ``chat_replies`` while it holds any: each an assistant message
+(``content`` and/or ``tool_calls``), taken in order. Standing switches: ``latency``, ``reject_json_schema`` (400 on a
 ``json_schema`` response_format), ``obey_injection`` (evidence saying "ignore the above" makes it mark
 every claim supported with an invented quote), ``always_supported_tiny_quote`` (every claim
 supported, quoting one character of the first admitted item: a quote that verifies but carries
@@ -351,6 +353,7 @@ class FakeOpenAI:
         self.models_route = True
         self.replies: list[str] = []
         self.model_requests: list[str] = []
+        self.chat_replies: list[dict[str, Any]] = []
         self.requests = 0
         self.charged: list[int] = []  # total tokens of each chat completion answered, in order
         self.by_kind: Counter[str] = Counter()
@@ -441,6 +444,11 @@ class FakeOpenAI:
             self.by_kind[kind] += 1
             self.bodies.append(body)
             self.arrivals.append(time.monotonic())
+        if kind == "other":
+            with self._lock:
+                reply = self.chat_replies.pop(0) if self.chat_replies else None
+            if reply is not None:
+                return 200, {}, _chat_reply(body, reply, self.requests)
         action, options = self._next_action()
         if action == "429":
             after = options.get("retry_after", "1")  # None: a 429 without Retry-After
@@ -598,6 +606,29 @@ class _Server(ThreadingHTTPServer):
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         pass  # a client that hung up (a timeout test) is expected, not news
+
+
+def _chat_reply(body: dict[str, Any], message: dict[str, Any], number: int) -> dict[str, Any]:
+    """A chat completion carrying ``message`` (``content`` and/or ``tool_calls``) as the assistant's."""
+    calls = message.get("tool_calls") or []
+    return {
+        "id": f"chatcmpl-{number}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model", "fake"),
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "tool_calls" if calls else "stop",
+                "message": {
+                    "role": "assistant",
+                    "content": message.get("content"),
+                    **({"tool_calls": calls} if calls else {}),
+                },
+            }
+        ],
+        "usage": {"prompt_tokens": 20, "completion_tokens": 10, "total_tokens": 30},
+    }
 
 
 def _error(message: str, type_: str, code: str | None = None) -> dict[str, Any]:
