@@ -22,7 +22,14 @@ from auditor.judges.reading._states import (
     quoted_opposite,
     said,
 )
-from auditor.judges.reading._values import differing, quoted_other, states_claimed
+from auditor.judges.reading._values import (
+    claimed,
+    differing,
+    quoted_other,
+    quoted_value,
+    spoken,
+    states_claimed,
+)
 from auditor.judges.reading._vocabulary import STOPWORDS
 from auditor.judges.reading._windows import CLAIM_CHARS, ITEM_CHARS, Item, Window, prepare, read_limits
 
@@ -38,6 +45,7 @@ __all__ = [
     "Window",
     "claim_cues",
     "claim_state",
+    "claimed",
     "content_stems",
     "denied_and_affirmed",
     "differing",
@@ -49,9 +57,11 @@ __all__ = [
     "prepare",
     "quoted_opposite",
     "quoted_other",
+    "quoted_value",
     "read_limits",
     "said",
     "sentence_spans",
+    "spoken",
     "stated",
     "states_claimed",
     "stem",

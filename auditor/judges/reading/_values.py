@@ -254,12 +254,12 @@ def _relation(claim: Claimed, found: Valued) -> Relation | None:
     return "other" if num.comparable(a, b) else None
 
 
-def _about(claim: Claimed, found: Valued) -> bool:
+def _about(claim: Claimed, found: Valued, *, strict: bool = True) -> bool:
     if found.attribute != claim.attribute:
         return False
     if not all(ent.present(n, found.subject) or _has(n, found.subject) for n in claim.names):
         return False
-    if found.sentence:
+    if found.sentence and strict:
         return claim.rest <= content_stems(found.subject) | compound_stems(found.subject)
     return True
 
@@ -292,17 +292,36 @@ def quoted_other(claim: str, quotes: Sequence[tuple[str, str, str]]) -> Valued |
     """The value, stated within the quotes of a ``contradicted`` side about the claim's thing, that
     is another value of the claim's attribute, when the quotes state the claim's own nowhere; else
     None. ``quotes``: verified ``(quote, evidence_id, item text)`` triples."""
+    found = quoted_value(claim, quotes)
+    return found[0] if found is not None and found[1] else None
+
+
+def quoted_value(claim: str, quotes: Sequence[tuple[str, str, str]]) -> tuple[Valued, bool] | None:
+    """Another value of the claim's attribute about its thing stated within the quotes (a prose
+    quote read as a text of its own too: part of a sentence), when they state the claim's own
+    nowhere, and whether surely about it: True when :func:`quoted_other` holds; False when the
+    sentence names the claim's thing but lacks other words of the claim ("Order 1042 was refunded"
+    for "Order 1042 for the blender is paid"). None when the quotes state no other value."""
     c = claimed(claim)
     if c is None:
         return None
-    found: list[tuple[Valued, Relation]] = []
-    for quote, _, text in quotes:
+    texts = [*quotes, *((q, e, q) for q, e, text in quotes if text.lstrip()[:1] not in ("{", "["))]
+    found: list[tuple[Valued, Relation, bool]] = []
+    for quote, _, text in texts:
         needle = normalise(quote)
         found += [
-            (v, r)
+            (v, r, _about(c, v))
             for v in valued(text)
-            if normalise(v.quote) in needle and _about(c, v) and (r := _relation(c, v)) is not None
+            if normalise(v.quote) in needle
+            and _about(c, v, strict=False)
+            and (r := _relation(c, v)) is not None
         ]
-    if any(r == "same" for _, r in found):
+    if any(r == "same" for _, r, _ in found):
         return None
-    return next((v for v, _ in found), None)
+    found.sort(key=lambda f: not f[2])  # a value surely about the claim first
+    return (found[0][0], found[0][2]) if found else None
+
+
+def spoken(value: Value) -> str:
+    """A value as the text states it ("$59", "March 28", "refunded")."""
+    return value if isinstance(value, str) else value.text
