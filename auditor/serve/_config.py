@@ -44,6 +44,7 @@ class ServeConfig:
     proxies: tuple[str, ...] = ()  # addresses / networks whose X-Forwarded-For is believed
     header_timeout: float = 10.0  # seconds for a request's line and headers (408 after)
     body_timeout: float = 60.0  # seconds for a request's whole body (408 after)
+    backlog: int = 500  # stored bodies waiting to be read before requests get 429 / RESOURCE_EXHAUSTED
 
 
 def _loopback(host: str) -> bool:
@@ -70,6 +71,7 @@ def serve_config(
     root_wait: float | None = None,
     max_body: int | None = None,
     queue: int | None = None,
+    backlog: int | None = None,
     rate: float | None = None,
     grpc_port: int | None = None,
     hosts: str | Sequence[str] | None = None,
@@ -107,6 +109,7 @@ def serve_config(
         root_wait=max(quiet_s, positive_number("serve_root_wait", root_wait)),
         max_body=int(positive_number("serve_max_body", max_body)),
         queue=int(positive_number("serve_queue", queue)),
+        backlog=int(positive_number("serve_backlog", backlog)),
         lease=run_lease(),
         poll=min(1.0, quiet_s / 4),
         rate=positive_number("serve_rate", rate),

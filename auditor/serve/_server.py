@@ -11,11 +11,12 @@ from auditor.llm import run_sync
 from auditor.policy import load_policy
 from auditor.serve._app import create_app
 from auditor.serve._config import ServeConfig
+from auditor.serve._ingest import IngestWorker
 from auditor.serve._otlp import ADAPTERS, PROTOBUF
 from auditor.serve._receiver import Receiver
 from auditor.serve._timeouts import timed_protocol
 from auditor.serve._workers import AuditWorkers
-from auditor.store import Intake, Store
+from auditor.store import BodyQueue, Intake, Store
 from auditor.trace import SpanReceiver, installed_adapters
 
 
@@ -84,8 +85,8 @@ def serve(config: ServeConfig, announce: Callable[[str], None] | None = None) ->
             raise UsageError(
                 "auditor serve needs a store on disk or a server: pass --db sqlite:///FILE or a PostgreSQL URL."
             )
-        intake = Intake(store)
-        receiver = Receiver(config, intake)
+        intake, bodies = Intake(store), BodyQueue(store)
+        receiver = Receiver(config, intake, bodies)
         app = create_app(config, store, intake, readers, receiver)
         grpc_server = None
         if config.grpc_port is not None:
@@ -99,6 +100,8 @@ def serve(config: ServeConfig, announce: Callable[[str], None] | None = None) ->
                 raise UsageError(f"--grpc needs grpcio: pip install 'trace-auditor[serve]' ({exc})") from exc
 
             grpc_server = start_grpc(receiver, readers[PROTOBUF], config.host, config.grpc_port)
+        by_adapter = {ADAPTERS[media]: reader for media, reader in readers.items()}
+        ingest = IngestWorker(config, bodies, by_adapter, receiver).start()
         workers = AuditWorkers(config, intake, policy).start()
         if announce is not None:
             base = f"http://{config.host}:{config.port}"
@@ -119,4 +122,5 @@ def serve(config: ServeConfig, announce: Callable[[str], None] | None = None) ->
         finally:
             if grpc_server is not None:
                 grpc_server.stop(2.0)
+            ingest.stop()
             workers.stop()

@@ -7,6 +7,7 @@ is managed by the Alembic migrations in :mod:`auditor.store.migrations`. See ``d
 from __future__ import annotations
 
 from auditor.errors import LeaseLostError, StoreError
+from auditor.store._bodies import Body, BodyQueue
 from auditor.store._browse import (
     AnswerPage,
     StoredAnswer,
@@ -43,6 +44,8 @@ __all__ = [
     "VERDICTS",
     "AnswerFilter",
     "AnswerPage",
+    "Body",
+    "BodyQueue",
     "Claim",
     "Conversation",
     "Facets",
