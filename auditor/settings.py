@@ -24,6 +24,10 @@ serve_hosts        ``AUDITOR_SERVE_HOSTS`` none: names (comma-separated, ``*`` a
 serve_proxies      ``AUDITOR_SERVE_PROXIES`` none: reverse proxies (addresses, networks) whose ``X-Forwarded-For`` is believed
 serve_header_timeout ``AUDITOR_SERVE_HEADER_TIMEOUT`` ``10`` seconds for a request's line and headers to arrive before 408
 serve_body_timeout ``AUDITOR_SERVE_BODY_TIMEOUT`` ``60`` seconds for a request's whole body to arrive before 408
+retain_spans       ``AUDITOR_RETAIN_SPANS`` none (kept for ever): received spans older than this (``7d``, ``12h``) are pruned (``auditor db prune``, ``auditor serve``)
+retain_answers     ``AUDITOR_RETAIN_ANSWERS`` none (kept for ever): runs and their answers older than this are pruned
+retain_traces      ``AUDITOR_RETAIN_TRACES`` the answers' age: kept trace content older than this, read by no stored run, is pruned
+serve_prune_every  ``AUDITOR_SERVE_PRUNE_EVERY`` ``3600`` seconds between ``auditor serve``'s prunes, when a ``retain_*`` age is set
 llm_prices         ``AUDITOR_LLM_PRICES`` the built-in table; ``MODEL=PROMPT/COMPLETION,...`` USD per million tokens on top
 llm_rate           ``AUDITOR_LLM_RATE`` none (no limit): LLM requests per second/minute/hour for a whole run (on Ray: the cluster), e.g. ``3000/min`` (``--rate-limit``)
 =================  ===================  ==============================================================
@@ -62,6 +66,10 @@ SETTINGS: dict[str, tuple[str, str | None]] = {
     "serve_proxies": ("AUDITOR_SERVE_PROXIES", None),
     "serve_header_timeout": ("AUDITOR_SERVE_HEADER_TIMEOUT", "10"),
     "serve_body_timeout": ("AUDITOR_SERVE_BODY_TIMEOUT", "60"),
+    "retain_spans": ("AUDITOR_RETAIN_SPANS", None),
+    "retain_answers": ("AUDITOR_RETAIN_ANSWERS", None),
+    "retain_traces": ("AUDITOR_RETAIN_TRACES", None),
+    "serve_prune_every": ("AUDITOR_SERVE_PRUNE_EVERY", "3600"),
     "llm_prices": ("AUDITOR_LLM_PRICES", None),
     "llm_rate": ("AUDITOR_LLM_RATE", None),
 }

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import grpc  # type: ignore[import-untyped]
 import httpx
 from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -128,7 +129,7 @@ def test_a_restart_between_acknowledge_and_audit_loses_nothing(db_url: str) -> N
         assert server.get("/api/answers", run_id=audits[0]["run_id"])["answers"]
 
 
-def bodies(count: int, traces: int) -> tuple[list[bytes], dict[str, int]]:
+def bodies(count: int, traces: int, first: int = 1) -> tuple[list[bytes], dict[str, int]]:
     """``count`` protobuf requests of ``traces`` copies of the fixture each, every copy under its own
     trace id; and the spans each trace id holds, counted from the requests themselves."""
     template = ExportTraceServiceRequest.FromString(
@@ -138,7 +139,7 @@ def bodies(count: int, traces: int) -> tuple[list[bytes], dict[str, int]]:
     for r in range(count):
         request = ExportTraceServiceRequest()
         for t in range(traces):
-            trace_id = (r * traces + t + 1).to_bytes(16, "big")
+            trace_id = (first + r * traces + t).to_bytes(16, "big")
             for resource_spans in template.resource_spans:
                 copy = request.resource_spans.add()
                 copy.CopyFrom(resource_spans)
@@ -170,3 +171,30 @@ def test_a_kill_with_acknowledged_bodies_not_yet_read_loses_none_of_them(db_url:
     with Store(db_url) as store:
         stored = {t.trace_id: t.spans for t in received_traces(store, 10_000)}
     assert stored == held
+
+
+def test_a_backlog_over_its_bound_is_429_and_resource_exhausted_with_a_retry_hint(tmp_path: Path) -> None:
+    """While ``AUDITOR_SERVE_BACKLOG`` acknowledged bodies wait to be read, OTLP/HTTP answers 429 with
+    ``Retry-After: 1`` and OTLP/gRPC ``RESOURCE_EXHAUSTED`` with a 1 s ``RetryInfo`` (retryable, per
+    the OTLP specification); once read, requests are taken again and nothing acknowledged is lost."""
+    from tests.test_serve_grpc import call, retry_delay
+
+    (big,), held = bodies(1, 120)  # 2,040 spans: reading it takes a while on any machine
+    (small,), small_held = bodies(1, 1, first=1000)
+    db = f"sqlite:///{tmp_path / 'serve.db'}"
+    env = {"AUDITOR_SERVE_QUIET": "600", "AUDITOR_SERVE_RATE": "100000", "AUDITOR_SERVE_BACKLOG": "1"}
+    with running_server(db, env=env, grpc=True) as server, httpx.Client(timeout=30) as client:
+        first = client.post(server.url + "/v1/traces", content=big, headers={"Content-Type": PB})
+        refused = client.post(server.url + "/v1/traces", content=small, headers={"Content-Type": PB})
+        code, _, trailers = call(server, small, token=None)
+        assert first.status_code == 200, first.text
+        assert refused.status_code == 429 and refused.headers["retry-after"] == "1", refused.text
+        assert b"AUDITOR_SERVE_BACKLOG" in refused.content  # a google.rpc.Status in protobuf
+        assert code is grpc.StatusCode.RESOURCE_EXHAUSTED and retry_delay(trailers) == 1.0
+        server.wait_for("/healthz", lambda d: d["backlog"]["bodies"] == 0)
+        again = client.post(server.url + "/v1/traces", content=small, headers={"Content-Type": PB})
+        assert again.status_code == 200, again.text
+        server.wait_for("/healthz", lambda d: d["backlog"]["bodies"] == 0)
+    with Store(db) as store:
+        stored = {t.trace_id: t.spans for t in received_traces(store, 10_000)}
+    assert stored == held | small_held  # the refused requests stored nothing; the accepted, all

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from auditor.errors import UsageError
 from auditor.settings import positive_number, run_lease, setting
+from auditor.store import Retention, retention
 
 DEFAULT_HOST = "127.0.0.1"
 #: The OTLP/HTTP port (the OpenTelemetry SDKs' default for ``http/protobuf``).
@@ -45,6 +46,8 @@ class ServeConfig:
     header_timeout: float = 10.0  # seconds for a request's line and headers (408 after)
     body_timeout: float = 60.0  # seconds for a request's whole body (408 after)
     backlog: int = 500  # stored bodies waiting to be read before requests get 429 / RESOURCE_EXHAUSTED
+    retention: Retention = field(default_factory=Retention)  # what the periodic prune deletes (none)
+    prune_every: float = 3600.0  # seconds between prunes, when ``retention`` is set
 
 
 def _loopback(host: str) -> bool:
@@ -110,6 +113,8 @@ def serve_config(
         max_body=int(positive_number("serve_max_body", max_body)),
         queue=int(positive_number("serve_queue", queue)),
         backlog=int(positive_number("serve_backlog", backlog)),
+        retention=retention(),
+        prune_every=positive_number("serve_prune_every", unit="seconds"),
         lease=run_lease(),
         poll=min(1.0, quiet_s / 4),
         rate=positive_number("serve_rate", rate),

@@ -13,6 +13,7 @@ from auditor.serve._app import create_app
 from auditor.serve._config import ServeConfig
 from auditor.serve._ingest import IngestWorker
 from auditor.serve._otlp import ADAPTERS, PROTOBUF
+from auditor.serve._prune import Pruner
 from auditor.serve._receiver import Receiver
 from auditor.serve._timeouts import timed_protocol
 from auditor.serve._workers import AuditWorkers
@@ -103,6 +104,7 @@ def serve(config: ServeConfig, announce: Callable[[str], None] | None = None) ->
         by_adapter = {ADAPTERS[media]: reader for media, reader in readers.items()}
         ingest = IngestWorker(config, bodies, by_adapter, receiver).start()
         workers = AuditWorkers(config, intake, policy).start()
+        pruner = Pruner(config, store).start()
         if announce is not None:
             base = f"http://{config.host}:{config.port}"
             grpc_line = f", OTLP/gRPC on {config.host}:{config.grpc_port}" if grpc_server is not None else ""
@@ -122,5 +124,6 @@ def serve(config: ServeConfig, announce: Callable[[str], None] | None = None) ->
         finally:
             if grpc_server is not None:
                 grpc_server.stop(2.0)
+            pruner.stop()
             ingest.stop()
             workers.stop()

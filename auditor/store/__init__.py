@@ -32,6 +32,7 @@ from auditor.store._overview import (
     received_traces,
     recent_conversations,
 )
+from auditor.store._prune import PruneReport, Retention, Skipped, parse_age, prune, retention
 from auditor.store._runs import FinishHook
 from auditor.store._sign_ins import SIGN_IN_LIFETIME, SignIns
 from auditor.store._store import DB_URL_VARIABLE, Store, revision, trace_digest, upgrade
@@ -53,10 +54,13 @@ __all__ = [
     "Intake",
     "LeaseLostError",
     "PolicyOutcome",
+    "PruneReport",
     "ReceivedTrace",
+    "Retention",
     "RunLease",
     "RunRow",
     "SignIns",
+    "Skipped",
     "SqlDecompositionCache",
     "SqlFusedCache",
     "SqlVerdictCache",
@@ -75,11 +79,14 @@ __all__ = [
     "list_answers",
     "list_calibrations",
     "new_owner",
+    "parse_age",
+    "prune",
     "read_run",
     "reaudit_link",
     "received_traces",
     "recent_conversations",
     "resolve_run",
+    "retention",
     "revision",
     "trace_digest",
     "upgrade",
