@@ -38,6 +38,7 @@ from auditor.judges import (
     settle_conflict,
     verify_conflicts,
     verify_quotes,
+    with_state_conflict,
 )
 from auditor.policy import Decision, Policy, document_date, evaluate, load_policy
 from auditor.results import (
@@ -222,7 +223,7 @@ class AnswerAudit:
 
 
 class FusedAuditor(Protocol):
-    """Decomposes and judges an answer in one step (one LLM call): see :mod:`auditor.judges._fused`."""
+    """Decomposes and judges an answer in one step (one LLM call): see :mod:`auditor.judges.llm._fused`."""
 
     identity: JudgeIdentity
 
@@ -265,6 +266,7 @@ def _conclude(
     # Never trust a judge's quotes or ids: verification applies to every judge alike, to both
     # sides of a conflict too; then the policy's on_conflict decides what a conflicted verdict becomes.
     by_id = {e.evidence_id: e for e in admitted}
+    texts = {e.evidence_id: e.text for e in admitted}
     excluded_ids = {e.evidence_id for e in excluded}
     dates = {
         e.evidence_id: document_date(policy, e, d) for e, d in zip(answer.evidence, decisions, strict=True)
@@ -273,6 +275,7 @@ def _conclude(
     claims = decomposition.judgeable
     for claim, verdict in zip(claims, check_complete(claims, raw, settled_by=identity.kind), strict=True):
         checked = verify_quotes(verdict, by_id, claim_text=claim.text)
+        checked = with_state_conflict(checked, claim.text, texts)
         checked = verify_conflicts(checked, partial(verify_quotes, evidence=by_id, claim_text=claim.text))
         checked = settle_conflict(checked, policy.evidence.on_conflict, dates)
         support = tuple(i for i in checked.inadmissible_support if i in excluded_ids)

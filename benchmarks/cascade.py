@@ -35,12 +35,12 @@ from typing import Any
 from auditor.claims import Claim
 from auditor.evidence import Evidence
 from auditor.judges import Label, OfflineJudge
-from auditor.judges import _carry as carry
-from auditor.judges import _settle as settle_module
-from auditor.judges._conflicts import contradicting_items
-from auditor.judges._cues import AGGREGATE, claim_cues
-from auditor.judges._lexical import negated
-from auditor.judges._windows import prepare, read_limits
+from auditor.judges.offline import _settle as settle_module
+from auditor.judges.offline._rivals import contradicting_items
+from auditor.judges.reading._cues import AGGREGATE, claim_cues
+from auditor.judges.reading._lexical import negated
+from auditor.judges.reading._windows import prepare, read_limits
+from auditor.judges.verify import _carry as carry
 from auditor.run import audit_async
 from auditor.trace import FORMAT
 from benchmarks.llm import _CITIES, _fresh_home, write_records
@@ -277,7 +277,7 @@ def _clear_claim_caches() -> None:
 async def settle_speed(dev: Path, repeats: int = 3) -> dict[str, Any]:
     """``settle()`` per claim of ``dev`` now and before (:func:`settle_before`), evidence prepared.
 
-    Each claim is settled once per repeat, the per-claim caches :mod:`auditor.judges._settle` reads
+    Each claim is settled once per repeat, the per-claim caches :mod:`auditor.judges.offline._settle` reads
     cleared before each repeat (a claim is new to the cascade; the prepared evidence is kept, as the
     pipeline has it); the figure is the best of ``repeats``.
     """

@@ -15,7 +15,7 @@ from typing import Any
 
 from auditor.calibration import load_labelled
 from auditor.judges import OfflineJudge
-from auditor.judges import _windows as windows
+from auditor.judges.reading import _windows as windows
 from auditor.pipeline import AnswerAudit
 from auditor.run import audit_async
 from auditor.trace import FORMAT

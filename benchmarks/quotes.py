@@ -14,11 +14,11 @@ human label of the claim (the overlap rule of :mod:`auditor.calibration._labelle
   (``always_supported_tiny_quote``), quoting the real sentence sharing the fewest words with the
   claim (``always_supported_unrelated_quote``), and the one sharing the most
   (``always_supported_closest_quote``: what an obeyed injection quotes; the agreement check of
-  :mod:`auditor.judges._agree` turns those that negate the claim or name a rival). Every verdict of theirs the evidence does not bear out
+  :mod:`auditor.judges.verify._agree` turns those that negate the claim or name a rival). Every verdict of theirs the evidence does not bear out
   (human label not supported) must be demoted: the "kept, humans disagree" column is then 0.
 
 With ``sweep`` (off in ``--quick``), the demotions are counted again at other values of
-:data:`auditor.judges._carry.MIN_SHARE`, the share of the claim's content words the quotes must
+:data:`auditor.judges.verify._carry.MIN_SHARE`, the share of the claim's content words the quotes must
 hold: the figures the threshold was chosen on. ``--quick`` audits the first 60 records.
 """
 
@@ -34,7 +34,8 @@ from typing import Any
 
 from auditor.calibration import load_labelled
 from auditor.calibration._labelled import LabelledRecord, human_claim_verdict
-from auditor.judges import QUOTE_DISAGREES, _carry
+from auditor.judges import QUOTE_DISAGREES
+from auditor.judges.verify import _carry
 from auditor.results import AuditResult, ClaimOut
 from auditor.run import audit_async
 from auditor.trace import FORMAT

@@ -111,3 +111,50 @@ def test_no_import_circles() -> None:
     packages = sorted(m for m in graph.modules if graph.find_children(m))
     circles = {p: sorted(graph.nominate_cycle_breakers(p)) for p in packages}
     assert {p: c for p, c in circles.items() if c} == {}
+
+
+JUDGES = PACKAGE / "judges"
+#: The judges stage by job (docs/architecture.md, "auditor.judges").
+JUDGES_SUB_PACKAGES = ("offline", "llm", "verify", "reading", "cache")
+
+
+def test_the_judges_stage_is_laid_out_by_job() -> None:
+    found = sorted(p.name for p in JUDGES.iterdir() if (p / "__init__.py").is_file())
+    assert found == sorted(JUDGES_SUB_PACKAGES)
+    for name in JUDGES_SUB_PACKAGES:
+        module = importlib.import_module(f"auditor.judges.{name}")
+        assert module.__doc__ and module.__all__, f"auditor.judges.{name} has no docstring or no __all__"
+        for name_ in module.__all__:
+            assert getattr(module, name_) is not None
+        modules = sorted(p.name for p in (JUDGES / name).glob("*.py") if p.name != "__init__.py")
+        assert modules and all(m.startswith("_") for m in modules), (name, modules)
+        assert f"`{name}/`" in ARCHITECTURE, f"judges/{name}/ is not in docs/architecture.md"
+    # beside the sub-packages, only what every judge shares
+    assert sorted(p.name for p in JUDGES.glob("*.py")) == [
+        "__init__.py",
+        "_cascade.py",
+        "_setup.py",
+        "_unjudged.py",
+        "_verdicts.py",
+    ]
+    assert (JUDGES / "offline" / "offline_judge.json").is_file()  # package data of auditor.judges.offline
+
+
+def test_no_judges_module_over_400_lines() -> None:
+    long = {
+        str(p.relative_to(ROOT)): n
+        for p in JUDGES.rglob("*.py")
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > 400
+    }
+    assert not long, f"split these by job: {long}"
+
+
+def test_the_judges_contracts_keep_the_checks_apart_from_the_judges() -> None:
+    config = import_linter_config()
+    forbidden = {
+        config[s]["source_modules"].strip(): set(config[s]["forbidden_modules"].split())
+        for s in config.sections()
+        if config[s].get("type") == "forbidden"
+    }
+    assert {"auditor.judges.offline", "auditor.judges.llm"} <= forbidden["auditor.judges.verify"]
+    assert "auditor.judges.llm" in forbidden["auditor.judges.offline"]

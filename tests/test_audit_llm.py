@@ -277,3 +277,35 @@ def test_a_judge_calling_everything_supported_with_real_quotes_fails_the_gate(
         for c in claims
     )
     assert not gated.decision.passed
+
+
+def test_a_resumed_run_counts_what_its_interrupted_attempt_spent(tmp_path: Path) -> None:
+    # One process as on a Ray cluster: a run's usage is everything spent on it. The answers the
+    # killed attempt saved carry their calls, so the resumed run reports the uninterrupted total.
+    # (The latency keeps the judge behind the saves, so the attempt stops with calls still to make.)
+    with FakeOpenAI(offline_judge=True, latency=0.3) as server:
+        _resume_and_count(server, tmp_path)
+
+
+def _resume_and_count(server: FakeOpenAI, tmp_path: Path) -> None:
+    alone = run(server, tmp_path / "alone", cache=False, concurrency=1, cascade=False)
+    assert alone.run.usage is not None
+    calls_alone = alone.run.usage["llm"]["calls"]
+    assert calls_alone == server.requests > 0
+
+    def stop_after_one(progress: Any) -> None:
+        if progress.answers_done == 1:
+            raise OSError("disk full")
+
+    before = server.requests
+    with pytest.raises(OSError, match="disk full"):
+        run(server, tmp_path, cache=False, concurrency=1, cascade=False, on_progress=stop_after_one)
+    first_attempt = server.requests - before
+    resumed = run(server, tmp_path, cache=False, concurrency=1, cascade=False)
+    second_attempt = server.requests - before - first_attempt
+    assert 0 < first_attempt < calls_alone and 0 < second_attempt < calls_alone
+    assert resumed.run.usage is not None
+    used = resumed.run.usage["llm"]["calls"]
+    # Calls the first attempt made after its last save are lost with it (as with a killed Ray
+    # worker); every call its saved answers carried is counted.
+    assert second_attempt < used and calls_alone <= used <= first_attempt + second_attempt

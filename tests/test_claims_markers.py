@@ -198,14 +198,28 @@ def test_an_unresolved_marker_says_why(marker: str, text: str, reason: str) -> N
     assert resolve(marker, text) == ((), None, reason)
 
 
-def test_position_needs_a_retrieval() -> None:
+def positional(marker: str, *evidence: Evidence) -> tuple[tuple[str, ...], str]:
     answer = Answer(
-        answer_id="a", trace_id="t", span_id="s", text="x [2]", generated_at=T0, evidence=(EVIDENCE[2],)
+        answer_id="a", trace_id="t", span_id="s", text=f"x {marker}", generated_at=T0, evidence=evidence
     )
-    claim = Claim(claim_id="a:c0", answer_id="a", text="x", start=0, end=1, citations=("[2]",))
+    claim = Claim(claim_id="a:c0", answer_id="a", text="x", start=0, end=1, citations=(marker,))
     (resolution,) = resolve_markers(answer, [claim])["a:c0"]
-    assert resolution.evidence_ids == ()
-    assert resolution.reason == "no item has the id 2, and no retrieval before the answer to count 2 in"
+    return resolution.evidence_ids, resolution.reason
+
+
+def test_position_needs_a_retrieval_or_a_tool_result() -> None:
+    assert positional("[2]") == (
+        (),
+        "no item has the id 2, and no retrieval or tool result before the answer to count 2 in",
+    )
+
+
+def test_without_a_retrieval_a_position_counts_the_tool_results() -> None:
+    assert positional("[1]", EVIDENCE[2]) == (("e_tool",), "")
+    assert positional("[2]", EVIDENCE[2]) == (
+        (),
+        "the answer saw no retrieved document and 1 tool result(s) in its turn; 2 names the 2nd",
+    )
 
 
 @pytest.mark.parametrize(

@@ -241,6 +241,7 @@ def test_ctrl_c_without_a_store_says_nothing_was_saved(slow_server: FakeOpenAI, 
     assert "nothing was saved (--no-store)" in rest and "--no-store" in rest.strip().splitlines()[-1]
 
 
+@pytest.mark.slow
 def test_sigterm_stops_a_background_job_of_a_shell_script(slow_server: FakeOpenAI, tmp_path: Path) -> None:
     """``auditor audit ... &`` in a script: the shell starts the job with SIGINT ignored, which must
     not make SIGTERM ignored too (it once took the Ctrl-C path by re-raising SIGINT)."""

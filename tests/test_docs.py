@@ -125,3 +125,36 @@ def test_the_sample_pytest_failure_is_what_the_plugin_prints() -> None:
         assert_grounded(answer, evidence)
     printed = f"auditor.testing.NotGroundedError: {failure.value}".splitlines()
     assert [line.removeprefix("E   ") for line in block.group(1).splitlines()] == printed
+
+
+def test_the_sample_undecided_failure_is_what_the_plugin_prints() -> None:
+    from auditor.testing import NotGroundedError, assert_grounded
+    from tests.support.fake_openai import FakeOpenAI
+
+    page = (ROOT / "docs" / "pytest.md").read_text(encoding="utf-8")
+    judge = re.search(
+        r'With\s+`judge="(openai:[^"]+)"`, a failing check of `assert_grounded\((.*?)\)`', page, re.S
+    )
+    block = re.search(r"with a local server standing in for the model\):\n\n```\n(.*?)```", page, re.S)
+    assert judge and block, "docs/pytest.md lost its sample undecided failure"
+    refund = repr("Refunds are accepted within 30 days of purchase.")
+    answer, evidence = ast.literal_eval(f"({judge.group(2).replace('REFUND', refund)})")
+    with FakeOpenAI() as server, pytest.raises(NotGroundedError) as failure:
+        server.enqueue("refuse")  # the one call: the claim the cascade could not settle offline
+        assert_grounded(answer, evidence, judge=judge.group(1), base_url=server.base_url)
+    assert server.by_kind["judge"] == 1
+    printed = f"auditor.testing.NotGroundedError: {failure.value}".splitlines()
+    assert [line.removeprefix("E   ") for line in block.group(1).splitlines()] == printed
+
+
+def test_the_sample_gate_failure_is_what_the_gate_prints(monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    page = (ROOT / "docs" / "gate.md").read_text(encoding="utf-8")
+    block = re.search(r"```\n\$ auditor gate (\S+)\n(.*?)```", page, re.S)
+    assert block, "docs/gate.md lost its sample output"
+    head, names, tail = re.fullmatch(r"(.*)\{(.*)\}(.*)", block.group(1)).groups()  # type: ignore[union-attr]
+    monkeypatch.chdir(ROOT)
+    result = CliRunner().invoke(cli, ["gate", *(f"{head}{n}{tail}" for n in names.split(","))])
+    assert result.exit_code == 1
+    assert result.stdout.splitlines() == block.group(2).splitlines()

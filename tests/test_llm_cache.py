@@ -24,14 +24,14 @@ from auditor.judges import (
     UnjudgedReason,
     call_failed,
 )
-from auditor.judges._cache import CachingExtractor, decomposition_key, fused_key, rebase
-from auditor.judges._cache_files import (
+from auditor.judges.cache._cache import CachingExtractor, decomposition_key, fused_key, rebase
+from auditor.judges.cache._cache_files import (
     JsonlDecompositionCache,
     JsonlFusedCache,
     MemoryDecompositionCache,
     MemoryFusedCache,
 )
-from auditor.judges._parse import unjudged
+from auditor.judges.llm._parse import unjudged
 from auditor.llm import LLMClient
 from tests.support.fake_openai import FakeOpenAI, make_answer
 from tests.test_llm_modes import POLICY, REFUND, answers, check_offsets, client_for

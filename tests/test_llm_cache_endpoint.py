@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from auditor.judges import JudgeIdentity, Label, MemoryVerdictCache, build_judge
-from auditor.judges._cache import cache_key
+from auditor.judges.cache._cache import cache_key
 from tests.support.fake_openai import FakeOpenAI, make_answer
 from tests.test_llm_modes import POLICY
 

@@ -13,8 +13,8 @@ import re
 
 import pytest
 
-from auditor.judges._fence import fence_token, neutralise
-from auditor.judges._prompts import (
+from auditor.judges.llm._fence import fence_token, neutralise
+from auditor.judges.llm._prompts import (
     ClaimIn,
     DecomposeInput,
     EvidenceIn,

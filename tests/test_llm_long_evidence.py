@@ -1,5 +1,5 @@
 """Evidence longer than the LLM judge's budget: ranked windows, never a blind clip, and a per-claim
-record of what the judge was not shown (auditor/judges/_excerpt.py), through the real ``openai``
+record of what the judge was not shown (auditor/judges/llm/_excerpt.py), through the real ``openai``
 client against tests/support/fake_openai.py."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pytest
 from auditor.claims import Claim
 from auditor.evidence import Answer, Evidence
 from auditor.judges import ClaimVerdict, FusedAuditor, FusedResult, Label, LLMJudge
-from auditor.judges._excerpt import cut, fit_evidence
+from auditor.judges.llm._excerpt import cut, fit_evidence
 from auditor.llm import LLMClient
 from auditor.run import audit
 from tests.support.fake_openai import FakeOpenAI, fenced_blocks, make_answer, make_evidence

@@ -25,7 +25,7 @@ from auditor.judges import (
     UnjudgedReason,
     VerdictCache,
 )
-from auditor.judges._decompose import locate
+from auditor.judges.llm._decompose import locate
 from auditor.llm import LLMClient
 from tests.support.fake_openai import FakeOpenAI, fenced_blocks, make_answer, make_evidence
 

@@ -15,8 +15,8 @@ import pytest
 from auditor.claims import Claim, ScreenReason
 from auditor.evidence import Answer, Evidence, EvidenceKind
 from auditor.judges import ClaimVerdict, Label, OfflineJudge, verify_quotes
-from auditor.judges._combiner import shipped
-from auditor.judges._windows import prepare as _prepare
+from auditor.judges.offline._combiner import shipped
+from auditor.judges.reading._windows import prepare as _prepare
 from tests.support.gen_traces import KB_DOCS, format_docs_text, get_order_text, get_refund_text
 
 JUDGE = OfflineJudge()

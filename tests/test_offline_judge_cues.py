@@ -12,11 +12,11 @@ import json
 
 from auditor.claims import ScreenReason, decompose_text
 from auditor.judges import Label
-from auditor.judges import _entities as ent
-from auditor.judges import _numbers as num
-from auditor.judges._cues import claim_cues
-from auditor.judges._lexical import negated_stems, stem
-from auditor.judges._segments import sentence_spans
+from auditor.judges.reading import _entities as ent
+from auditor.judges.reading import _numbers as num
+from auditor.judges.reading._cues import claim_cues
+from auditor.judges.reading._lexical import negated_stems, stem
+from auditor.judges.reading._segments import sentence_spans
 from tests.test_offline_judge import JUDGE, claim, evidence, judge_one
 
 

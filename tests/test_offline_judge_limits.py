@@ -20,9 +20,9 @@ import pytest
 from auditor.claims import Claim
 from auditor.evidence import Evidence, EvidenceKind
 from auditor.judges import ClaimVerdict, Label, OfflineJudge, UnjudgedReason, verify_quotes
-from auditor.judges._numbers import clear_cache, extract
-from auditor.judges._segments import json_pairs, segments_of
-from auditor.judges._windows import CLAIM_CHARS, ITEM_CHARS, prepare
+from auditor.judges.reading._numbers import clear_cache, extract
+from auditor.judges.reading._segments import json_pairs, segments_of
+from auditor.judges.reading._windows import CLAIM_CHARS, ITEM_CHARS, prepare
 from tests.conftest import ROOT
 
 HANG_SECONDS = 30  # generous: the bounded judge needs about a second for the 2 MB item below

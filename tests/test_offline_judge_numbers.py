@@ -6,10 +6,10 @@ import random
 
 import pytest
 
-from auditor.judges._entities import entities
-from auditor.judges._lexical import negated_stems
-from auditor.judges._numbers import comparable, extract, matches
-from auditor.judges._segments import json_pairs, segments_of
+from auditor.judges.reading._entities import entities
+from auditor.judges.reading._lexical import negated_stems
+from auditor.judges.reading._numbers import comparable, extract, matches
+from auditor.judges.reading._segments import json_pairs, segments_of
 
 
 def one(text: str) -> object:
@@ -116,7 +116,7 @@ def test_a_text_without_a_digit_reads_as_with_every_pattern(
 ) -> None:
     import re
 
-    from auditor.judges import _numbers
+    from auditor.judges.reading import _numbers
 
     fast = _numbers.extract(text, evidence=evidence)
     monkeypatch.setattr(_numbers, "_DIGIT", re.compile(""))  # every pattern, as before the shortcut
@@ -150,7 +150,7 @@ def _generated_texts(count: int, seed: int) -> list[str]:
 def test_ruling_patterns_out_by_substring_changes_no_reading(
     evidence: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from auditor.judges import _numbers
+    from auditor.judges.reading import _numbers
 
     texts = _generated_texts(3000, seed=14) + DIGIT_FREE
     fast = [_numbers.extract(text, evidence=evidence) for text in texts]
@@ -162,7 +162,7 @@ def test_ruling_patterns_out_by_substring_changes_no_reading(
 
 
 def test_a_cached_reading_is_a_fresh_list_of_the_same_quantities() -> None:
-    from auditor.judges import _numbers
+    from auditor.judges.reading import _numbers
 
     first = _numbers.extract("A fee of $12.00 applies within 14 days.")
     first.clear()  # a caller's list is its own
@@ -173,7 +173,7 @@ def test_a_cached_reading_is_a_fresh_list_of_the_same_quantities() -> None:
 def test_a_sentence_start_is_what_the_regex_over_the_text_before_found() -> None:
     import re
 
-    from auditor.judges._entities import _TOKEN, opens_sentence
+    from auditor.judges.reading._entities import _TOKEN, opens_sentence
 
     rng = random.Random(7)
     pieces = (  # noqa: SIM905 (a word list reads better as prose)

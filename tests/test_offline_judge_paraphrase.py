@@ -8,7 +8,7 @@ import json
 from auditor.claims import Claim
 from auditor.evidence import Evidence, EvidenceKind
 from auditor.judges import ClaimVerdict, Label, OfflineJudge, verify_quotes
-from auditor.judges._lexical import content_stems, negated, negated_stems, stem
+from auditor.judges.reading._lexical import content_stems, negated, negated_stems, stem
 
 JUDGE = OfflineJudge()
 

@@ -17,8 +17,8 @@ import pytest
 
 from auditor.gate import run_gate
 from auditor.judges import Label, OfflineJudge, UnjudgedReason
-from auditor.judges._combiner import WEIGHTS_FILE, Combiner, fit, from_json, neutral, shipped
-from auditor.judges._features import FEATURES
+from auditor.judges.offline._combiner import WEIGHTS_FILE, Combiner, fit, from_json, neutral, shipped
+from auditor.judges.offline._features import FEATURES
 from auditor.policy import parse_policy
 from tests.test_offline_judge import REFUND, assert_quotes_verified, claim, evidence
 
@@ -82,7 +82,7 @@ def test_an_undecided_claim_fails_the_gate_closed(tmp_path: Path) -> None:
 
 
 def test_settle_is_certain_by_its_own_test_not_the_score() -> None:
-    # settle() (auditor/judges/_settle.py, tests/test_settle.py) does not read the combiner
+    # settle() (auditor/judges/offline/_settle.py, tests/test_settle.py) does not read the combiner
     judge = OfflineJudge()
     settled = judge.settle(claim(STATED), [DOC])
     assert settled is not None and settled.label is Label.SUPPORTED
@@ -115,7 +115,7 @@ def test_the_shipped_combiner_matches_the_features_and_a_stale_one_is_refused() 
     with pytest.raises(ValueError, match="retrain with scripts/train-offline-judge"):
         from_json(json.dumps(stale))
     assert neutral().score([0.0] * len(FEATURES)) == 0.5
-    assert (ROOT / "auditor" / "judges" / WEIGHTS_FILE).is_file()
+    assert (ROOT / "auditor" / "judges" / "offline" / WEIGHTS_FILE).is_file()
 
 
 def _script() -> ModuleType:

@@ -1,7 +1,7 @@
-"""A quote must agree with its claim, not only overlap it (:mod:`auditor.judges._agree`).
+"""A quote must agree with its claim, not only overlap it (:mod:`auditor.judges.verify._agree`).
 
 Every quote below is a real sentence of its item and holds the claim's words and figures, so the
-presence check of :mod:`auditor.judges._carry` lets it through; what is checked is that it says
+presence check of :mod:`auditor.judges.verify._carry` lets it through; what is checked is that it says
 the same thing. Then end to end: scripted judges through the real ``openai`` client that call
 every claim supported while quoting the negating or rival sentence, or obey an instruction planted
 in the evidence, must fail the gate.

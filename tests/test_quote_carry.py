@@ -265,7 +265,7 @@ def test_the_offline_judge_quotes_the_figure_of_a_large_json_object() -> None:
 
 
 def test_a_quote_s_characters_are_counted_without_any_kind_of_whitespace() -> None:
-    from auditor.judges._carry import read_quotes
+    from auditor.judges.verify._carry import read_quotes
 
     quote = "Refunds\u00a0take 14\tdays\x1c\u3000(\u2028paid)\n back"
     text = f"Note: {quote}."
@@ -275,9 +275,9 @@ def test_a_quote_s_characters_are_counted_without_any_kind_of_whitespace() -> No
 def test_a_prose_window_and_a_quote_of_it_read_as_they_did_before_they_shared_one_reading() -> None:
     # lexical.stated serves the offline judge's prose windows and the quote check: each must read
     # as its own formula did (a window's key path and extra words were empty for prose).
-    from auditor.judges import _carry
-    from auditor.judges._lexical import compound_stems, content_stems, negated_stems, words
-    from auditor.judges._segments import segments_of
+    from auditor.judges.reading._lexical import compound_stems, content_stems, negated_stems, words
+    from auditor.judges.reading._segments import segments_of
+    from auditor.judges.verify import _carry
 
     texts = [
         POLICY,

@@ -7,6 +7,7 @@ what a request echoes, and that the trend's figures are the metrics of each hour
 
 from __future__ import annotations
 
+import asyncio
 import html
 import re
 from collections import defaultdict
@@ -20,7 +21,7 @@ from auditor.metrics import summarise
 from auditor.results import AnswerOut
 from auditor.serve import create_app, serve_config
 from auditor.serve._server import receivers
-from auditor.store import Intake, Store
+from auditor.store import Intake, SignIns, Store
 from tests.support.serve_data import Stored, store_audits
 
 TOKEN = "s3cret-token"
@@ -166,3 +167,27 @@ def test_the_policy_page_shows_the_policy_in_force_with_its_hash(open_client: Te
     page = open_client.get("/policy").text
     assert policy.sha256 in page and policy.name in page
     assert f"/?policy={policy.sha256}" in page
+
+
+def test_a_signed_in_page_checks_its_cookie_once_and_off_the_event_loop(
+    guarded: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The check is a query on the store: asked twice per page, on the loop, it held every request up.
+    checks: list[bool] = []
+    valid = SignIns.valid
+
+    def counted(self: SignIns, session_id: str, token_mac: str) -> bool:
+        try:
+            asyncio.get_running_loop()
+            checks.append(True)  # on the event loop
+        except RuntimeError:
+            checks.append(False)
+        return valid(self, session_id, token_mac)
+
+    monkeypatch.setattr(SignIns, "valid", counted)
+    assert guarded.post("/login", content=f"token={TOKEN}".encode(), headers=FORM).status_code == 303
+    for path in PAGES:
+        checks.clear()
+        response = guarded.get(path)
+        assert response.status_code == 200 and "Sign out" in response.text, path
+        assert checks == [False], path

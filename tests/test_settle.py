@@ -14,8 +14,9 @@ from dataclasses import replace
 import pytest
 
 from auditor.judges import CascadeJudge, Label, OfflineJudge, verify_quotes
-from auditor.judges import _settle as settle_module
-from auditor.judges._combiner import neutral
+from auditor.judges.offline import _light as light_module
+from auditor.judges.offline import _settle as settle_module
+from auditor.judges.offline._combiner import neutral
 from tests.test_offline_judge import claim, evidence
 
 JUDGE = OfflineJudge()
@@ -518,7 +519,7 @@ SURGERY = (
 def test_a_general_noun_need_not_be_in_the_window() -> None:
     # "part" names what the window names by its kind only: it states nothing of its own
     text = "Doctors had to amputate part of her leg below the knee"
-    assert {"part"} <= settle_module.GENERAL_NOUNS and certain(text, SURGERY) is not None
+    assert {"part"} <= light_module.GENERAL_NOUNS and certain(text, SURGERY) is not None
 
 
 @pytest.mark.parametrize(

@@ -31,7 +31,7 @@ from auditor.claims import Claim, Decomposition, ScreenReason
 from auditor.cli.db import db_group
 from auditor.evidence import Answer, EvidenceKind
 from auditor.judges import Citation, ClaimVerdict, FusedResult, JudgeIdentity, Label
-from auditor.judges._cache import cache_key, decomposition_key, fused_key
+from auditor.judges.cache._cache import cache_key, decomposition_key, fused_key
 from auditor.results import (
     AnswerOut,
     AuditResult,

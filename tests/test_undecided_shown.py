@@ -14,7 +14,7 @@ from dataclasses import replace
 import pytest
 
 from auditor.judges import OfflineJudge, UnjudgedReason, describe_unjudged
-from auditor.judges._combiner import shipped
+from auditor.judges.offline._combiner import shipped
 from auditor.results import AnswerOut
 from auditor.serve._templates import render
 from auditor.serve._views import detail

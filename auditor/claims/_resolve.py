@@ -13,8 +13,11 @@ first rule that finds an item winning:
    are normalised: scheme (http = https), case of the host, default port, trailing slash and
    fragment ignored;
 4. **position**: a number (``[3]``, ``【3】``, ``[^3]`` with no definition, ``[doc-3]`` with no such
-   id) names the n-th document (1-based) of the *last retrieval before the answer*: the retrieved
-   documents of the retriever span that became available last, in the order it returned them.
+   id) names the n-th item (1-based) of the answer's *retrieval order*: the documents of the *last
+   retrieval before the answer* (the retriever span that became available last), in the order it
+   returned them; or, when the answer saw no retrieved document (an agent whose tools return its
+   sources), the tool results of the answer's turn (those that became available after the user's
+   last message before it) in the order they became available.
 
 A marker resolves to zero or more items; one that resolves to none carries the reason. See
 ``docs/metrics.md``, "Citations".
@@ -102,6 +105,23 @@ def last_retrieval(evidence: Sequence[Evidence]) -> list[Evidence]:
     return [e for e in docs if (e.trace_id, e.span_id) == (last.trace_id, last.span_id)]
 
 
+def turn_tool_results(evidence: Sequence[Evidence]) -> list[Evidence]:
+    """The tool results of the answer's turn in the order they became available (ties: as listed):
+    those after the user's last message before the answer, or all of them when no message is timed.
+    """
+    said = [e.available_at for e in evidence if e.kind is EvidenceKind.USER_MESSAGE and e.available_at]
+    since = max(said) if said else None
+    tools = [
+        (e.available_at, k, e)
+        for k, e in enumerate(evidence)
+        if e.kind is EvidenceKind.TOOL_RESULT
+        and (since is None or e.available_at is None or e.available_at >= since)
+    ]
+    if any(at is None for at, _, _ in tools):
+        return [e for _, _, e in tools]  # untimed: as listed
+    return [e for _, _, e in sorted(tools, key=lambda t: (t[0], t[1]))]
+
+
 def _ordinal(n: int) -> str:
     suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return f"{n}{suffix}"
@@ -114,6 +134,10 @@ class MarkerResolver:
         self.evidence = list(answer.evidence)
         self.defined = definitions(answer.text)
         self.retrieval = last_retrieval(self.evidence)
+        self.counted = "the last retrieval before the answer returned {n} document(s)"
+        if not self.retrieval:
+            self.retrieval = turn_tool_results(self.evidence)
+            self.counted = "the answer saw no retrieved document and {n} tool result(s) in its turn"
         self._ids = [(e, _ids(e)) for e in self.evidence]
         self._urls = [(e, _urls(e)) for e in self.evidence]
 
@@ -172,14 +196,13 @@ class MarkerResolver:
 
     def _positional(self, n: int) -> tuple[list[Evidence], str | None, str | None]:
         if not self.retrieval:
-            return [], None, f"no item has the id {n}, and no retrieval before the answer to count {n} in"
-        if not 1 <= n <= len(self.retrieval):
             return (
                 [],
                 None,
-                f"the last retrieval before the answer returned {len(self.retrieval)} document(s); "
-                f"{n} names the {_ordinal(n)}",
+                f"no item has the id {n}, and no retrieval or tool result before the answer to count {n} in",
             )
+        if not 1 <= n <= len(self.retrieval):
+            return [], None, f"{self.counted.format(n=len(self.retrieval))}; {n} names the {_ordinal(n)}"
         return [self.retrieval[n - 1]], "position", None
 
 

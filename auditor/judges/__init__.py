@@ -1,40 +1,27 @@
 """The judges stage: claims and admitted evidence in, one verdict per claim out.
 
 Every judge implements the :class:`Judge` protocol and returns :class:`ClaimVerdict` objects
-(``supported`` / ``contradicted`` / ``absent`` / ``unjudged`` with quotes); :func:`verify_quotes`
-checks every quote against its item, that the quotes carry the claim and that they agree with it
-(:mod:`auditor.judges._agree`: no negation, rival figure or rival name), for all judges alike. Implementations: the offline judge
-(deterministic cues, the embedded default), the LLM judge, the cascade that settles certain claims
-offline before asking a model, the LLM decomposer and the fused decompose-and-judge call, and the
-caches that make a re-audit free. :func:`verify_conflicts` and :func:`settle_conflict` keep both
-sides when admitted sources disagree and apply the policy's ``on_conflict``. :func:`build_judge` turns a ``--judge`` spec into a ready set.
-:func:`describe_unjudged` puts every ``unjudged`` reason in a sentence for people.
-:func:`check_citations` judges each citation marker against the items it cites (misattribution).
+(``supported`` / ``contradicted`` / ``absent`` / ``unjudged`` with quotes). The stage is laid out by
+job (docs/architecture.md):
+
+- here: the protocol and the verdict model (``_verdicts``), :func:`build_judge` (``_setup``), the
+  cascade that settles certain claims offline before asking a model (``_cascade``: it composes two
+  judges, so it belongs to neither) and :func:`describe_unjudged` (every ``unjudged`` reason in a
+  sentence for people);
+- :mod:`auditor.judges.offline`: the offline judge (deterministic cues, the embedded default);
+- :mod:`auditor.judges.llm`: the LLM judge, the LLM decomposer and the fused decompose-and-judge call;
+- :mod:`auditor.judges.verify`: what every judge's verdict passes alike: :func:`verify_quotes` (each
+  quote is in its item, carries the claim and agrees with it), :func:`verify_conflicts` and
+  :func:`settle_conflict` (both sides kept when admitted sources disagree, the policy's
+  ``on_conflict`` applied), :func:`check_citations` (each citation marker against the items it cites);
+- :mod:`auditor.judges.reading`: how a claim and an item are read (stems, figures, names, windows),
+  shared by the offline judge, the checks and the LLM judge's excerpts;
+- :mod:`auditor.judges.cache`: the caches that make a re-audit free.
 """
 
 from __future__ import annotations
 
-from auditor.judges._agree import QUOTE_DISAGREES
-from auditor.judges._attribution import Attribution, MarkerCheck, check_citations
-from auditor.judges._cache import (
-    CachingFused,
-    CachingJudge,
-    DecompositionCache,
-    FusedCache,
-    VerdictCache,
-    cacheable_fused,
-    fused_from_json,
-    fused_to_json,
-)
-from auditor.judges._cache_files import JsonlVerdictCache, MemoryVerdictCache
-from auditor.judges._carry import clear_quote_caches
 from auditor.judges._cascade import CascadeJudge
-from auditor.judges._conflicts import OnConflict, settle_conflict, verify_conflicts
-from auditor.judges._decompose import LLMDecomposer, call_failed
-from auditor.judges._fused import FusedAuditor, FusedResult
-from auditor.judges._llm import LLMJudge
-from auditor.judges._offline import OfflineJudge, SupportScore
-from auditor.judges._prompts import PROMPT_VERSION
 from auditor.judges._setup import Decomposer, JudgeSetup, build_judge
 from auditor.judges._unjudged import describe_unjudged
 from auditor.judges._verdicts import (
@@ -47,7 +34,32 @@ from auditor.judges._verdicts import (
     LeftOut,
     UnjudgedReason,
     check_complete,
+)
+from auditor.judges.cache import (
+    CachingFused,
+    CachingJudge,
+    DecompositionCache,
+    FusedCache,
+    JsonlVerdictCache,
+    MemoryVerdictCache,
+    VerdictCache,
+    cacheable_fused,
+    fused_from_json,
+    fused_to_json,
+)
+from auditor.judges.llm import PROMPT_VERSION, FusedAuditor, FusedResult, LLMDecomposer, LLMJudge, call_failed
+from auditor.judges.offline import OfflineJudge, SupportScore
+from auditor.judges.verify import (
+    QUOTE_DISAGREES,
+    Attribution,
+    MarkerCheck,
+    OnConflict,
+    check_citations,
+    clear_quote_caches,
+    settle_conflict,
+    verify_conflicts,
     verify_quotes,
+    with_state_conflict,
 )
 
 __all__ = [
@@ -92,4 +104,5 @@ __all__ = [
     "settle_conflict",
     "verify_conflicts",
     "verify_quotes",
+    "with_state_conflict",
 ]

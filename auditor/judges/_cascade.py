@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 from auditor.claims import Claim
 from auditor.evidence import Answer, Evidence
-from auditor.judges._verdicts import ClaimVerdict, Judge, JudgeIdentity, Label, check_complete, verify_quotes
+from auditor.judges._verdicts import ClaimVerdict, Configured, Judge, JudgeIdentity, Label, check_complete
+from auditor.judges.verify import verify_quotes
 
 Settle = Callable[[Claim, Sequence[Evidence]], ClaimVerdict | None]
 
@@ -42,7 +43,7 @@ class CascadeStats:
 
 
 def _default_settle() -> Settle:
-    from auditor.judges._offline import OfflineJudge
+    from auditor.judges.offline import OfflineJudge
 
     return OfflineJudge().settle
 
@@ -70,6 +71,13 @@ class CascadeJudge:
         self.trust = trust
         self.identity: JudgeIdentity = llm.identity
         self.stats = CascadeStats()
+
+    def cache_settings(self) -> dict[str, str]:
+        """The LLM judge's settings, and the offline stage in front of it (which claims it may settle
+        without a call changes what a verdict is): for the verdict cache's key."""
+        inner = self.llm.cache_settings() if isinstance(self.llm, Configured) else {}
+        stage = getattr(self.settle, "__qualname__", type(self.settle).__name__)
+        return {**inner, "cascade": f"{stage}:{'+'.join(sorted(t.value for t in self.trust))}"}
 
     def certain(self, claim: Claim, admitted: Sequence[Evidence]) -> ClaimVerdict | None:
         """The verdict the cascade accepts for ``claim`` without a call, or None (it goes to the LLM)."""

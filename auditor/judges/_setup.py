@@ -14,20 +14,20 @@ from typing import Any, Literal
 
 from auditor.claims import ClaimExtractor, RuleExtractor
 from auditor.errors import UsageError
-from auditor.judges._cache import (
+from auditor.judges._cascade import CascadeJudge
+from auditor.judges.cache import (
     CachingExtractor,
     CachingFused,
     CachingJudge,
     DecompositionCache,
     FusedCache,
+    JsonlDecompositionCache,
+    JsonlFusedCache,
+    JsonlVerdictCache,
     VerdictCache,
 )
-from auditor.judges._cache_files import JsonlDecompositionCache, JsonlFusedCache, JsonlVerdictCache
-from auditor.judges._cascade import CascadeJudge
-from auditor.judges._decompose import LLMDecomposer
-from auditor.judges._fused import FusedAuditor
-from auditor.judges._llm import LLMJudge
-from auditor.judges._offline import OfflineJudge
+from auditor.judges.llm import FusedAuditor, LLMDecomposer, LLMJudge
+from auditor.judges.offline import OfflineJudge
 from auditor.llm import LLMBudget, LLMClient, price_table
 from auditor.settings import app_dir, setting
 

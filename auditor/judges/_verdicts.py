@@ -1,33 +1,24 @@
-"""Verdicts: the judge interface, its output type, and quote verification.
+"""Verdicts: the judge interface and its output type.
 
 Three verdicts per claim (``supported``, ``contradicted``, ``absent``) plus ``unjudged`` when the
 judge failed (fail closed: never counted as supported). Every ``supported`` or ``contradicted``
-verdict must cite evidence with a quote that is really in that item's text, and the quotes must
-carry the claim (:func:`verify_quotes`, with :mod:`auditor.judges._carry`); a verdict whose quotes
-are not there, or do not state the claim, becomes ``absent`` and the judge error is recorded. This
-is also the defence against evidence that tries to instruct the judge.
+verdict must cite evidence with a quote that is really in that item's text; the check every
+judge's verdict passes is :func:`auditor.judges.verify.verify_quotes`.
+
+:class:`Configured` is what a cached judge's settings look like: the caches key a verdict by them
+(a changed temperature or evidence budget is a miss), :func:`settings_of` reads them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
-from typing import Literal, Protocol
+from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
 from auditor.claims import Claim
-from auditor.evidence import Answer, Evidence, EvidenceKind, without_call
-from auditor.judges._agree import QUOTE_DISAGREES, disagreement, keyed_rival_quoted
-from auditor.judges._carry import (
-    DOES_NOT_SUPPORT,
-    Quoted,
-    contradiction_shortfall,
-    normalised,
-    read_quotes,
-    support_shortfall,
-)
-from auditor.text import normalise
+from auditor.evidence import Answer, Evidence
 
 
 class Label(StrEnum):
@@ -103,10 +94,10 @@ class ClaimVerdict(BaseModel):
     ``common_knowledge`` is set only when the policy allows common knowledge and the judge deemed
     the claim such; it is reported separately, never merged into supported.
     ``conflicts`` holds both sides when one admitted item supports the claim and another
-    contradicts it (:mod:`auditor.judges._conflicts`); ``conflict_resolution`` is how the policy's
+    contradicts it (:mod:`auditor.judges.verify._conflicts`); ``conflict_resolution`` is how the policy's
     ``on_conflict`` settled it (``flag``, ``contradicted`` or ``prefer_newest``), set by the pipeline.
     ``left_out`` lists, item by item, the evidence text an LLM judge was not shown because it
-    exceeded the prompt budget (:mod:`auditor.judges._excerpt`); a judge note says the same.
+    exceeded the prompt budget (:mod:`auditor.judges.llm._excerpt`); a judge note says the same.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -145,95 +136,6 @@ class Judge(Protocol):
     ) -> list[ClaimVerdict]: ...
 
 
-def quote_in(quote: str, text: str) -> bool:
-    """Whether ``quote`` occurs in ``text``, ignoring case and runs of whitespace."""
-    needle = normalise(quote)
-    return bool(needle) and needle in normalised(text)  # an item's text is normalised once (cached)
-
-
-def verify_quotes(
-    verdict: ClaimVerdict, evidence: Mapping[str, Evidence], *, claim_text: str
-) -> ClaimVerdict:
-    """Check every citation against the item it names, then that the quotes carry ``claim_text``.
-
-    A citation naming an unknown item, or quoting text that item does not contain, is dropped and
-    recorded in ``judge_errors``. A ``supported`` or ``contradicted`` verdict left with no valid
-    citation becomes ``absent``; so does one whose verified quotes, taken together, cannot state the
-    claim (``supported``: its figures, dates, entities and enough of its words; ``contradicted``: a
-    rival figure, date or entity, or its negation), with ``quote_does_not_support`` in
-    ``judge_errors`` and the citations dropped. A common-knowledge verdict is counted apart from
-    the rates, so only its quotes' presence is checked.
-    """
-    kept: list[Citation] = []
-    errors = list(verdict.judge_errors)
-    for citation in verdict.citations:
-        item = evidence.get(citation.evidence_id)
-        if item is None:
-            errors.append(f"cited unknown or inadmissible evidence {citation.evidence_id!r}")
-        elif not quote_in(citation.quote, item.text):
-            errors.append(f"quote not found in {citation.evidence_id}: {citation.quote[:80]!r}")
-        elif item.kind is EvidenceKind.TOOL_RESULT and not quote_in(citation.quote, without_call(item.text)):
-            # the "(called as ...)" line is what the agent asked, not what the tool answered
-            errors.append(f"quote only from the tool call of {citation.evidence_id}: {citation.quote[:80]!r}")
-        else:
-            kept.append(citation)
-    label = verdict.label
-    rationale = verdict.rationale
-    reason = verdict.unjudged_reason
-    judged = label in (Label.SUPPORTED, Label.CONTRADICTED)
-    why = None
-    if judged and not kept:
-        why = "no verified quote"
-    elif judged and not verdict.common_knowledge:
-        triples = [(c.quote, c.evidence_id, evidence[c.evidence_id].text) for c in kept]
-        quoted = read_quotes(triples)
-        shortfall = (
-            support_shortfall(claim_text, quoted)
-            if label is Label.SUPPORTED
-            else _contradiction_shortfall(claim_text, quoted, triples)
-        )
-        if shortfall is not None:
-            why = f"{shortfall}, quoted {kept[0].quote[:80]!r}"
-            errors.append(DOES_NOT_SUPPORT)
-            kept = []
-        elif label is Label.SUPPORTED and (against := disagreement(claim_text, triples)) is not None:
-            # the quote holds the claim's words but says otherwise: never support, whatever the
-            # judge said (the mark of an obeyed instruction planted in the evidence)
-            errors.append(QUOTE_DISAGREES)
-            note = f"{against.why}: {against.quote[:80]!r}" + (f" ({rationale})" if rationale else "")
-            if against.certain:
-                label, rationale = Label.CONTRADICTED, f"the judge said supported, but {note}"
-            else:
-                label, reason = Label.UNJUDGED, UnjudgedReason.QUOTE_DISAGREES
-                rationale = f"the judge said supported, but {note}"
-    if why is not None:
-        rationale = f"demoted from {label.value}: {why}" + (f" ({rationale})" if rationale else "")
-        label = Label.ABSENT
-    return verdict.model_copy(
-        update={
-            "label": label,
-            "citations": tuple(kept),
-            "judge_errors": tuple(errors),
-            "rationale": rationale,
-            "unjudged_reason": reason,
-        }
-    )
-
-
-def _contradiction_shortfall(
-    claim_text: str, quoted: Quoted, triples: Sequence[tuple[str, str, str]]
-) -> str | None:
-    """None when the quotes contradict the claim: by :func:`contradiction_shortfall`, or by a
-    certain disagreement (a supported verdict the check turned, checked again in the pipeline)."""
-    shortfall = contradiction_shortfall(claim_text, quoted)
-    if shortfall is None:
-        return None
-    against = disagreement(claim_text, triples)
-    if against is not None and against.certain:
-        return None
-    return None if keyed_rival_quoted(claim_text, triples) else shortfall
-
-
 def check_complete(
     claims: Sequence[Claim], verdicts: Sequence[ClaimVerdict], settled_by: str
 ) -> list[ClaimVerdict]:
@@ -249,3 +151,23 @@ def check_complete(
         )
         for c in claims
     ]
+
+
+@runtime_checkable
+class Configured(Protocol):
+    """A judge, decomposer or fused auditor whose settings change what it returns.
+
+    Contract: ``cache_settings()`` names every setting, beyond the identity (model, prompt version)
+    and the endpoint, that can change a cached result (a sampling temperature, the evidence budget
+    of the prompt, a first stage that settles claims without the model), each as a string.
+    """
+
+    def cache_settings(self) -> Mapping[str, str]: ...
+
+
+def settings_of(component: object) -> tuple[str, ...]:
+    """``component``'s :class:`Configured` settings as sorted ``name=value`` key parts; () for
+    a component without any (the offline judge, a third party's judge)."""
+    if not isinstance(component, Configured):
+        return ()
+    return tuple(f"{k}={v}" for k, v in sorted(component.cache_settings().items()))

@@ -1,7 +1,7 @@
 """Citation coverage, citation support and misattribution, apart: a marker is not support.
 
 Read from the public result: each claim's ``markers`` (as written) and ``citation_markers`` (each
-marker resolved and judged against the item it cites, :mod:`auditor.judges._attribution`).
+marker resolved and judged against the item it cites, :mod:`auditor.judges.verify._attribution`).
 Over judged claims of non-refusal answers:
 
 - coverage: claims with a marker / judged claims;

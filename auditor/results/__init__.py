@@ -9,7 +9,7 @@ writes them as JSON Lines, CSV or Parquet (``auditor export``).
 
 from __future__ import annotations
 
-from auditor.results._export import FORMATS, ExportFormat, write_rows
+from auditor.results._export import FORMATS, ExportFormat, formula_safe, from_formula_safe, write_rows
 from auditor.results._model import (
     AnswerOut,
     AuditResult,
@@ -51,6 +51,8 @@ __all__ = [
     "answer_out",
     "claim_out",
     "claim_rows",
+    "formula_safe",
+    "from_formula_safe",
     "judge_ref",
     "write_rows",
 ]

@@ -63,6 +63,23 @@ def _text(rows: Iterable[ClaimRow], stream: SupportsWrite[str], format: ExportFo
     return count
 
 
+#: First characters a spreadsheet reads as the start of a formula (OWASP's CSV injection list).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def formula_safe(text: str) -> str:
+    """``text`` with a leading ``'`` when a spreadsheet would run it as a formula: an answer or a
+    tool result is written by a model or a stranger, and a cell like ``=HYPERLINK(...)`` must open
+    as text. Spreadsheets hide the ``'``; :func:`from_formula_safe` takes it off (a text that
+    itself opens with ``'`` gets one too, so reading back is exact)."""
+    return "'" + text if text.startswith(FORMULA_STARTS) or text.startswith("'") else text
+
+
+def from_formula_safe(cell: str) -> str:
+    """A cell written by :func:`formula_safe`, as the text it holds."""
+    return cell[1:] if cell.startswith("'") else cell
+
+
 def _csv_cell(name: str, value: Any) -> str:
     if name in LIST_COLUMNS:
         return json_printable(json.dumps(value, ensure_ascii=False))
@@ -71,7 +88,7 @@ def _csv_cell(name: str, value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        return printable(value, keep_newlines=True)
+        return formula_safe(printable(value, keep_newlines=True))
     return str(value)
 
 

@@ -25,12 +25,14 @@ from auditor.run._into import RunTarget, audit_into_run, local_budget, store_jud
 from auditor.run._options import AuditArgs, AuditOptions, with_changes
 from auditor.run._progress import Progress
 from auditor.run._reaudit import judge_spec, reaudit, reaudit_async, reaudit_options, stored_policy
+from auditor.run._usage import UsageMeter, merge_usage
 
 __all__ = [
     "AuditArgs",
     "AuditOptions",
     "Progress",
     "RunTarget",
+    "UsageMeter",
     "audit",
     "audit_answers_async",
     "audit_async",
@@ -42,6 +44,7 @@ __all__ = [
     "finish_result",
     "judge_spec",
     "local_budget",
+    "merge_usage",
     "open_run",
     "reaudit",
     "reaudit_async",

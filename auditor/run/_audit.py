@@ -23,6 +23,7 @@ from auditor.run._correction import choose_calibration, with_correction
 from auditor.run._into import RunTarget, audit_into_run, local_budget, store_judge
 from auditor.run._options import AuditArgs, AuditOptions, with_changes
 from auditor.run._progress import Progress
+from auditor.run._usage import UsageMeter, merge_usage
 from auditor.settings import run_lease
 from auditor.store import (
     FinishHook,
@@ -117,8 +118,15 @@ async def _audit_answers(
         if db is not None:
             keeper = RunLease(db, run_id, owner, lease).start()
         todo = [a for a in answers if a.answer_id not in done]
+        # What earlier attempts of a resumed run spent is kept with their saved answers.
+        spent_before = db.answer_usages(run_id) if db is not None and done else []
+        meter = UsageMeter(setup.usage)
         target = RunTarget(
-            run_id, owner, writer, {t.trace_id: d for t, d in zip(ingested.traces, traced, strict=False)}
+            run_id,
+            owner,
+            writer,
+            {t.trace_id: d for t, d in zip(ingested.traces, traced, strict=False)},
+            usage_since=meter.take if db is not None else None,
         )
         counts = {"done": 0, "claims": 0, "unjudged": 0}
 
@@ -162,7 +170,7 @@ async def _audit_answers(
             AuditResult(run=info.model_copy(update={"id": run_id}), answers=ordered),
             policy,
             labels,
-            setup.usage(),
+            merge_usage([*spent_before, setup.usage()]) if spent_before else setup.usage(),
         )
         if db is not None:
             result = with_correction(result, chosen)

@@ -61,41 +61,6 @@ def order_answers(
     return ordered + list(by_id.values())  # none expected: a stored answer no shard named
 
 
-def merge_usage(usages: Iterable[dict[str, Any] | None]) -> dict[str, Any] | None:
-    """The shards' usage added up (None when every shard judged offline).
-
-    Counts are summed key by key; a cost any shard could not price is unknown (None) for the run;
-    ``calls_saved_per_answer`` is recomputed from the summed counts.
-    """
-    merged: dict[str, Any] | None = None
-    for usage in usages:
-        if usage is None:
-            continue
-        merged = usage if merged is None else _add(merged, usage)
-    cascade = merged.get("cascade") if merged else None
-    if isinstance(cascade, dict) and "calls_saved_per_answer" in cascade:
-        answers = cascade.get("answers") or 0
-        cascade["calls_saved_per_answer"] = (
-            cascade.get("answers_without_call", 0) / answers if answers else None
-        )
-    return merged
-
-
-def _add(left: dict[str, Any], right: dict[str, Any]) -> dict[str, Any]:
-    out = dict(left)
-    for key, value in right.items():
-        have = out.get(key)
-        if key not in out:
-            out[key] = value
-        elif isinstance(have, dict) and isinstance(value, dict):
-            out[key] = _add(have, value)
-        elif have is None or value is None:
-            out[key] = None
-        elif isinstance(have, int | float) and isinstance(value, int | float):
-            out[key] = have + value
-    return out
-
-
 def outcome(usage: dict[str, Any] | None) -> str:
     """``failed`` when LLM calls were made and every one failed, else ``finished`` (as one process)."""
     llm = (usage or {}).get("llm") or {}

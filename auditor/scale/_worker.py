@@ -15,7 +15,7 @@ Guarantees:
   that lost its run (killed, and the run taken over by a rerun) is refused instead of writing
   beside the new one.
 - **Usage kept per answer.** Each saved answer carries the judge usage its worker spent since its
-  previous save (:class:`_UsageMeter`), in the answer's own transaction; the outcome's ``usage`` is
+  previous save (:class:`UsageMeter`), in the answer's own transaction; the outcome's ``usage`` is
   only what no answer carried. The run's usage is the sum of both, so a worker killed after
   saving answers loses none of their usage, and an answer lost with it counts nothing (its retry
   spends its usage again).
@@ -27,9 +27,8 @@ Nothing here imports Ray: the engine wraps :func:`audit_shard` with ``ray.remote
 
 from __future__ import annotations
 
-import copy
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +36,7 @@ from auditor.llm import LLMBudget, run_sync
 from auditor.pipeline import AnswerAudit, problem_out, trace_answers
 from auditor.policy import Policy
 from auditor.results import ProblemOut
-from auditor.run import AuditOptions, RunTarget, audit_into_run, store_judge
+from auditor.run import AuditOptions, RunTarget, UsageMeter, audit_into_run, store_judge
 from auditor.scale._plan import Shard, read_shard
 from auditor.store import Store, StoreWriter, trace_digest
 from auditor.trace import Problem
@@ -90,36 +89,6 @@ class ShardOutcome:
     usage: dict[str, Any] | None
     audited: int
     unanswered: list[ProblemOut] = field(default_factory=list)
-
-
-class _UsageMeter:
-    """The judge usage spent since the previous :meth:`take` (None offline)."""
-
-    def __init__(self, read: Callable[[], dict[str, Any] | None]) -> None:
-        self.read = read
-        self.taken: dict[str, Any] | None = None
-
-    def take(self) -> dict[str, Any] | None:
-        now = self.read()
-        if now is None:
-            return None
-        since = now if self.taken is None else _difference(now, self.taken)
-        self.taken = copy.deepcopy(now)
-        return since
-
-
-def _difference(now: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
-    """``now - before`` key by key (counts only grow); an unknown (None) value stays unknown."""
-    out: dict[str, Any] = {}
-    for key, value in now.items():
-        was = before.get(key)
-        if isinstance(value, dict) and isinstance(was, dict):
-            out[key] = _difference(value, was)
-        elif isinstance(value, int | float) and isinstance(was, int | float) and not isinstance(value, bool):
-            out[key] = value - was
-        else:
-            out[key] = copy.deepcopy(value)
-    return out
 
 
 class _Reporter:
@@ -180,7 +149,7 @@ async def _audit_shard(job: ShardJob) -> ShardOutcome:
         db.record_traces(job.run_id, traces, digests, positions=places)
         setup = store_judge(job.options, db, writer, job.budget)
         reporter.usage = setup.client.usage if setup.client is not None else None
-        meter = _UsageMeter(setup.usage)
+        meter = UsageMeter(setup.usage)
         target = RunTarget(
             job.run_id,
             job.owner,

@@ -64,11 +64,19 @@ def add_pages(app: FastAPI, store: Store, access: Access, policy: Policy) -> Non
     """Route the pages (``/``, ``/answers/{id}``, ``/runs``, ``/trend``, ``/policy``) and the sign-in."""
 
     def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
-        signed_in = access.token is not None and access.cookie_ok(request)  # offer "Sign out"
-        return _html(render(template, version=__version__, signed_in=signed_in, **context), status)
+        # Whether to offer "Sign out": known once ``signed_in`` checked the cookie, else asked here.
+        known = getattr(request.state, "cookie_signed_in", None)
+        cookie = known if known is not None else access.token is not None and access.cookie_ok(request)
+        return _html(render(template, version=__version__, signed_in=cookie, **context), status)
 
-    def signed_in(request: Request) -> Response | None:
-        return None if access.page_ok(request) else RedirectResponse(login_url(request), status_code=303)
+    async def signed_in(request: Request) -> Response | None:
+        """None when the request may see the page, else the redirect to sign in. The cookie is
+        checked once per page, in the thread pool: it is a query on the store."""
+        cookie = access.token is not None and await run_in_threadpool(access.cookie_ok, request)
+        request.state.cookie_signed_in = cookie
+        if access.token is None or cookie or access.bearer_ok(request.headers.get("authorization")):
+            return None
+        return RedirectResponse(login_url(request), status_code=303)
 
     cached: list[tuple[float, Facets]] = []
 
@@ -87,7 +95,7 @@ def add_pages(app: FastAPI, store: Store, access: Access, policy: Policy) -> Non
     async def answers_page(
         request: Request, after: Annotated[str | None, Query(alias="next")] = None
     ) -> Response:
-        if (redirect := signed_in(request)) is not None:
+        if (redirect := await signed_in(request)) is not None:
             return redirect
         wanted, error = filters(request)
         facets = await choices()
@@ -111,7 +119,7 @@ def add_pages(app: FastAPI, store: Store, access: Access, policy: Policy) -> Non
 
     @app.get("/answers/{answer_id}", include_in_schema=False)
     async def answer_page(request: Request, answer_id: str, run: str | None = None) -> Response:
-        if (redirect := signed_in(request)) is not None:
+        if (redirect := await signed_in(request)) is not None:
             return redirect
         found = await run_in_threadpool(find_answer, store, answer_id, run)
         if found is None:
@@ -120,7 +128,7 @@ def add_pages(app: FastAPI, store: Store, access: Access, policy: Policy) -> Non
 
     @app.get("/answers/{answer_id}/attribution", include_in_schema=False)
     async def attribution_page(request: Request, answer_id: str, run: str | None = None) -> Response:
-        if (redirect := signed_in(request)) is not None:
+        if (redirect := await signed_in(request)) is not None:
             return redirect
         found = await run_in_threadpool(find_answer, store, answer_id, run)
         if found is None:
@@ -131,7 +139,7 @@ def add_pages(app: FastAPI, store: Store, access: Access, policy: Policy) -> Non
 
     @app.get("/runs", include_in_schema=False)
     async def runs_page(request: Request) -> Response:
-        if (redirect := signed_in(request)) is not None:
+        if (redirect := await signed_in(request)) is not None:
             return redirect
         runs = await run_in_threadpool(store.list_runs, 100)
         traces = await run_in_threadpool(received_traces, store, 100)
@@ -141,7 +149,7 @@ def add_pages(app: FastAPI, store: Store, access: Access, policy: Policy) -> Non
 
     @app.get("/trend", include_in_schema=False)
     async def trend_page(request: Request, bucket: str = "hour") -> Response:
-        if (redirect := signed_in(request)) is not None:
+        if (redirect := await signed_in(request)) is not None:
             return redirect
         wanted, error = filters(request)
         if bucket not in BUCKETS:
@@ -156,7 +164,7 @@ def add_pages(app: FastAPI, store: Store, access: Access, policy: Policy) -> Non
 
     @app.get("/policy", include_in_schema=False)
     async def policy_page(request: Request) -> Response:
-        if (redirect := signed_in(request)) is not None:
+        if (redirect := await signed_in(request)) is not None:
             return redirect
         return page(request, "policy.html.j2", policy=policy, title="Policy in force")
 

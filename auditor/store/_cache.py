@@ -1,14 +1,14 @@
 """The caches in the SQL store: verdicts, decompositions and fused results over tables.
 
 A re-audit of the same claims on the same evidence by the same judge costs no calls, across
-processes and machines sharing a database. Keys come from :func:`auditor.judges._cache.cache_key` (they
+processes and machines sharing a database. Keys come from :func:`auditor.judges.cache._cache.cache_key` (they
 already include the judge identity); the identity columns are kept beside each row so the cache
 can be inspected and pruned by judge.
 
 :class:`SqlDecompositionCache` (:class:`auditor.judges.DecompositionCache`) and
 :class:`SqlFusedCache` (:class:`auditor.judges.FusedCache`) share the ``decomposition_cache`` table
-(``kind`` tells them apart; keys from :func:`auditor.judges._cache.decomposition_key` and
-:func:`auditor.judges._cache.fused_key` never collide), so an LLM decomposer or fused mode costs no calls
+(``kind`` tells them apart; keys from :func:`auditor.judges.cache._cache.decomposition_key` and
+:func:`auditor.judges.cache._cache.fused_key` never collide), so an LLM decomposer or fused mode costs no calls
 on a re-audit either.
 
 Lookups are one query per call (``get_many``: every claim of an answer at once). Writes are one

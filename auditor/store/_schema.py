@@ -8,8 +8,8 @@ Ownership: a run owns its answers, an answer its evidence items and claims, a cl
 (deleting a parent deletes its children). Traces are shared between runs: the same trace
 (``trace_id`` and content digest) is stored once however often it is audited, and so is its
 content (``trace_contents``, compressed), which a re-audit reads instead of the files. The caches stand
-apart: verdicts keyed by :func:`auditor.judges._cache.cache_key`; decompositions and fused results keyed by
-:func:`auditor.judges._cache.decomposition_key` and :func:`auditor.judges._cache.fused_key`.
+apart: verdicts keyed by :func:`auditor.judges.cache._cache.cache_key`; decompositions and fused results keyed by
+:func:`auditor.judges.cache._cache.decomposition_key` and :func:`auditor.judges.cache._cache.fused_key`.
 
 The Alembic migrations in :mod:`auditor.store.migrations` must match these models; a test compares them.
 """

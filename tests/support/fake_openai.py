@@ -1,7 +1,7 @@
 """A local OpenAI-compatible chat-completions server for tests and benchmarks.
 
 It answers the auditor's judge, decomposition and fused prompts deterministically by reading the
-fenced prompt it receives (the format of :mod:`auditor.judges._prompts`, read by the strict
+fenced prompt it receives (the format of :mod:`auditor.judges.llm._prompts`, read by the strict
 :func:`fenced_blocks`) and applying a simple lexical rule: a claim whose content words all appear
 in an admitted item is ``supported`` with real quotes (the item's lines or sentences that hold
 those words); one whose words appear but whose numbers differ is ``contradicted`` (quoting a line
@@ -52,7 +52,7 @@ from auditor.evidence import Answer, Evidence, EvidenceKind
 
 _FENCE = re.compile(r"^Fence token of this message: ([0-9a-f]{16})$", re.M)
 _ATTR = re.compile(r'(\w+)="([^"]*)"')
-_CLIP = re.compile(r"\n\[\.\.\. [\d,]+ characters not shown \.\.\.\]\n")  # auditor/judges/_excerpt.py
+_CLIP = re.compile(r"\n\[\.\.\. [\d,]+ characters not shown \.\.\.\]\n")  # auditor/judges/llm/_excerpt.py
 _TOKEN = re.compile(r"\d+(?:[.,:/-]\d+)*|[a-z]+")
 _NUMBER = re.compile(r"^\d")
 _SEGMENT = re.compile(r"(?<=[.!?])\s+|\n")

@@ -25,6 +25,7 @@ Quirks handled:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from auditor.trace import Document, Message, SpanKind, ToolCall, ToolInvocation
@@ -94,8 +95,59 @@ def _legacy_messages(attrs: dict[str, Any], prefix: str) -> list[Message]:
     return messages
 
 
-def _envelope_arguments(value: Any) -> dict[str, Any] | str | None:
-    envelope = as_dict(value)
+class _Entity:
+    """A decorated span's ``traceloop.entity.input`` / ``output``, each parsed at most once and
+    only when a reader needs its structure: on a workflow's spans they hold the whole state, and
+    parsing them per reader (or for nothing) was a third of reading OpenLLMetry spans."""
+
+    _UNPARSED: Any = object()
+
+    def __init__(self, attrs: dict[str, Any]) -> None:
+        self.input = attrs.get("traceloop.entity.input")
+        self.output = attrs.get("traceloop.entity.output")
+        self._input: Any = self._UNPARSED
+        self._output: Any = self._UNPARSED
+
+    @property
+    def parsed_input(self) -> Any:
+        if self._input is self._UNPARSED:
+            self._input = loads(self.input)
+        return self._input
+
+    @property
+    def parsed_output(self) -> Any:
+        if self._output is self._UNPARSED:
+            self._output = loads(self.output)
+        return self._output
+
+    def input_text(self) -> str | None:
+        return self._text(self.input, lambda: self.parsed_input)
+
+    def output_text(self) -> str | None:
+        return self._text(self.output, lambda: self.parsed_output)
+
+    @staticmethod
+    def _text(value: Any, parsed: Callable[[], Any]) -> str | None:
+        """The value as text: a JSON string (a decorated function's returned text) is the text it
+        encodes; anything else as written. Only a value opening with a quote can be a JSON string."""
+        if isinstance(value, str) and value.lstrip()[:1] == '"':
+            decoded = parsed()
+            if isinstance(decoded, str):
+                return decoded
+        return as_str(value)
+
+    def call_envelope(self) -> dict[str, Any] | None:
+        """The input as the SDK decorators' ``{"args", "kwargs"}`` call envelope, else None."""
+        raw = self.input
+        # Without a "kwargs" key (or an escape that could spell one) it cannot be the envelope.
+        if isinstance(raw, str) and '"kwargs"' not in raw and "\\u" not in raw:
+            return None
+        parsed = self.parsed_input
+        return parsed if isinstance(parsed, dict) and set(parsed) == {"args", "kwargs"} else None
+
+
+def _envelope_arguments(value: Any, parsed: Any) -> dict[str, Any] | str | None:
+    envelope = parsed if isinstance(parsed, dict) else None
     if envelope is None:
         return arguments(value)
     if set(envelope) == {"args", "kwargs"} and isinstance(envelope["kwargs"], dict):
@@ -120,18 +172,10 @@ def _envelope_arguments(value: Any) -> dict[str, Any] | str | None:
     return input_str if isinstance(input_str, str) else None
 
 
-def _decoded(value: Any) -> str | None:
-    """An entity input or output as text: a JSON string (a decorated function's returned text)
-    is the text it encodes; anything else as written."""
-    parsed = loads(value)
-    return parsed if isinstance(parsed, str) else as_str(value)
-
-
-def _decorated_messages(value: Any) -> list[Message]:
+def _decorated_messages(envelope: dict[str, Any] | None) -> list[Message]:
     """The chat messages a decorated function was called with (a ``@task`` around a model call):
     the first argument of the ``{"args", "kwargs"}`` envelope that is a list of role messages."""
-    envelope = as_dict(value)
-    if envelope is None or set(envelope) != {"args", "kwargs"}:
+    if envelope is None:
         return []
     args = envelope["args"] if isinstance(envelope["args"], list) else []
     kwargs = envelope["kwargs"]
@@ -147,23 +191,23 @@ def _is_message(value: Any) -> bool:
     return isinstance(value, dict) and isinstance(value.get("role"), str)
 
 
-def _envelope_call_id(value: Any) -> str | None:
-    envelope = as_dict(value) or {}
-    kwargs = envelope.get("kwargs")
+def _envelope_call_id(parsed: Any) -> str | None:
+    kwargs = parsed.get("kwargs") if isinstance(parsed, dict) else None
     return strip_id(kwargs.get("tool_call_id")) if isinstance(kwargs, dict) else None
 
 
-def _tool(name: str, attrs: dict[str, Any]) -> ToolInvocation:
+def _tool(name: str, attrs: dict[str, Any], entity: _Entity) -> ToolInvocation:
     tool_name = (
         as_str(attrs.get("gen_ai.tool.name"))
         or as_str(attrs.get("traceloop.entity.name"))
         or (name.split(" ", 1)[1] if name.startswith("execute_tool ") else name.removesuffix(".tool"))
     )
-    raw_args = attrs.get("gen_ai.tool.call.arguments", attrs.get("traceloop.entity.input"))
-    raw_result = attrs.get("gen_ai.tool.call.result", attrs.get("traceloop.entity.output"))
-    call_id = strip_id(attrs.get("gen_ai.tool.call.id")) or _envelope_call_id(raw_args)
+    raw_args = attrs.get("gen_ai.tool.call.arguments", entity.input)
+    parsed_args = entity.parsed_input if raw_args is entity.input else loads(raw_args)
+    raw_result = attrs.get("gen_ai.tool.call.result", entity.output)
+    parsed = entity.parsed_output if raw_result is entity.output else loads(raw_result)
+    call_id = strip_id(attrs.get("gen_ai.tool.call.id")) or _envelope_call_id(parsed_args)
     result = as_str(raw_result)
-    parsed = loads(raw_result)
     if isinstance(parsed, str):  # a decorated function's returned text, JSON-encoded
         result = parsed
     if isinstance(parsed, dict) and "output" in parsed:
@@ -174,16 +218,16 @@ def _tool(name: str, attrs: dict[str, Any]) -> ToolInvocation:
         result = message["content"]
         call_id = call_id or message["tool_call_id"]
     return ToolInvocation(
-        name=tool_name, call_id=call_id, arguments=_envelope_arguments(raw_args), result=result
+        name=tool_name, call_id=call_id, arguments=_envelope_arguments(raw_args, parsed_args), result=result
     )
 
 
-def _retrieval(attrs: dict[str, Any], result: Extraction) -> None:
-    envelope = as_dict(attrs.get("traceloop.entity.input")) or {}
+def _retrieval(attrs: dict[str, Any], entity: _Entity, result: Extraction) -> None:
+    envelope = entity.parsed_input if isinstance(entity.parsed_input, dict) else {}
     inputs: dict[str, Any] = envelope["inputs"] if isinstance(envelope.get("inputs"), dict) else {}
     query = inputs.get("query", envelope.get("query", envelope.get("input_str")))
     result.query = as_str(query)
-    output = as_dict(attrs.get("traceloop.entity.output")) or {}
+    output = entity.parsed_output if isinstance(entity.parsed_output, dict) else {}
     raw_docs = output.get("documents")
     if raw_docs is None:
         result.documents = genai.extract("retrieval", attrs, []).documents
@@ -225,21 +269,22 @@ def extract(name: str, attrs: dict[str, Any], events: list[tuple[str, dict[str, 
         result.input_messages = toolmessages.restore(_legacy_messages(attrs, "gen_ai.prompt"))
     if not result.output_messages:
         result.output_messages = toolmessages.restore(_legacy_messages(attrs, "gen_ai.completion"))
-    result.input_text = _decoded(attrs.get("traceloop.entity.input"))
-    result.output_text = _decoded(attrs.get("traceloop.entity.output"))
+    entity = _Entity(attrs)
+    result.input_text = entity.input_text()
+    result.output_text = entity.output_text()
     if result.kind in (SpanKind.CHAIN, SpanKind.AGENT) and not result.input_messages:
-        result.input_messages = _decorated_messages(attrs.get("traceloop.entity.input"))
+        result.input_messages = _decorated_messages(entity.call_envelope())
     if result.kind == SpanKind.TOOL:
-        result.tool = _tool(name, attrs)
+        result.tool = _tool(name, attrs, entity)
     elif result.kind == SpanKind.RETRIEVER:
-        _retrieval(attrs, result)
+        _retrieval(attrs, entity, result)
     result.conversation_id = _session(attrs)
     result.model = genai.model_of(attrs)
-    entity = attrs.get("traceloop.entity.name")
+    entity_name = attrs.get("traceloop.entity.name")
     if result.tool is not None:
         result.entity_name = result.tool.name
-    elif isinstance(entity, str) and entity:
-        result.entity_name = entity
+    elif isinstance(entity_name, str) and entity_name:
+        result.entity_name = entity_name
     else:
         # ``<name>.workflow`` / ``.task`` (<=0.54), ``<ModelClass>.chat``, else the GenAI ``{operation} {name}`` form.
         stem, dot, suffix = name.rpartition(".")
