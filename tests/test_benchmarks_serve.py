@@ -20,6 +20,8 @@ def test_the_serve_benchmark_runs_on_small_inputs(tmp_path: Path) -> None:
     assert [load["clients"] for load in results["loads"]] == [2, 4]
     assert all(load["requests"] == 4 and load["spans"] == 4 * 510 for load in results["loads"])
     assert all(load["stored_seconds"] >= load["ack_seconds"] > 0 for load in results["loads"])
+    assert [load["clients"] for load in results["paced"]] == [2, 4]
+    assert all(load["requests"] == 4 for load in results["paced"])
     soak = results["soak"]
     assert soak["spans"] > 0 and soak["rss_peak_mb"] >= soak["rss_start_mb"] > 0
     assert "OTLP/HTTP receiver at saturation" in render({"serve": results})

@@ -23,6 +23,7 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import Protocol
 
 from auditor.errors import AuditorError
 from auditor.serve._auth import BEARER_HINT, bearer_matches
@@ -50,6 +51,12 @@ class Throttled(Refusal):
     def retry_after_header(self) -> str:
         """``Retry-After`` in whole seconds (at least 1: 0 would invite an immediate retry)."""
         return str(max(1, math.ceil(self.retry_after)))
+
+
+class Announcer(Protocol):
+    """What the receiver sets after storing a body (a thread's or a process's event)."""
+
+    def set(self) -> None: ...
 
 
 class RateLimiter:
@@ -81,11 +88,13 @@ class RateLimiter:
 class Receiver:
     """Checks a request and stores its spans; shared by the HTTP and gRPC transports."""
 
-    def __init__(self, config: ServeConfig, intake: Intake, bodies: BodyQueue) -> None:
+    def __init__(
+        self, config: ServeConfig, intake: Intake, bodies: BodyQueue, stored: Announcer | None = None
+    ) -> None:
         self.config, self.intake, self.bodies = config, intake, bodies
         self.limiter = RateLimiter(config.rate)
-        #: Set when a body is stored, so this process's ingest worker starts on it at once.
-        self.stored = threading.Event()
+        #: Set when a body is stored, so the server's ingest worker starts on it at once.
+        self.stored: Announcer = stored if stored is not None else threading.Event()
 
     def authorise(self, header: str | None) -> None:
         """Raise a 401 refusal unless ``header`` is ``Bearer <token>`` (or no token is configured)."""

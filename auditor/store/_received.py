@@ -75,8 +75,10 @@ class ReceivedBodyRecord(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     adapter: Mapped[str] = mapped_column(SafeText)  # the adapter that reads it (``otlp-proto``, ...)
-    body: Mapped[bytes] = mapped_column(LargeBinary)
     spans: Mapped[int] = mapped_column(Integer)  # spans the pre-acknowledgement check counted
     received_at: Mapped[datetime] = mapped_column(UTCDateTime)
     owner: Mapped[str | None] = mapped_column(SafeText)
     heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # Last: SQLite reads a row's columns in order, so the counts and claims, which read the
+    # columns above, never walk a large body's overflow pages (33 ms a count at 20 bodies of 1 MB).
+    body: Mapped[bytes] = mapped_column(LargeBinary)  # zlib-compressed (:meth:`BodyQueue.put`)

@@ -28,11 +28,12 @@ def upgrade() -> None:
         "received_bodies",
         sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
         sa.Column("adapter", sa.Text(), nullable=False),
-        sa.Column("body", sa.LargeBinary(), nullable=False),
         sa.Column("spans", sa.Integer(), nullable=False),
         sa.Column("received_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("owner", sa.Text(), nullable=True),
         sa.Column("heartbeat_at", sa.DateTime(timezone=True), nullable=True),
+        # last: reading the columns above never walks a large body's overflow pages (SQLite)
+        sa.Column("body", sa.LargeBinary(), nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_received_bodies")),
     )
 
