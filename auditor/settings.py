@@ -28,6 +28,11 @@ retain_spans       ``AUDITOR_RETAIN_SPANS`` none (kept for ever): received spans
 retain_answers     ``AUDITOR_RETAIN_ANSWERS`` none (kept for ever): runs and their answers older than this are pruned
 retain_traces      ``AUDITOR_RETAIN_TRACES`` the answers' age: kept trace content older than this, read by no stored run, is pruned
 serve_prune_every  ``AUDITOR_SERVE_PRUNE_EVERY`` ``3600`` seconds between ``auditor serve``'s prunes, when a ``retain_*`` age is set
+serve_sample       ``AUDITOR_SERVE_SAMPLE`` ``1``: the share of traces audited, by trace id (``0.1`` or ``10%``; replicas agree)
+serve_filter       ``AUDITOR_SERVE_FILTER`` none: audit only traces with ``service=NAME``, ``agent=NAME``, ``attribute:KEY=VALUE`` (comma-separated)
+serve_budget       ``AUDITOR_SERVE_BUDGET`` none: the LLM judge's spending cap, ``N tokens/hour``, ``N tokens/day``, ``N usd/hour`` or ``N usd/day``
+serve_budget_spent ``AUDITOR_SERVE_BUDGET_SPENT`` ``wait``: once the cap is spent, traces ``wait`` for the next window or are judged ``offline``
+serve_events_endpoint ``AUDITOR_SERVE_EVENTS_ENDPOINT`` none: an OTLP/HTTP logs URL that receives each verdict as a ``gen_ai.evaluation.result`` event
 llm_prices         ``AUDITOR_LLM_PRICES`` the built-in table; ``MODEL=PROMPT/COMPLETION,...`` USD per million tokens on top
 llm_rate           ``AUDITOR_LLM_RATE`` none (no limit): LLM requests per second/minute/hour for a whole run (on Ray: the cluster), e.g. ``3000/min`` (``--rate-limit``)
 =================  ===================  ==============================================================
@@ -70,6 +75,11 @@ SETTINGS: dict[str, tuple[str, str | None]] = {
     "retain_answers": ("AUDITOR_RETAIN_ANSWERS", None),
     "retain_traces": ("AUDITOR_RETAIN_TRACES", None),
     "serve_prune_every": ("AUDITOR_SERVE_PRUNE_EVERY", "3600"),
+    "serve_sample": ("AUDITOR_SERVE_SAMPLE", None),
+    "serve_filter": ("AUDITOR_SERVE_FILTER", None),
+    "serve_budget": ("AUDITOR_SERVE_BUDGET", None),
+    "serve_budget_spent": ("AUDITOR_SERVE_BUDGET_SPENT", "wait"),
+    "serve_events_endpoint": ("AUDITOR_SERVE_EVENTS_ENDPOINT", None),
     "llm_prices": ("AUDITOR_LLM_PRICES", None),
     "llm_rate": ("AUDITOR_LLM_RATE", None),
 }

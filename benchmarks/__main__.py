@@ -36,6 +36,11 @@ except ImportError as err:
     serve = None  # type: ignore[assignment]
     MISSING["serve"] = str(err)
 try:
+    from benchmarks import bigstore  # numpy, fastapi (the serve extra)
+except ImportError as err:
+    bigstore = None  # type: ignore[assignment]
+    MISSING["bigstore"] = str(err)
+try:
     from benchmarks import report
 except ImportError as err:
     report = None  # type: ignore[assignment]
@@ -45,10 +50,24 @@ ROOT = Path(__file__).resolve().parent
 #: Sections that read the labelled dev set (skipped, with a line saying so, when it is not there).
 NEEDS_DEV = {"judge", "accuracy", "quotes", "e2e"}
 #: Sections that read the source tree (``git archive``, ``tests/``): skipped from a plain install.
-NEEDS_CHECKOUT = {"report"}
+NEEDS_CHECKOUT = {"report", "bigstore"}
 #: A source checkout (the benchmarks beside pyproject.toml), not a plain install.
 CHECKOUT = (ROOT.parent / "pyproject.toml").is_file()
-SECTIONS = ["startup", "ingest", "judge", "accuracy", "llm", "quotes", "e2e", "serve", "report", "scale"]
+SECTIONS = [
+    "startup",
+    "ingest",
+    "judge",
+    "accuracy",
+    "llm",
+    "quotes",
+    "e2e",
+    "serve",
+    "report",
+    "scale",
+    "bigstore",
+]
+#: Sections run only when named with ``--only``: a million answers on two stores takes about an hour.
+OPT_IN = {"bigstore"}
 
 
 def machine() -> dict[str, Any]:
@@ -107,7 +126,22 @@ def render(results: dict[str, Any]) -> str:
         parts.append(markdown_table(*report.table(results["report"])))
     if "scale" in results:
         parts.append(markdown_table(*scale.table(results["scale"])))
+    if "bigstore" in results:
+        parts.append(render_bigstore(results["bigstore"]))
     return "\n".join(parts)
+
+
+def render_bigstore(bs: dict[str, Any]) -> str:
+    lines = [f"Target: every route under {bs['target_p95_ms']:.0f} ms at p95; the baseline is /healthz."]
+    for name, why in bs.get("skipped", {}).items():
+        lines.append(f"{name} skipped: {why}")
+    for store in bs["stores"]:
+        lines.append(
+            f"{store['store']}: {store['answers']:,} answers, {store['runs']:,} runs, {store['rollup_rows']:,} "
+            f"rollup rows, filled in {store['fill_seconds']:.0f} s, {store['store_mb']:.0f} MB; "
+            f"over the target: {', '.join(store['over_target']) or 'none'}"
+        )
+    return markdown_table(*bigstore.table(bs)) + "\n".join(lines) + "\n"
 
 
 def render_startup(st: dict[str, Any]) -> str:
@@ -348,6 +382,12 @@ def main(argv: list[str] | None = None) -> int:
         help="the serve section's soak (default 30 s, 2 s with --quick; the issue's figure is 300)",
     )
     parser.add_argument(
+        "--answers",
+        type=int,
+        default=None,
+        help="answers in the bigstore section's stores (default 1,000,000)",
+    )
+    parser.add_argument(
         "--startup-before",
         type=Path,
         default=None,
@@ -362,7 +402,7 @@ def main(argv: list[str] | None = None) -> int:
         "auditor_version": __version__,
         "machine": machine(),
     }
-    only = set(args.only or SECTIONS)
+    only = set(args.only or [s for s in SECTIONS if s not in OPT_IN])
     if not args.dev.is_file() and only & NEEDS_DEV:
         # A plain install has no ../shared beside it: the sections that need no data still run.
         print(f"{', '.join(sorted(only & NEEDS_DEV))} skipped: no dev set at {args.dev} (pass --dev PATH)")
@@ -412,6 +452,8 @@ def main(argv: list[str] | None = None) -> int:
             )
         if "scale" in only:
             results["scale"] = scale.run(work, args.quick)
+        if "bigstore" in only:
+            results["bigstore"] = bigstore.run(work, args.quick, answers=args.answers)
     results["total_seconds"] = time.perf_counter() - started
     m = results["machine"]
     print(

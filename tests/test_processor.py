@@ -219,3 +219,60 @@ def test_a_live_trace_with_model_calls_and_no_answer_is_counted_and_logged(
     assert processor.stats.unanswered == 1 and processor.stats.answers_audited == 0
     assert "no answer read from its 1 model call(s)" in caplog.text and "'chat gpt-4o'" in caplog.text
     provider.shutdown()
+
+
+# -- sampling and filters -------------------------------------------------------------------------
+
+
+def test_a_sampled_share_is_chosen_by_trace_id_and_the_rest_is_counted() -> None:
+    import hashlib
+
+    from auditor.trace import parse_sampling
+
+    processor = AuditSpanProcessor(sampling=parse_sampling("10%", None))
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    provider.add_span_processor(processor)
+    _traces(provider, 1000)
+    assert processor.force_flush(30_000)
+    ids = {format(s.context.trace_id, "032x") for s in exporter.get_finished_spans() if s.context}
+    # The rule as documented: the first 8 bytes of SHA-256 of the hex id, over 2**64, below the share.
+    chosen = {t for t in ids if int(hashlib.sha256(t.encode()).hexdigest()[:16], 16) < 0.1 * 2**64}
+    assert len(ids) == 1000 and 50 <= len(chosen) <= 150
+    assert processor.stats.traces_queued == len(chosen)
+    assert processor.stats.not_sampled == 1000 - len(chosen)
+    provider.shutdown()
+
+
+def test_a_filter_keeps_only_the_matching_service_and_agent() -> None:
+    from opentelemetry.sdk.resources import Resource
+
+    from auditor.trace import parse_sampling
+
+    processor = AuditSpanProcessor(sampling=parse_sampling(None, "service=checkout, agent=refund-bot"))
+    for service in ("checkout", "billing"):
+        provider = TracerProvider(resource=Resource.create({"service.name": service}))
+        provider.add_span_processor(processor)
+        tracer = provider.get_tracer("app")
+        for agent in ("refund-bot", "other-bot"):
+            with tracer.start_as_current_span("request"), tracer.start_as_current_span("agent") as span:
+                span.set_attribute("gen_ai.agent.name", agent)
+    assert processor.force_flush(10_000)
+    assert processor.stats.traces_queued == 1 and processor.stats.filtered_out == 3
+    processor.shutdown()
+
+
+def test_the_stored_run_records_the_sample_and_filter(make: Any, tmp_path: Path) -> None:
+    from auditor.store import Store
+    from auditor.trace import parse_sampling
+
+    url = f"sqlite:///{tmp_path / 'otel.db'}"
+    sampling = parse_sampling(None, "attribute:openinference.span.kind=LLM")
+    app = make(AuditSpanProcessor(db_url=url, sampling=sampling))
+    app.run("single_retrieval")
+    app.processor.shutdown()
+    with Store(url) as store:
+        (run,) = store.list_runs()
+    assert run.answers_saved == 1
+    assert run.sampling == {"share": 1.0, "filter": "attribute:openinference.span.kind=LLM"}

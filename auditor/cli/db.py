@@ -72,3 +72,19 @@ def prune_command(
     click.echo(f"{verb}: " + (", ".join(f"{n} {what}" for what, n in report.pruned.items()) or "nothing"))
     for skip in report.skipped:
         click.echo(f"Kept {skip.count} {skip.what}: {skip.why}.")
+
+
+@db_group.command("rollups")
+@click.option("--rebuild", is_flag=True, help="Recompute every rollup row from the stored answers.")
+@db_option
+def rollups_command(rebuild: bool, db_url: str | None) -> None:
+    """Recompute the per-hour and per-day figures (rollups) the server's summary and trend read."""
+    from auditor.store import Store, rebuild_rollups
+
+    if not rebuild:
+        raise click.UsageError(
+            "Nothing to do: pass --rebuild to recompute the rollups from the stored answers."
+        )
+    with Store(db_url) as store:
+        rows = rebuild_rollups(store)
+    click.echo(f"Rollups rebuilt from the stored answers: {rows} rows.")

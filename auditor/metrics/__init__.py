@@ -3,11 +3,13 @@
 :func:`summarise` is pure: groundedness, answers with an unsupported claim, answer rate, screened
 and unjudged counts, segments per source class and question type, citation figures and, with a
 labels file, refusal accuracy and over-refusal. Intervals are on answers (Wilson, Clopper-Pearson).
-:func:`verdict_diff` compares two audits of the same answers under two policies.
+:func:`answer_counts` and :func:`summary_from_counts` give the same figures from
+per-answer counts that add up (the store's rollups). :func:`verdict_diff` compares two audits of the same answers under two policies.
 """
 
 from __future__ import annotations
 
+from auditor.metrics._counts import Counts, add_counts, answer_counts, sum_counts, summary_from_counts
 from auditor.metrics._diff import (
     FigureChange,
     PolicyComparison,
@@ -24,6 +26,7 @@ from auditor.metrics._summary import summarise
 __all__ = [
     "CannotCorrect",
     "CorrectedRate",
+    "Counts",
     "FigureChange",
     "Interval",
     "Labels",
@@ -33,10 +36,14 @@ __all__ = [
     "Summary",
     "VerdictChange",
     "VerdictDiff",
+    "add_counts",
+    "answer_counts",
     "clear_interval_cache",
     "load_labels",
     "match_labels",
     "rate",
+    "sum_counts",
     "summarise",
+    "summary_from_counts",
     "verdict_diff",
 ]

@@ -5,7 +5,9 @@ Answers are in the public JSON contract's shape (``README.md``, "The JSON result
 filter runs in SQL (:class:`auditor.store.AnswerFilter`). With a token configured, every route
 here needs ``Authorization: Bearer <token>``. An answer whose only doubt is an unjudged claim says
 so (``undecided: true``, ``status: "undecided"``, and each such claim's ``unjudged_text``), and the
-summary names every unjudged reason it counts in a sentence (``unjudged_reasons``).
+summary names every unjudged reason it counts in a sentence (``unjudged_reasons``), and the samples
+its answers were audited under (``sample``: each live server's share of traces and filter, with its
+answers, and the answers judged offline because the LLM spending cap was reached).
 """
 
 from __future__ import annotations
@@ -23,7 +25,16 @@ from auditor.results import AnswerOut
 from auditor.serve._auth import Access
 from auditor.serve._figures import summary_of
 from auditor.serve._filters import filter_params, utc_time
-from auditor.store import AnswerFilter, PolicyOutcome, Store, Verdict, find_answer, list_answers
+from auditor.store import (
+    AnswerFilter,
+    PolicyOutcome,
+    Store,
+    Verdict,
+    find_answer,
+    list_answers,
+    sample_json,
+    samples_of,
+)
 
 
 def answer_json(answer: AnswerOut, run_id: str | None = None) -> dict[str, Any]:
@@ -108,9 +119,12 @@ def add_api(app: FastAPI, store: Store, access: Access, thresholds: Thresholds |
     )
     async def summary(chosen: Annotated[AnswerFilter, Depends(answer_query)]) -> dict[str, Any]:
         figures = await run_in_threadpool(summary_of, store, chosen, thresholds)
+        shares, capped = await run_in_threadpool(samples_of, store, chosen)
         return {
             "filter": filter_params(chosen),
             "summary": figures.model_dump(mode="json"),
+            # The samples the figures were measured on: a rate is never quoted without its sample.
+            "sample": sample_json(shares, capped),
             "unjudged_reasons": {
                 code: describe_unjudged(code) for code in sorted(figures.unjudged_by_reason)
             },

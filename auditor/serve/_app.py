@@ -22,6 +22,7 @@ from auditor.errors import AuditorError, UsageError
 from auditor.policy import load_policy
 from auditor.serve._api import add_api
 from auditor.serve._auth import Access
+from auditor.serve._budget import CapGuard
 from auditor.serve._config import ServeConfig
 from auditor.serve._guard import HostPolicy, RequestGuard
 from auditor.serve._http import add_otlp_http
@@ -90,6 +91,17 @@ def create_app(
                 }
                 for p in passes
             ]
+        }
+
+    cap = CapGuard(config.cap, config.cap_then, store) if config.cap and config.judge != "offline" else None
+
+    @app.get("/api/budget", dependencies=guarded, summary="The live sample, filter and LLM spending cap")
+    async def budget() -> dict[str, Any]:
+        state = await run_in_threadpool(cap.check) if cap is not None else None
+        return {
+            "sampling": config.sampling.recorded(),
+            "judge": config.judge,
+            "cap": state.as_json() if state is not None else None,
         }
 
     @app.exception_handler(ClientDisconnect)  # gone mid-body (or cut off by _timeouts.py): no one to tell

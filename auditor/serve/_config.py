@@ -11,8 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from auditor.errors import UsageError
+from auditor.llm import price_table
+from auditor.serve._budget import SpendCap, Then, parse_cap, parse_then
 from auditor.settings import positive_number, run_lease, setting
 from auditor.store import Retention, retention
+from auditor.trace import TraceSampling, parse_sampling
 
 DEFAULT_HOST = "127.0.0.1"
 #: The OTLP/HTTP port (the OpenTelemetry SDKs' default for ``http/protobuf``).
@@ -48,6 +51,12 @@ class ServeConfig:
     backlog: int = 500  # stored bodies waiting to be read before requests get 429 / RESOURCE_EXHAUSTED
     retention: Retention = field(default_factory=Retention)  # what the periodic prune deletes (none)
     prune_every: float = 3600.0  # seconds between prunes, when ``retention`` is set
+    sampling: TraceSampling = field(
+        default_factory=TraceSampling
+    )  # the share of traces audited and the filter (_workers.py)
+    cap: SpendCap | None = None  # the LLM judge's spending cap (_budget.py)
+    cap_then: Then = "wait"  # once the cap is spent: traces wait, or are judged offline
+    events_endpoint: str | None = None  # OTLP/HTTP logs URL receiving gen_ai.evaluation.result events
 
 
 def _loopback(host: str) -> bool:
@@ -79,6 +88,11 @@ def serve_config(
     grpc_port: int | None = None,
     hosts: str | Sequence[str] | None = None,
     proxies: str | Sequence[str] | None = None,
+    sample: str | float | None = None,
+    filter: str | None = None,
+    budget: str | None = None,
+    budget_spent: str | None = None,
+    events_endpoint: str | None = None,
 ) -> ServeConfig:
     """The server's configuration: arguments over ``AUDITOR_*`` variables over defaults.
 
@@ -86,9 +100,14 @@ def serve_config(
     comma-separated; ``*`` for any): see :mod:`auditor.serve._guard`. ``proxies`` are the reverse
     proxies whose ``X-Forwarded-For`` and ``X-Forwarded-Proto`` are believed (``AUDITOR_SERVE_PROXIES``:
     addresses or networks, comma-separated; none by default, so a client cannot name its own address).
+    ``sample`` and ``filter`` choose the traces audited (``AUDITOR_SERVE_SAMPLE``, ``AUDITOR_SERVE_FILTER``:
+    :func:`auditor.trace.parse_sampling`); ``budget`` and ``budget_spent`` cap the LLM judge's spending
+    (``AUDITOR_SERVE_BUDGET``, ``AUDITOR_SERVE_BUDGET_SPENT``: :mod:`auditor.serve._budget`);
+    ``events_endpoint`` receives every verdict as an OTLP event (``AUDITOR_SERVE_EVENTS_ENDPOINT``).
 
     Raises:
-        UsageError: a setting is not a positive number, a proxy is not an address or network, or ``host`` is not a loopback address and
+        UsageError: a setting is not a positive number, a sample, filter or cap is malformed, a USD
+            cap names a judge model without a price, a proxy is not an address or network, or ``host`` is not a loopback address and
             there is no token (``--token`` / ``AUDITOR_SERVE_TOKEN``) and ``insecure`` is not set.
     """
     token = setting("serve_token", token)
@@ -99,13 +118,16 @@ def serve_config(
             "or pass --insecure to serve without one."
         )
     quiet_s = positive_number("serve_quiet", quiet)
+    judge_spec = setting("judge", judge) or "offline"
+    cap = parse_cap(setting("serve_budget", budget))
+    _check_priced(cap, judge_spec)
     return ServeConfig(
         host=host,
         port=port,
         token=token or None,
         db_url=db_url,
         policy=setting("policy", policy),
-        judge=setting("judge", judge) or "offline",
+        judge=judge_spec,
         base_url=setting("base_url", base_url),
         workers=workers,
         quiet=quiet_s,
@@ -123,7 +145,27 @@ def serve_config(
         proxies=_networks(_listed("serve_proxies", proxies)),
         header_timeout=positive_number("serve_header_timeout", unit="seconds"),
         body_timeout=positive_number("serve_body_timeout", unit="seconds"),
+        sampling=parse_sampling(
+            setting("serve_sample", None if sample is None else str(sample)),
+            setting("serve_filter", filter),
+            source="AUDITOR_SERVE_SAMPLE / AUDITOR_SERVE_FILTER",
+        ),
+        cap=cap,
+        cap_then=parse_then(setting("serve_budget_spent", budget_spent)),
+        events_endpoint=setting("serve_events_endpoint", events_endpoint) or None,
     )
+
+
+def _check_priced(cap: SpendCap | None, judge: str) -> None:
+    """A USD cap needs the judge model's price (an unknown cost would stop every LLM audit)."""
+    if cap is None or cap.unit != "usd" or not judge.startswith("openai:"):
+        return
+    model = judge.split(":", 1)[1]
+    if model not in price_table(setting("llm_prices")):
+        raise UsageError(
+            f"AUDITOR_SERVE_BUDGET {cap.text()} is in USD but {model!r} has no price: set "
+            f"AUDITOR_LLM_PRICES={model}=PROMPT/COMPLETION (USD per million tokens), or cap tokens instead."
+        )
 
 
 def _listed(name: str, given: str | Sequence[str] | None) -> tuple[str, ...]:

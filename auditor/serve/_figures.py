@@ -1,7 +1,10 @@
 """Figures over stored answers: the headline summary of a filter, and the same figures per hour or day.
 
-Computed by :func:`auditor.metrics.summarise` on the answers themselves (as a run's summary is),
-so every figure here means what it means in a report: the groundedness rate over judged claims
+Read from the store's rollups (each hour's and day's summed answer counts, :mod:`auditor.store._rollups`)
+when the filter names only rollup dimensions (policy, source class, question type, service) and
+time bounds on an hour's edge, so the cost does not grow with the store; otherwise computed by
+:func:`auditor.metrics.summarise` on the matching answers themselves. Both give the same figures
+(:func:`auditor.metrics.summary_from_counts`), which mean what they mean in a report: the groundedness rate over judged claims
 (with its denominator; no interval, since claims of one answer are not independent trials), and
 the share of answers with an unsupported claim and the answer pass rate over answers, each with
 its Wilson and Clopper-Pearson 95% intervals.
@@ -15,10 +18,18 @@ from datetime import datetime, timedelta
 from itertools import groupby
 from typing import Literal
 
-from auditor.metrics import Summary, summarise
+from auditor.metrics import Summary, sum_counts, summarise, summary_from_counts
 from auditor.policy import Thresholds
 from auditor.results import AnswerOut
-from auditor.store import AnswerFilter, Store, iter_answers, list_answers
+from auditor.store import (
+    AnswerFilter,
+    Store,
+    iter_answers,
+    list_answers,
+    newest_rollup,
+    rollup_grain,
+    rollup_slices,
+)
 
 Bucket = Literal["hour", "day"]
 BUCKETS: tuple[Bucket, ...] = ("hour", "day")
@@ -37,7 +48,12 @@ class TrendPoint:
 
 
 def summary_of(store: Store, wanted: AnswerFilter, thresholds: Thresholds | None = None) -> Summary:
-    """The headline figures of every stored answer matching ``wanted``."""
+    """The headline figures of every stored answer matching ``wanted`` (from rollups when they can say)."""
+    grain = rollup_grain(wanted)
+    if grain is not None:
+        return summary_from_counts(
+            sum_counts(counts for _, counts in rollup_slices(store, wanted, grain)), thresholds
+        )
     return summarise(list(iter_answers(store, wanted)), thresholds=thresholds)
 
 
@@ -54,10 +70,14 @@ def window(store: Store, wanted: AnswerFilter, bucket: Bucket) -> AnswerFilter:
     """``wanted`` with a ``since`` when it has none: :data:`DEFAULT_SPAN` buckets up to its newest answer."""
     if wanted.since is not None:
         return wanted
-    newest = list_answers(store, wanted, limit=1).answers
-    if not newest:
+    if rollup_grain(wanted, bucket) == bucket:
+        last = newest_rollup(store, wanted, bucket)
+    else:
+        found = list_answers(store, wanted, limit=1).answers
+        last = found[0].generated_at if found else None
+    if last is None:
         return wanted
-    since = floor(newest[0].generated_at, bucket) - _step(bucket) * (DEFAULT_SPAN[bucket] - 1)
+    since = floor(last, bucket) - _step(bucket) * (DEFAULT_SPAN[bucket] - 1)
     return replace(wanted, since=since)
 
 
@@ -78,4 +98,7 @@ def trend(
 ) -> tuple[AnswerFilter, list[TrendPoint]]:
     """The window actually used and the figures per ``bucket`` of the answers matching it."""
     used = window(store, wanted, bucket)
+    if rollup_grain(used, bucket) == bucket:
+        rows = rollup_slices(store, used, bucket)[:MAX_BUCKETS]
+        return used, [TrendPoint(start, summary_from_counts(counts, thresholds)) for start, counts in rows]
     return used, points(iter_answers(store, used), bucket, thresholds)

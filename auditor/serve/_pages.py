@@ -47,6 +47,8 @@ from auditor.store import (
     list_answers,
     received_traces,
     recent_conversations,
+    sample_json,
+    samples_of,
 )
 
 PAGE_SIZE = 50
@@ -156,10 +158,12 @@ def add_pages(app: FastAPI, store: Store, access: Access, policy: Policy) -> Non
             error = f"bucket={bucket!r} is not one of {', '.join(BUCKETS)}."
         facets = await choices()
         points: list[TrendPoint] = []
+        sample = None
         if error is None:
             chosen: Bucket = "day" if bucket == "day" else "hour"
             wanted, points = await run_in_threadpool(trend, store, wanted, chosen, policy.thresholds)
-        view = TrendView(form(wanted, facets), bucket, points, error)
+            sample = sample_json(*await run_in_threadpool(samples_of, store, wanted))
+        view = TrendView(form(wanted, facets), bucket, points, error, sample)
         return page(request, "trend.html.j2", 400 if error else 200, view=view, title="Trend")
 
     @app.get("/policy", include_in_schema=False)

@@ -11,6 +11,7 @@ from auditor.llm import run_sync
 from auditor.policy import load_policy
 from auditor.serve._app import create_app
 from auditor.serve._config import ServeConfig
+from auditor.serve._events import event_sender
 from auditor.serve._ingest import IngestWorker
 from auditor.serve._otlp import ADAPTERS, PROTOBUF
 from auditor.serve._prune import Pruner
@@ -81,6 +82,7 @@ def serve(config: ServeConfig, announce: Callable[[str], None] | None = None) ->
     policy = load_policy(config.policy)
     run_sync(lambda: _check_judge(config))
     _check_port(config)
+    events = event_sender(config.events_endpoint)
     with Store(config.db_url) as store:
         if store.in_memory:
             raise UsageError(
@@ -103,12 +105,14 @@ def serve(config: ServeConfig, announce: Callable[[str], None] | None = None) ->
 
             grpc_server = start_grpc(receiver, readers[PROTOBUF], config.host, config.grpc_port)
         ingest.start()
-        workers = AuditWorkers(config, intake, policy).start()
+        workers = AuditWorkers(config, intake, policy, events).start()
         pruner = Pruner(config, store).start()
         if announce is not None:
             base = f"http://{config.host}:{config.port}"
             grpc_line = f", OTLP/gRPC on {config.host}:{config.grpc_port}" if grpc_server is not None else ""
             announce(f"auditor serve: OTLP/HTTP on {base}/v1/traces{grpc_line}, API on {base}/api/answers")
+            for line in live_settings(config):
+                announce(f"auditor serve: {line}")
         try:
             uvicorn.run(
                 app,
@@ -127,3 +131,21 @@ def serve(config: ServeConfig, announce: Callable[[str], None] | None = None) ->
             pruner.stop()
             ingest.stop()
             workers.stop()
+            if events is not None:
+                events.close()
+
+
+def live_settings(config: ServeConfig) -> list[str]:
+    """What the server audits and spends, said at start-up when it is not "every trace, no cap"."""
+    lines = []
+    sampling = config.sampling
+    if not sampling.everything:
+        share = f"{sampling.share:.4g} of traces (by trace id)" if sampling.share < 1 else "every trace"
+        where = f" with a span matching {sampling.filter_text()}" if sampling.filtered else ""
+        lines.append(f"auditing {share}{where}")
+    if config.cap is not None and config.judge != "offline":
+        then = "wait" if config.cap_then == "wait" else "are judged offline"
+        lines.append(f"LLM judge capped at {config.cap.text()}; once spent, traces {then}")
+    if config.events_endpoint:
+        lines.append(f"verdicts sent as gen_ai.evaluation.result events to {config.events_endpoint}")
+    return lines

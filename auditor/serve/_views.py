@@ -7,6 +7,7 @@ prints them through autoescaping.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlencode
 
 from auditor.results import AnswerOut, ClaimOut, EvidenceOut
@@ -111,6 +112,8 @@ class TrendView:
     bucket: str
     points: list[TrendPoint]
     error: str | None
+    #: The samples behind the figures (:func:`auditor.store.sample_json`): a rate is never shown without it.
+    sample: dict[str, Any] | None = None
 
 
 def form(wanted: AnswerFilter, facets: Facets) -> FilterForm:

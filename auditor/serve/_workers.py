@@ -13,23 +13,40 @@ is tried again once its lease runs out; any other failure is recorded on the aud
 
 Threads, not tasks on the server's event loop: an audit is CPU-bound work (the offline judge) with
 an event loop of its own, and must not hold up the requests being acknowledged.
+
+What is audited (``AUDITOR_SERVE_SAMPLE``, ``AUDITOR_SERVE_FILTER``): a claimed trace outside the
+sample (a hash of its id: :class:`auditor.trace.TraceSampling`, so replicas agree) or not matching
+the filter is released with its pass recorded as not audited and why; every run records the sample
+and filter it was chosen under (``runs.sampling``), in its finishing transaction. With a spending
+cap (:mod:`auditor.serve._budget`), an LLM-judged audit starts only while the window's spending is
+under it; once spent, workers stop claiming (``wait``) or audit with the offline judge and record
+the cap on the run (``offline``). With an events endpoint, each finished audit's verdicts are sent
+as ``gen_ai.evaluation.result`` events (:mod:`auditor.serve._events`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import shutil
 import tempfile
 import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+
+from sqlalchemy.orm import Session
 
 from auditor.errors import AuditorError, LLMError, StoreError
 from auditor.llm import run_sync
 from auditor.policy import Policy
 from auditor.run import audit_async
+from auditor.serve._budget import CapGuard, CapState
 from auditor.serve._config import ServeConfig
-from auditor.store import Claim, Intake, RunLease, new_owner
+from auditor.serve._events import EventSender
+from auditor.store import NOT_AUDITED, Claim, FinishHook, Intake, RunLease, Store, live_record, new_owner
+from auditor.trace import SpanFacts
 
 logger = logging.getLogger(__name__)
 
@@ -40,8 +57,18 @@ FILE_FORMAT = "otlp-json"
 class AuditWorkers:
     """``config.workers`` threads auditing ready traces until :meth:`stop`."""
 
-    def __init__(self, config: ServeConfig, intake: Intake, policy: Policy) -> None:
-        self.config, self.intake, self.policy = config, intake, policy
+    def __init__(
+        self, config: ServeConfig, intake: Intake, policy: Policy, events: EventSender | None = None
+    ) -> None:
+        self.config, self.intake, self.policy, self.events = config, intake, policy, events
+        self._cap_store = (
+            Store(config.db_url) if config.cap is not None and config.judge != "offline" else None
+        )
+        self.cap = (
+            CapGuard(config.cap, config.cap_then, self._cap_store)
+            if config.cap is not None and self._cap_store is not None
+            else None
+        )
         self._stop = threading.Event()
         self._dir = Path(tempfile.mkdtemp(prefix="auditor-serve-"))
         self._threads = [
@@ -60,10 +87,21 @@ class AuditWorkers:
         for thread in self._threads:
             thread.join(timeout)
         shutil.rmtree(self._dir, ignore_errors=True)
+        if self._cap_store is not None:
+            self._cap_store.close()
 
     def _work(self) -> None:
         owner = new_owner()
         while not self._stop.is_set():
+            try:
+                capped = self._cap_state()
+            except AuditorError as err:
+                logger.warning("could not read the LLM judge's spending: %s", err)
+                self._stop.wait(self.config.poll)
+                continue
+            if capped is not None and capped.then == "wait":
+                self._stop.wait(self.config.poll)  # the traces wait for the next window (logged once)
+                continue
             try:
                 claim = self.intake.claim(
                     owner, quiet=self.config.quiet, root_wait=self.config.root_wait, lease=self.config.lease
@@ -74,9 +112,42 @@ class AuditWorkers:
             if claim is None:
                 self._stop.wait(self.config.poll)
                 continue
-            self._audit(claim, owner)
+            skipped = self._outside(claim)
+            if skipped is not None:
+                self._record(claim, owner, None, skipped)
+                continue
+            self._audit(claim, owner, capped)
 
-    def _audit(self, claim: Claim, owner: str) -> None:
+    def _cap_state(self) -> CapState | None:
+        """The cap's state when it is reached (None: no cap, or spending is under it)."""
+        if self.cap is None:
+            return None
+        state = self.cap.check()
+        return state if state.reached else None
+
+    def _outside(self, claim: Claim) -> str | None:
+        """Why the trace is not audited (outside the sample, or not matching the filter), or None."""
+        sampling = self.config.sampling
+        if sampling.everything:
+            return None
+        if not sampling.sampled(claim.trace_id):
+            return f"{NOT_AUDITED}outside the {sampling.share:.4g} sample of traces"
+        if not sampling.matches(record_facts(claim.records)):
+            return f"{NOT_AUDITED}no span matches the filter {sampling.filter_text()}"
+        return None
+
+    def _hook(self, claim: Claim, owner: str, recorded: list[bool], capped: CapState | None) -> FinishHook:
+        """The run's finishing work: its sample (and cap) on the run, the trace marked audited."""
+        sampled = live_record(self.config.sampling.recorded(), capped.recorded() if capped else None)
+        finish = self.intake.finish_hook(claim, owner, recorded.append)
+
+        def hook(session: Session, run_id: str) -> None:
+            sampled(session, run_id)
+            finish(session, run_id)
+
+        return hook
+
+    def _audit(self, claim: Claim, owner: str, capped: CapState | None = None) -> None:
         path = self._dir / f"{claim.trace_id}.otlp.jsonl"
         content = "".join(record + "\n" for record in claim.records).encode("utf-8")
         path.write_bytes(content)
@@ -98,14 +169,16 @@ class AuditWorkers:
                     lambda: audit_async(
                         [path],
                         policy=self.policy,
-                        judge=self.config.judge,
+                        judge="offline" if capped is not None else self.config.judge,
                         base_url=self.config.base_url,
                         format=FILE_FORMAT,
                         db_url=self.config.db_url,
-                        finish_with=self.intake.finish_hook(claim, owner, recorded.append),
+                        finish_with=self._hook(claim, owner, recorded, capped),
                     )
                 )
             run_id = result.run.id
+            if self.events is not None:
+                self.events.send(result.answers)
         except (LLMError, StoreError) as err:
             # Transient (the judge's endpoint or the database is down): the claim is left to run
             # out, and the trace is tried again a lease later, by this worker or another.
@@ -136,3 +209,33 @@ class AuditWorkers:
                 )
         except AuditorError as err:
             logger.warning("could not record the audit of trace %s: %s", claim.trace_id, err)
+
+
+def record_facts(records: tuple[str, ...]) -> Iterator[SpanFacts]:
+    """What the filter reads of each stored span (a one-span OTLP JSON request): service and attributes."""
+    for record in records:
+        try:
+            request = json.loads(record)
+        except ValueError:
+            continue
+        for resource_spans in request.get("resourceSpans") or ():
+            resource = _attributes((resource_spans.get("resource") or {}).get("attributes"))
+            service = resource.get("service.name")
+            for scope_spans in resource_spans.get("scopeSpans") or ():
+                for span in scope_spans.get("spans") or ():
+                    yield SpanFacts(service, _attributes(span.get("attributes")))
+
+
+def _attributes(items: Any) -> dict[str, str]:
+    """OTLP JSON ``KeyValue`` list as text values (scalars only; arrays and maps are left out)."""
+    out: dict[str, str] = {}
+    for item in items or ():
+        if not isinstance(item, dict) or not isinstance(item.get("key"), str):
+            continue
+        value = item.get("value") or {}
+        for kind in ("stringValue", "intValue", "doubleValue", "boolValue"):
+            if kind in value:
+                scalar = value[kind]
+                out[item["key"]] = str(scalar).lower() if isinstance(scalar, bool) else str(scalar)
+                break
+    return out

@@ -23,6 +23,17 @@ from auditor.store._intake import Claim, Intake, TraceAudit
 from auditor.store._kept import reaudit_link
 from auditor.store._lease import RunLease, new_owner
 from auditor.store._listing import RunRow
+from auditor.store._live import (
+    NOT_AUDITED,
+    CapShare,
+    SampleShare,
+    Spend,
+    judge_spend,
+    live_record,
+    note_live,
+    sample_json,
+    samples_of,
+)
 from auditor.store._overview import (
     Conversation,
     Facets,
@@ -33,6 +44,10 @@ from auditor.store._overview import (
     recent_conversations,
 )
 from auditor.store._prune import PruneReport, Retention, Skipped, parse_age, prune, retention
+from auditor.store._rollup_reads import newest as newest_rollup
+from auditor.store._rollup_reads import rebuild as rebuild_rollups
+from auditor.store._rollup_reads import slices as rollup_slices
+from auditor.store._rollups import grain as rollup_grain
 from auditor.store._runs import FinishHook
 from auditor.store._sign_ins import SIGN_IN_LIFETIME, SignIns
 from auditor.store._store import DB_URL_VARIABLE, Store, revision, trace_digest, upgrade
@@ -40,6 +55,7 @@ from auditor.store._writer import StoreWriter
 
 __all__ = [
     "DB_URL_VARIABLE",
+    "NOT_AUDITED",
     "POLICY_OUTCOMES",
     "SIGN_IN_LIFETIME",
     "VERDICTS",
@@ -47,6 +63,7 @@ __all__ = [
     "AnswerPage",
     "Body",
     "BodyQueue",
+    "CapShare",
     "Claim",
     "Conversation",
     "Facets",
@@ -59,8 +76,10 @@ __all__ = [
     "Retention",
     "RunLease",
     "RunRow",
+    "SampleShare",
     "SignIns",
     "Skipped",
+    "Spend",
     "SqlDecompositionCache",
     "SqlFusedCache",
     "SqlVerdictCache",
@@ -76,18 +95,27 @@ __all__ = [
     "find_answer",
     "get_answer",
     "iter_answers",
+    "judge_spend",
     "list_answers",
     "list_calibrations",
+    "live_record",
     "new_owner",
+    "newest_rollup",
+    "note_live",
     "parse_age",
     "prune",
     "read_run",
     "reaudit_link",
+    "rebuild_rollups",
     "received_traces",
     "recent_conversations",
     "resolve_run",
     "retention",
     "revision",
+    "rollup_grain",
+    "rollup_slices",
+    "sample_json",
+    "samples_of",
     "trace_digest",
     "upgrade",
 ]

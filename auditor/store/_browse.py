@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from sqlalchemy import and_, or_, select
-from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.orm import Session, subqueryload
 
 from auditor.errors import UsageError
 from auditor.results import AnswerOut, RunInfo
@@ -78,9 +78,11 @@ def list_answers(
         UsageError: ``after`` is not a cursor from an earlier page.
     """
     query = where(
+        # Children by a join on the page's query, not ``(run_id, answer_id) IN (VALUES ...)``: SQLite
+        # answers that with a scan of the whole child table (seconds at a million answers).
         select(AnswerRecord).options(
-            selectinload(AnswerRecord.evidence),
-            selectinload(AnswerRecord.claims).selectinload(ClaimRecord.verdict),
+            subqueryload(AnswerRecord.evidence),
+            subqueryload(AnswerRecord.claims).subqueryload(ClaimRecord.verdict),
         ),
         wanted,
     )

@@ -15,8 +15,7 @@ from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Literal
 
-from sqlalchemy import Select, String, cast, exists, or_, select
-from sqlalchemy.orm import InstrumentedAttribute
+from sqlalchemy import Select, String, cast, exists, or_
 from sqlalchemy.sql.elements import ColumnElement
 
 from auditor.errors import UsageError
@@ -160,8 +159,3 @@ def where(query: Select[AnswerRecord], wanted: AnswerFilter) -> Select[AnswerRec
     if wanted.conversation_id:
         query = query.where(AnswerRecord.conversation_id == wanted.conversation_id)
     return query
-
-
-def facets(column: InstrumentedAttribute[str | None]) -> Select[str | None]:
-    """The distinct values of ``column`` (for a page's filter choices)."""
-    return select(column).distinct().where(column.is_not(None)).order_by(column)

@@ -39,6 +39,8 @@ class RunRow(BaseModel):
     answers_with_claims: int | None = None  # decided answers: undecided ones are out of that rate
     undecided_answers: int | None = None  # no claim decided unsupported, one or more unjudged
     reaudit_of: str | None = None  # the run this one re-audited (``auditor reaudit``)
+    sampling: dict[str, Any] | None = None  # a live server's sample and filter (``runs.sampling``)
+    cap: dict[str, Any] | None = None  # set when the spending cap had the run judged offline
 
 
 def run_row(run: RunRecord, answers_saved: int | None) -> RunRow:
@@ -67,6 +69,8 @@ def run_row(run: RunRecord, answers_saved: int | None) -> RunRow:
         answers_with_claims=with_claims,
         undecided_answers=_count(run.summary, "undecided_answers"),
         reaudit_of=run.reaudit_of,
+        sampling=run.sampling,
+        cap=run.cap,
     )
 
 

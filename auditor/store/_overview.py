@@ -2,7 +2,8 @@
 
 Read-only queries over the audit tables and the intake's (:mod:`._received`). A received trace's
 state is derived, not stored: ``pending`` while it has spans not yet audited, ``auditing`` while
-a worker's lease on it holds, ``audited`` or ``failed`` after its latest pass.
+a worker's lease on it holds, ``audited`` or ``failed`` after its latest pass, ``skipped`` when a
+live server's sample or filter left it out (:data:`auditor.store._live.NOT_AUDITED`).
 """
 
 from __future__ import annotations
@@ -14,14 +15,15 @@ from typing import Literal
 from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session as Session
 
-from auditor.store._filters import facets
+from auditor.store._live import NOT_AUDITED
 from auditor.store._received import ReceivedSpanRecord, ReceivedTraceRecord
+from auditor.store._rollups import ALL
 from auditor.store._runs import now
-from auditor.store._schema import AnswerRecord, EvidenceRecord, RunRecord
+from auditor.store._schema import AnswerRecord, RollupRecord, RunRecord
 from auditor.store._store import Store
 from auditor.store._translate import store_errors
 
-TraceState = Literal["pending", "retrying", "auditing", "audited", "failed"]
+TraceState = Literal["pending", "retrying", "auditing", "audited", "failed", "skipped"]
 
 
 @dataclass(frozen=True)
@@ -62,23 +64,46 @@ class Conversation:
 
 
 def recent_conversations(store: Store, limit: int = 50) -> list[Conversation]:
-    """The conversations with the most recent answers, newest first."""
-    last = func.max(AnswerRecord.generated_at)
-    query = (
-        select(
-            AnswerRecord.conversation_id,
-            func.count(),
-            func.sum(case((AnswerRecord.grounded.is_(True), 1), else_=0)),
-            func.sum(case((AnswerRecord.grounded.is_(False), 1), else_=0)),
-            func.min(AnswerRecord.generated_at),
-            last,
-        )
+    """The conversations with the most recent answers, newest first.
+
+    The conversations are found by reading answers newest first (the ``generated_at`` index) until
+    ``limit`` distinct ones are seen, then only their answers are counted (the ``conversation_id``
+    index): the cost follows the page, not the store.
+    """
+    newest = (
+        select(AnswerRecord.conversation_id)
         .where(AnswerRecord.conversation_id.is_not(None))
-        .group_by(AnswerRecord.conversation_id)
-        .order_by(last.desc())
-        .limit(limit)
+        .order_by(AnswerRecord.generated_at.desc())
     )
     with store_errors(store.url), Session(store.engine) as session:
+        chosen: list[str] = []
+        offset, batch = 0, max(limit * 8, 64)
+        while len(chosen) < limit:
+            ids = list(session.scalars(newest.offset(offset).limit(batch)))
+            for cid in ids:
+                if cid not in chosen and cid is not None:
+                    chosen.append(cid)
+                    if len(chosen) == limit:
+                        break
+            if len(ids) < batch:
+                break
+            offset += batch
+        if not chosen:
+            return []
+        last = func.max(AnswerRecord.generated_at)
+        query = (
+            select(
+                AnswerRecord.conversation_id,
+                func.count(),
+                func.sum(case((AnswerRecord.grounded.is_(True), 1), else_=0)),
+                func.sum(case((AnswerRecord.grounded.is_(False), 1), else_=0)),
+                func.min(AnswerRecord.generated_at),
+                last,
+            )
+            .where(AnswerRecord.conversation_id.in_(chosen))
+            .group_by(AnswerRecord.conversation_id)
+            .order_by(last.desc())
+        )
         return [
             Conversation(str(cid), int(n), int(ok or 0), int(bad or 0), _aware(first), _aware(latest))
             for cid, n, ok, bad, first, latest in session.execute(query)
@@ -93,7 +118,25 @@ def _aware(value: datetime | str) -> datetime:
 
 
 def answer_facets(store: Store) -> Facets:
-    """The distinct question types, source classes and policies of the stored answers."""
+    """The distinct question types, source classes and policies of the stored answers.
+
+    Question types and source classes are read from the per-day rollups (:mod:`._rollups`), which
+    hold every answer once per question type and once per source class of its evidence: a few
+    rows per day, where a ``DISTINCT`` over the answers and their evidence reads every row.
+    """
+    day = (RollupRecord.bucket == "day", RollupRecord.service == ALL)
+    question_types = (
+        select(RollupRecord.question_type)
+        .distinct()
+        .where(*day, RollupRecord.source_class == ALL, RollupRecord.question_type != "")
+        .order_by(RollupRecord.question_type)
+    )
+    source_classes = (
+        select(RollupRecord.source_class)
+        .distinct()
+        .where(*day, RollupRecord.source_class != ALL)
+        .order_by(RollupRecord.source_class)
+    )
     policies = (
         select(RunRecord.policy_name, RunRecord.policy_sha256)
         .where(RunRecord.policy_sha256.is_not(None))
@@ -102,8 +145,8 @@ def answer_facets(store: Store) -> Facets:
     )
     with store_errors(store.url), Session(store.engine) as session:
         return Facets(
-            tuple(str(v) for v in session.scalars(facets(AnswerRecord.question_type))),
-            tuple(str(v) for v in session.scalars(facets(EvidenceRecord.source_class))),
+            tuple(str(v) for v in session.scalars(question_types)),
+            tuple(str(v) for v in session.scalars(source_classes)),
             tuple((str(name or ""), str(sha)) for name, sha in session.execute(policies)),
         )
 
@@ -120,6 +163,8 @@ def _state(row: ReceivedTraceRecord, at: datetime) -> TraceState:
         return "auditing"
     if row.audited_generation < row.generation:
         return "pending"
+    if row.error and row.error.startswith(NOT_AUDITED):
+        return "skipped"  # outside the sample, or not matching the filter: not a failure
     return "failed" if row.error else "audited"
 
 

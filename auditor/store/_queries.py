@@ -88,14 +88,12 @@ def answer_usages(run_id: str) -> Select[dict[str, Any] | None]:
 
 
 def runs_with_answer_counts(limit: int | None) -> Select[RunRecord, Any]:
-    """Runs, newest first, each with its number of saved answers (None: no answer saved)."""
-    counts = select(AnswerRecord.run_id, func.count().label("n")).group_by(AnswerRecord.run_id).subquery()
-    return (
-        select(RunRecord, counts.c.n)
-        .outerjoin(counts, counts.c.run_id == RunRecord.id)
-        .order_by(RunRecord.started_at.desc(), RunRecord.id.desc())
-        .limit(limit)
-    )
+    """Runs, newest first, each with its number of saved answers.
+
+    Counted per listed run (the answers' primary key), not grouped over every answer first.
+    """
+    saved = select(func.count()).where(AnswerRecord.run_id == RunRecord.id).scalar_subquery()
+    return select(RunRecord, saved).order_by(RunRecord.started_at.desc(), RunRecord.id.desc()).limit(limit)
 
 
 def resumable_runs(

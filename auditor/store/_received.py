@@ -8,7 +8,7 @@ is pending. Its ``owner`` / ``heartbeat_at`` / ``lease_seconds`` are a lease on 
 run's (:mod:`._lease`). ``trace_audits`` records which run audited which generation, so a trace
 re-audited after a late span keeps both results apart.
 
-``received_bodies`` (migration 0012) holds request bodies acknowledged but not yet split into
+``received_bodies`` (migration 0014) holds request bodies acknowledged but not yet split into
 spans: the receiver commits a body there and answers; an ingest worker claims it (``owner`` /
 ``heartbeat_at``, a lease), stores its spans and deletes it in one transaction.
 """

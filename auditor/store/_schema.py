@@ -133,6 +133,10 @@ class RunRecord(Base):
     lease_seconds: Mapped[float | None] = mapped_column(Float)
     # A re-audit (migration 0009): the run whose kept traces it re-judged (``auditor reaudit``).
     reaudit_of: Mapped[str | None] = mapped_column(SafeText)
+    # A live server's run (migration 0012): the sample its trace was chosen under, and the spending
+    # cap that made it be judged offline (None when it was not).
+    sampling: Mapped[dict[str, Any] | None] = mapped_column(_json())
+    cap: Mapped[dict[str, Any] | None] = mapped_column(_json())
 
     answers: Mapped[list[AnswerRecord]] = relationship(
         back_populates="run", cascade="all, delete-orphan", order_by="AnswerRecord.position"
@@ -180,12 +184,12 @@ class AnswerRecord(Base):
     __tablename__ = "answers"
 
     run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
-    answer_id: Mapped[str] = mapped_column(SafeText, primary_key=True)
+    answer_id: Mapped[str] = mapped_column(SafeText, primary_key=True, index=True)  # 0013: one answer's page
     position: Mapped[int] = mapped_column(Integer)
     trace_key: Mapped[str] = mapped_column(ForeignKey("traces.key"), index=True)
     trace_id: Mapped[str] = mapped_column(SafeText, index=True)  # migration 0008: the server's filters
     span_id: Mapped[str] = mapped_column(SafeText)
-    conversation_id: Mapped[str | None] = mapped_column(SafeText)
+    conversation_id: Mapped[str | None] = mapped_column(SafeText, index=True)  # 0013: sessions
     question: Mapped[str | None] = mapped_column(SafeText)
     question_type: Mapped[str | None] = mapped_column(SafeText)
     text: Mapped[str] = mapped_column(SafeText)
@@ -357,3 +361,31 @@ class CalibrationRecord(Base):
     body: Mapped[dict[str, Any]] = mapped_column(
         _json()
     )  # the whole :class:`auditor.calibration.Calibration`
+
+
+class RollupRecord(Base):
+    """The summed counts (:func:`auditor.metrics.answer_counts`) of the answers of one hour or day
+    that share a policy, judge, service, source class and question type (migration 0013).
+
+    Kept by every answer write in the same transaction (:mod:`._rollups`), so a summary or trend
+    reads a few rows per bucket instead of every answer. An answer counts once in the rows of its
+    question type with ``service`` and ``source_class`` ``"*"`` (every answer), and again once per
+    service its trace was received from and per source class of its evidence, for those filters.
+    An absent dimension (no policy, no question type) is ``""``.
+    """
+
+    __tablename__ = "answer_rollups"
+    __table_args__ = (Index("ix_answer_rollups_slice", "bucket", "service", "source_class", "start"),)
+
+    key: Mapped[str] = mapped_column(SafeText, primary_key=True)  # the other key columns' digest
+    bucket: Mapped[str] = mapped_column(SafeText)  # "hour" or "day"
+    start: Mapped[datetime] = mapped_column(UTCDateTime)
+    policy_name: Mapped[str] = mapped_column(SafeText)
+    policy_sha256: Mapped[str] = mapped_column(SafeText)
+    judge_kind: Mapped[str] = mapped_column(SafeText)
+    judge_model: Mapped[str] = mapped_column(SafeText)
+    service: Mapped[str] = mapped_column(SafeText)
+    source_class: Mapped[str] = mapped_column(SafeText)
+    question_type: Mapped[str] = mapped_column(SafeText)
+    answer_count: Mapped[int] = mapped_column(Integer)
+    counts: Mapped[dict[str, int]] = mapped_column(_json())

@@ -39,6 +39,7 @@ from auditor.settings import SETTINGS, app_dir, setting
 from auditor.store import _convert as convert
 from auditor.store import _kept as kept
 from auditor.store import _queries as queries
+from auditor.store import _rollups as rollups
 from auditor.store import _write as write
 from auditor.store._listing import RunRow, run_row
 from auditor.store._migrate import (
@@ -296,6 +297,7 @@ class Store(RunLedger):
         if if_absent:
             for answer_id in write.saved_answers(session, run_id, list(latest)):
                 del latest[answer_id]
+        replaced = rollups.stored(session, run_id, list(latest))
         existing = write.remove_answers(session, run_id, list(latest))
         records = []
         for answer, digest in latest.values():
@@ -306,6 +308,9 @@ class Store(RunLedger):
             usage = (usages or {}).get(answer.answer_id)
             records.append(convert.answer_record(run_id, answer, position, trace_key, now(), usage))
         write.insert_answers(session, records)
+        # The figures per hour and day follow in the same transaction (after the inserts: on SQLite
+        # this transaction holds the write lock by then).
+        rollups.record(session, run_id, [answer for answer, _ in latest.values()], replaced)
 
     def _next_position(self, session: Session, run_id: str) -> int:
         # Counted here after the first read: a run has one writer at a time (its lease holder).

@@ -47,6 +47,7 @@ from auditor.trace._receive import BodyCheck, ReceivedBatch, ReceivedSpan, SpanR
 from auditor.trace._record_shape import FORMAT, record_trace, record_trace_id
 from auditor.trace._records import RecordsAdapter
 from auditor.trace._repair import MAX_DEPTH, repair_trace
+from auditor.trace._sampling import SpanFacts, TraceSampling, parse_sampling, sample_point
 from auditor.trace._text import quote_value, repair_text
 
 __all__ = [
@@ -72,6 +73,7 @@ __all__ = [
     "SourceRef",
     "Span",
     "SpanEvent",
+    "SpanFacts",
     "SpanKind",
     "SpanReceiver",
     "SpanStatus",
@@ -79,6 +81,7 @@ __all__ = [
     "ToolInvocation",
     "Trace",
     "TraceAdapter",
+    "TraceSampling",
     "assemble_trace",
     "broken_adapters",
     "detect_adapter",
@@ -93,6 +96,7 @@ __all__ = [
     "loads_fast_writable",
     "merge_split_traces",
     "merged_conversation",
+    "parse_sampling",
     "quote_value",
     "read_file",
     "read_traces",
@@ -100,4 +104,5 @@ __all__ = [
     "record_trace_id",
     "repair_text",
     "repair_trace",
+    "sample_point",
 ]

@@ -350,6 +350,7 @@ class FakeOpenAI:
         self.models_route = True
         self.model_requests: list[str] = []
         self.requests = 0
+        self.charged: list[int] = []  # total tokens of each chat completion answered, in order
         self.by_kind: Counter[str] = Counter()
         self.bodies: list[dict[str, Any]] = []
         self.arrivals: list[float] = []
@@ -482,6 +483,8 @@ class FakeOpenAI:
         refusal = "I can't help with that." if action == "refuse" else None
         if refusal:
             content = ""
+        with self._lock:  # the tokens this answer charges (its usage's total), in order
+            self.charged.append(len(prompt) // 4 + len(content) // 4 + 2)
         return (
             200,
             {},

@@ -193,6 +193,17 @@ class OtlpProtoAdapter:
 
         return check_proto(body)
 
+    def evaluation_exporter(self, endpoint: str, headers: dict[str, str] | None = None) -> Any:
+        """An :class:`~auditor_otel.evaluations.OtlpEvaluationExporter` sending verdicts to ``endpoint``
+        as ``gen_ai.evaluation.result`` events (``auditor serve``'s events endpoint).
+
+        Raises:
+            ImportError: the ``events`` extra (the OpenTelemetry SDK and OTLP/HTTP exporter) is missing.
+        """
+        from .evaluations import OtlpEvaluationExporter
+
+        return OtlpEvaluationExporter(endpoint, headers)
+
     def parse(self, stream: BinaryIO, source: str) -> Iterator[Trace | Problem]:
         collector = TraceCollector(
             source, FORMAT, quiet_batches=self.quiet_batches, max_open_spans=self.max_open_spans

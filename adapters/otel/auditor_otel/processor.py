@@ -21,6 +21,10 @@ Guarantees for the application:
 - a trace with model calls from which no answer is read is never a silent zero: it is counted in
   ``stats.unanswered`` and its ``no_answer`` problem (trace, span, convention, what was missing) is
   logged as a warning;
+- with ``sampling`` (:class:`auditor.trace.TraceSampling`), a completed trace outside the share (a
+  hash of its trace id, so every replica of the application, and ``auditor serve`` with the same
+  share, picks the same traces) or not matching the filter is not audited, counted in
+  ``stats.not_sampled`` / ``stats.filtered_out``; a stored run records the sample and filter;
 - ``force_flush()`` waits (up to its timeout) until every queued trace is audited; ``shutdown()``
   drains the queue, stops the worker and finishes the store run. Traces whose root never ended are
   not audited.
@@ -58,7 +62,7 @@ from auditor.judges import JudgeSetup, build_judge
 from auditor.pipeline import audit_all, audit_result
 from auditor.policy import Policy, load_policy
 from auditor.results import AnswerOut
-from auditor.trace import IngestResult, Problem, Trace
+from auditor.trace import IngestResult, Problem, SpanFacts, Trace, TraceSampling
 
 from .events import emit_evaluation_events
 
@@ -80,6 +84,8 @@ class ProcessorStats:
     failed: int = 0  # traces whose audit raised
     unanswered: int = 0  # traces with model calls that yielded no answer (each logged as a warning)
     on_end_errors: int = 0  # exceptions swallowed in on_start / on_end (never propagated)
+    not_sampled: int = 0  # completed traces outside the sampled share (by trace id)
+    filtered_out: int = 0  # completed traces in the share that no span of matched the filter
 
 
 @dataclass(frozen=True)
@@ -116,6 +122,20 @@ def spans_to_traces(spans: Sequence[ReadableSpan], source: str = SOURCE) -> tupl
     return traces, problems
 
 
+def span_facts(spans: Sequence[ReadableSpan]) -> list[SpanFacts]:
+    """What the sampling filter reads of each span: its resource's ``service.name`` and its attributes."""
+    out = []
+    for span in spans:
+        service = span.resource.attributes.get("service.name") if span.resource is not None else None
+        attributes = {
+            key: str(value).lower() if isinstance(value, bool) else str(value)
+            for key, value in (span.attributes or {}).items()
+            if isinstance(value, str | int | float | bool)
+        }
+        out.append(SpanFacts(None if service is None else str(service), attributes))
+    return out
+
+
 class AuditSpanProcessor(SpanProcessor):
     """Audits each completed trace in a background worker.
 
@@ -131,6 +151,8 @@ class AuditSpanProcessor(SpanProcessor):
         keep: audits kept in ``audits`` (the newest).
         on_audit: called in the worker with each trace's audits (its exceptions are recorded too).
         history: traces kept per conversation, so later turns see earlier turns' evidence.
+        sampling: audit only this share of traces (by trace id) matching its filter
+            (:func:`auditor.trace.parse_sampling`); None: every trace.
     """
 
     def __init__(
@@ -146,6 +168,7 @@ class AuditSpanProcessor(SpanProcessor):
         keep: int = 10_000,
         on_audit: Callable[[list[AnswerOut]], None] | None = None,
         history: int = 50,
+        sampling: TraceSampling | None = None,
     ) -> None:
         self.policy = policy if isinstance(policy, Policy) else load_policy(policy)
         self.judge_spec = judge
@@ -153,6 +176,7 @@ class AuditSpanProcessor(SpanProcessor):
         build_judge(judge, base_url=base_url)  # fail in the constructor on a bad spec or a missing key
         self.db_url = db_url
         self.on_audit = on_audit
+        self.sampling = sampling or TraceSampling()
         self.stats = ProcessorStats()
         self.audits: deque[AnswerOut] = deque(maxlen=keep)
         self.failures: deque[AuditFailure] = deque(maxlen=1000)
@@ -218,8 +242,20 @@ class AuditSpanProcessor(SpanProcessor):
             is_root = parent is None or parent.span_id not in work.started
             if is_root:
                 del self._open[trace_id]
-        if is_root:
+        if is_root and self._chosen(work):
             self._enqueue(work)
+
+    def _chosen(self, work: _Work) -> bool:
+        """Whether the completed trace is in the sample and matches the filter (counted when not)."""
+        if self.sampling.everything:
+            return True
+        if not self.sampling.sampled(work.trace_id):
+            self.stats.not_sampled += 1
+            return False
+        if not self.sampling.matches(span_facts(work.spans)):
+            self.stats.filtered_out += 1
+            return False
+        return True
 
     def _enqueue(self, work: _Work) -> None:
         with self._idle:
@@ -332,6 +368,9 @@ class AuditSpanProcessor(SpanProcessor):
                 judge=judge_ref(setup.judge.identity),
             )
             self._store_run = self._store.begin_run(info, self.policy.source_text)
+            from auditor.store import note_live
+
+            note_live(self._store, self._store_run, self.sampling.recorded())
         digest = trace_digest(trace)
         for answer in answers:
             self._store.save_answer(self._store_run, answer, digest)

@@ -1,0 +1,173 @@
+"""What a live deployment records beside its runs: the sample, the spending cap, what was spent.
+
+A live server audits a share of its traces (:class:`auditor.trace.TraceSampling`) and may judge
+some offline because its LLM spending cap was reached; both are stored on the run
+(``runs.sampling``, ``runs.cap``, migration 0012) in the transaction that finishes it, and read
+back beside every figure over its answers (:func:`samples_of`), so a rate is never quoted without
+the sample it was measured on, nor an offline verdict mistaken for the LLM judge's.
+
+What the judge spent is read from the runs themselves (:func:`judge_spend`: the ``usage`` of the
+LLM-judged runs started in a window), so every replica over one database sees one budget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import and_, case, func, select, update
+from sqlalchemy.orm import Session
+
+from auditor.store._filters import AnswerFilter, where
+from auditor.store._runs import FinishHook
+from auditor.store._schema import AnswerRecord, RunRecord
+from auditor.store._store import Store
+from auditor.store._translate import store_errors
+
+OFFLINE = "offline"
+#: How the pass of a trace a live server chose not to audit begins (its reason follows).
+NOT_AUDITED = "not audited: "
+
+
+def live_record(sampling: dict[str, Any], cap: dict[str, Any] | None = None) -> FinishHook:
+    """A finish hook storing the run's sample and, when it was judged offline by the cap, the cap."""
+
+    def record(session: Session, run_id: str) -> None:
+        session.execute(update(RunRecord).where(RunRecord.id == run_id).values(sampling=sampling, cap=cap))
+
+    return record
+
+
+def note_live(store: Store, run_id: str, sampling: dict[str, Any], cap: dict[str, Any] | None = None) -> None:
+    """Store the sample (and cap) of a run that is not finished through a hook (the span processor's)."""
+    with store_errors(store.url), Session(store.engine) as session, session.begin():
+        live_record(sampling, cap)(session, run_id)
+
+
+@dataclass(frozen=True)
+class Spend:
+    """What LLM-judged runs started since a time spent: tokens, estimated USD (None: unknown).
+
+    ``steps`` is the running total after each run, in the order the runs finished: ``(finished
+    at, tokens so far, USD so far or None)``, so a cap can tell when it was reached.
+    """
+
+    tokens: int
+    cost_usd: float | None
+    runs: int
+    steps: tuple[tuple[datetime, int, float | None], ...] = ()
+
+
+def _llm(key: str) -> Any:
+    return RunRecord.usage[("llm", key)]
+
+
+def judge_spend(store: Store, since: datetime, *, steps: bool = False) -> Spend:
+    """The LLM usage recorded on runs started at or after ``since`` (every replica's, one database).
+
+    A run records its usage when it finishes; the cost is the estimate of the price table the run
+    used (``AUDITOR_LLM_PRICES`` over the built-in one), None when a model had no price. The sums
+    are taken in SQL; ``steps`` (the running total run by run) only when asked for.
+    """
+    window = (
+        RunRecord.started_at >= since,
+        RunRecord.judge_kind.is_not(None),
+        RunRecord.judge_kind != OFFLINE,
+    )
+    prompt, completion = _llm("prompt_tokens").as_integer(), _llm("completion_tokens").as_integer()
+    cost = _llm("cost_usd").as_float()
+    unknown = case((and_(_llm("calls").as_integer() > 0, cost.is_(None)), 1), else_=0)
+    totals = select(
+        func.count(),
+        func.coalesce(func.sum(func.coalesce(prompt, 0) + func.coalesce(completion, 0)), 0),
+        func.coalesce(func.sum(func.coalesce(cost, 0.0)), 0.0),
+        func.coalesce(func.sum(unknown), 0),
+    ).where(*window)
+    with store_errors(store.url), Session(store.engine) as session:
+        runs, tokens, spent, unpriced = session.execute(totals).one()
+        running: list[tuple[datetime, int, float | None]] = []
+        if steps:
+            so_far, cost_so_far, gone = 0, 0.0, False
+            ordered = (
+                select(RunRecord.usage, func.coalesce(RunRecord.finished_at, RunRecord.started_at))
+                .where(*window)
+                .order_by(func.coalesce(RunRecord.finished_at, RunRecord.started_at))
+            )
+            for usage, at in session.execute(ordered):
+                llm = (usage or {}).get("llm") or {}
+                so_far += int(llm.get("prompt_tokens") or 0) + int(llm.get("completion_tokens") or 0)
+                gone = gone or (llm.get("cost_usd") is None and bool(llm.get("calls")))
+                cost_so_far += float(llm.get("cost_usd") or 0.0)
+                running.append((_aware(at), so_far, None if gone else cost_so_far))
+    return Spend(int(tokens), None if unpriced else float(spent), int(runs), tuple(running))
+
+
+def _aware(at: datetime) -> datetime:
+    """A time read through ``coalesce`` (not the column's type): UTC, aware."""
+    return at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
+
+
+@dataclass(frozen=True)
+class SampleShare:
+    """The answers a filter selects that were audited under one sample (None: every trace)."""
+
+    sampling: dict[str, Any] | None
+    answers: int
+
+
+@dataclass(frozen=True)
+class CapShare:
+    """The answers a filter selects that were judged offline because the spending cap was reached."""
+
+    answers: int
+    first_hit_at: str | None
+    last_hit_at: str | None
+    caps: tuple[str, ...]
+
+
+def samples_of(store: Store, wanted: AnswerFilter) -> tuple[list[SampleShare], CapShare]:
+    """The samples behind the answers ``wanted`` selects, and how many of them the cap sent offline."""
+    base = where(select(AnswerRecord.run_id), wanted).subquery()
+    query = (
+        select(RunRecord.sampling, RunRecord.cap, func.count())
+        .join(base, base.c.run_id == RunRecord.id)
+        .group_by(RunRecord.id)
+    )
+    by_sample: dict[str, SampleShare] = {}
+    capped, hits, caps = 0, [], set()
+    with store_errors(store.url), Session(store.engine) as session:
+        for sampling, cap, count in session.execute(query):
+            key = repr(sorted((sampling or {}).items()))
+            seen = by_sample.get(key)
+            by_sample[key] = SampleShare(sampling, count + (seen.answers if seen else 0))
+            if cap:
+                capped += count
+                if cap.get("hit_at"):
+                    hits.append(str(cap["hit_at"]))
+                if cap.get("limit"):
+                    caps.add(str(cap["limit"]))
+    shares = sorted(by_sample.values(), key=lambda s: -s.answers)
+    return shares, CapShare(capped, min(hits, default=None), max(hits, default=None), tuple(sorted(caps)))
+
+
+def sample_json(shares: Sequence[SampleShare], capped: CapShare) -> dict[str, Any]:
+    """The ``sample`` block of a summary: each sample with its answers, and the cap's offline answers."""
+    return {
+        "samples": [
+            {
+                "share": (s.sampling or {}).get("share", 1.0),
+                "filter": (s.sampling or {}).get("filter"),
+                "live": s.sampling is not None,
+                "answers": s.answers,
+            }
+            for s in shares
+        ],
+        "judged_offline_by_cap": {
+            "answers": capped.answers,
+            "first_hit_at": capped.first_hit_at,
+            "last_hit_at": capped.last_hit_at,
+            "caps": list(capped.caps),
+        },
+    }

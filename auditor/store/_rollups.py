@@ -1,0 +1,283 @@
+"""Rollups: each hour's and day's answer counts, kept as answers are written, so figures do not grow with the store.
+
+A row of ``answer_rollups`` (:class:`._schema.RollupRecord`) sums :func:`auditor.metrics.answer_counts`
+over the answers generated in one hour (or day) under one policy and judge, of one question type,
+in one service / source class slice: ``"*"`` (every answer), or the answers whose trace was received
+from that service, or that have an evidence item of that source class. Every answer write
+(:meth:`Store.write_answers`) adds its answers' counts in the same transaction, and takes back the
+counts of the answers it replaces, so the rows always sum to what the answers give.
+
+Concurrency: rows are read, added to and written back. On PostgreSQL the rows are created first
+(``ON CONFLICT DO NOTHING``) and locked ``FOR UPDATE`` in key order, so two writers of the same hour
+queue instead of losing an addition; on SQLite the transaction already holds the database's write
+lock (the answers were inserted first). :func:`recompute` recomputes every row from the answers, under
+a table lock on PostgreSQL so writers wait for it.
+
+Reading (:mod:`._rollup_reads`): a filter is answered from rollups only when every condition it holds is
+a rollup dimension (policy, source class, question type, service) or a time bound on a bucket's
+edge; otherwise the caller reads the answers (:func:`expressible`). A trace's services are those of
+its received spans when the answer is written: a span that arrives later with another
+``service.name`` is in the raw filter and not in the rollups until :func:`rebuild`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import fields
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from sqlalchemy import Table, delete, select, text
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.orm import Session, subqueryload
+
+from auditor.metrics import add_counts, answer_counts
+from auditor.results import AnswerOut
+from auditor.store._convert import answer_out
+from auditor.store._filters import AnswerFilter
+from auditor.store._received import ReceivedSpanRecord
+from auditor.store._schema import AnswerRecord, ClaimRecord, RollupRecord, RunRecord
+from auditor.store._write import upsert
+
+Bucket = Literal["hour", "day"]
+BUCKETS: tuple[Bucket, ...] = ("hour", "day")
+#: The service / source class of the rows that hold every answer.
+ALL = "*"
+#: Keys per ``IN (...)``, rows per statement.
+CHUNK = 500
+#: Filter fields a rollup can answer; any other set field means reading the answers.
+ROLLUP_FIELDS = frozenset({"policy", "source_class", "question_type", "service", "since", "until"})
+
+_SERVICE = re.compile(r'"key":"service\.name","value":\{"stringValue":("(?:[^"\\]|\\.)*")\}')
+_KEY_COLUMNS = (
+    "bucket",
+    "start",
+    "policy_name",
+    "policy_sha256",
+    "judge_kind",
+    "judge_model",
+    "service",
+    "source_class",
+    "question_type",
+)
+
+Key = tuple[str, datetime, str, str, str, str, str, str, str]
+#: A run's policy name and SHA-256, judge kind and model.
+RunDimensions = tuple[str, str, str, str]
+
+
+def floor(at: datetime, bucket: Bucket) -> datetime:
+    """The start of the hour or day (UTC) that holds ``at``."""
+    at = at.replace(minute=0, second=0, microsecond=0)
+    return at.replace(hour=0) if bucket == "day" else at
+
+
+def step(bucket: Bucket) -> timedelta:
+    return timedelta(hours=1) if bucket == "hour" else timedelta(days=1)
+
+
+def _digest(key: Key) -> str:
+    parts = [key[0], key[1].isoformat(), *key[2:]]
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:40]
+
+
+def table() -> Table:
+    table = RollupRecord.__table__
+    if not isinstance(table, Table):  # pragma: no cover - the model maps one table
+        raise TypeError("RollupRecord maps no table")
+    return table
+
+
+def services_of(session: Session, trace_ids: Iterable[str]) -> dict[str, set[str]]:
+    """Each trace's ``service.name`` values, as the server's ``service`` filter matches them."""
+    wanted = sorted(set(trace_ids))
+    found: dict[str, set[str]] = {}
+    for start in range(0, len(wanted), CHUNK):
+        query = select(ReceivedSpanRecord.trace_id, ReceivedSpanRecord.record).where(
+            ReceivedSpanRecord.trace_id.in_(wanted[start : start + CHUNK])
+        )
+        for trace_id, record in session.execute(query):
+            for raw in _SERVICE.findall(record):
+                try:
+                    name = json.loads(raw)
+                except ValueError:  # pragma: no cover - the pattern takes a JSON string
+                    continue
+                # The filter looks for the name as json.dumps writes it: a name spelt otherwise in
+                # the record (escaped differently) does not match it, so it is not counted here.
+                if isinstance(name, str) and json.dumps(name, ensure_ascii=False) == raw:
+                    found.setdefault(trace_id, set()).add(name)
+    return found
+
+
+def run_dimensions(session: Session, run_id: str) -> RunDimensions:
+    """The policy (name, SHA-256) and judge (kind, model) of a run, ``""`` where it has none."""
+    row = session.execute(
+        select(
+            RunRecord.policy_name, RunRecord.policy_sha256, RunRecord.judge_kind, RunRecord.judge_model
+        ).where(RunRecord.id == run_id)
+    ).one()
+    return (row[0] or "", row[1] or "", row[2] or "", row[3] or "")
+
+
+def deltas(
+    run: RunDimensions, answers: Iterable[AnswerOut], services: dict[str, set[str]]
+) -> dict[Key, Counter[str]]:
+    """The counts ``answers`` (of a run with these dimensions) add to each rollup row, by key."""
+    out: dict[Key, Counter[str]] = {}
+    policy, judge = run[:2], run[2:]
+    for answer in answers:
+        counts = answer_counts(answer)
+        classes = {e.source_class for e in answer.evidence if e.source_class is not None}
+        question_type = answer.question_type or ""
+        for bucket in BUCKETS:
+            start = floor(answer.generated_at, bucket)
+            for service in (ALL, *sorted(services.get(answer.trace_id, ()))):
+                for source_class in (ALL, *sorted(classes)):
+                    key: Key = (bucket, start, *policy, *judge, service, source_class, question_type)
+                    add_counts(out.setdefault(key, Counter()), counts)
+    return out
+
+
+def apply(session: Session, changes: dict[Key, Counter[str]], sign: int = 1) -> None:
+    """Add ``changes`` (times ``sign``) to the rollup rows, in ``session``'s transaction."""
+    changes = {k: c for k, c in changes.items() if c}
+    if not changes:
+        return
+    rollups = table()
+    keyed = sorted((_digest(k), k, c) for k, c in changes.items())
+    postgres = session.get_bind().dialect.name == "postgresql"
+    if postgres:
+        # Create missing rows, then lock them all in key order: concurrent writers queue here.
+        blank = [
+            {**dict(zip(_KEY_COLUMNS, k, strict=True)), "key": d, "answer_count": 0, "counts": {}}
+            for d, k, _ in keyed
+        ]
+        insert = postgresql.insert(rollups).on_conflict_do_nothing(index_elements=["key"])
+        for start in range(0, len(blank), CHUNK):
+            session.execute(insert, blank[start : start + CHUNK])
+    have: dict[str, dict[str, int]] = {}
+    digests = [d for d, _, _ in keyed]
+    for start in range(0, len(digests), CHUNK):
+        query = select(rollups.c.key, rollups.c.counts).where(
+            rollups.c.key.in_(digests[start : start + CHUNK])
+        )
+        if postgres:
+            query = query.order_by(rollups.c.key).with_for_update()
+        for digest, counts in session.execute(query):
+            have[digest] = counts or {}
+    gone: list[str] = []
+    rows: list[dict[str, Any]] = []
+    for digest, key, change in keyed:
+        total: Counter[str] = Counter(have.get(digest, {}))
+        add_counts(total, change, sign)
+        if not total:
+            gone.append(digest)
+            continue
+        rows.append(
+            {
+                **dict(zip(_KEY_COLUMNS, key, strict=True)),
+                "key": digest,
+                "answer_count": total.get("answers", 0),
+                "counts": dict(sorted(total.items())),
+            }
+        )
+    for start in range(0, len(gone), CHUNK):
+        session.execute(delete(rollups).where(rollups.c.key.in_(gone[start : start + CHUNK])))
+    _write(session, rows)
+
+
+def _write(session: Session, rows: Sequence[dict[str, Any]]) -> None:
+    upsert(session, RollupRecord, {row["key"]: {k: v for k, v in row.items() if k != "key"} for row in rows})
+
+
+def stored(session: Session, run_id: str, answer_ids: Sequence[str]) -> list[AnswerOut]:
+    """The answers of ``run_id`` among ``answer_ids`` that are stored (what a write replaces)."""
+    out: list[AnswerOut] = []
+    for start in range(0, len(answer_ids), CHUNK):
+        query = (
+            select(AnswerRecord)
+            .options(
+                subqueryload(AnswerRecord.evidence),
+                subqueryload(AnswerRecord.claims).subqueryload(ClaimRecord.verdict),
+            )
+            .where(
+                AnswerRecord.run_id == run_id, AnswerRecord.answer_id.in_(answer_ids[start : start + CHUNK])
+            )
+        )
+        out.extend(answer_out(row) for row in session.scalars(query))
+    return out
+
+
+def record(
+    session: Session, run_id: str, added: Sequence[AnswerOut], removed: Sequence[AnswerOut] = ()
+) -> None:
+    """Add the counts of ``added`` and take back those of ``removed`` (answers of ``run_id``), in
+    ``session``'s transaction."""
+    if not added and not removed:
+        return
+    run = run_dimensions(session, run_id)
+    found = services_of(session, (a.trace_id for a in (*added, *removed)))
+    change = deltas(run, added, found)
+    for key, counts in deltas(run, removed, found).items():
+        add_counts(change.setdefault(key, Counter()), counts, -1)
+    apply(session, change)
+
+
+def recompute(session: Session, batch: int = 500) -> int:
+    """:func:`rebuild` in ``session``'s transaction (also what migration 0013 fills the table with)."""
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(text("LOCK TABLE answer_rollups IN SHARE ROW EXCLUSIVE MODE"))
+    session.execute(delete(table()))
+    total: dict[Key, Counter[str]] = {}
+    for run_id in session.scalars(select(RunRecord.id).order_by(RunRecord.id)).all():
+        run = run_dimensions(session, run_id)
+        after = ""
+        while True:
+            query = (
+                select(AnswerRecord)
+                .options(
+                    subqueryload(AnswerRecord.evidence),
+                    subqueryload(AnswerRecord.claims).subqueryload(ClaimRecord.verdict),
+                )
+                .where(AnswerRecord.run_id == run_id, AnswerRecord.answer_id > after)
+                .order_by(AnswerRecord.answer_id)
+                .limit(batch)
+            )
+            rows = list(session.scalars(query))
+            if not rows:
+                break
+            answers = [answer_out(r) for r in rows]
+            found = services_of(session, (a.trace_id for a in answers))
+            for key, change in deltas(run, answers, found).items():
+                add_counts(total.setdefault(key, Counter()), change)
+            after = rows[-1].answer_id
+            session.expunge_all()
+    apply(session, total)
+    return len(total)
+
+
+def expressible(wanted: AnswerFilter) -> bool:
+    """Whether rollups can answer ``wanted``: it sets only rollup dimensions and time bounds."""
+    for field in fields(wanted):
+        value = getattr(wanted, field.name)
+        if value is None or value == "":
+            continue
+        if field.name not in ROLLUP_FIELDS or value == ALL:
+            return False
+    return True
+
+
+def grain(wanted: AnswerFilter, bucket: Bucket | None = None) -> Bucket | None:
+    """The coarsest rollup bucket whose edges hold ``wanted``'s time bounds (and that is no coarser
+    than ``bucket``); None when a bound falls inside an hour or ``wanted`` is not :func:`expressible`."""
+    if not expressible(wanted):
+        return None
+    bounds = [t for t in (wanted.since, wanted.until) if t is not None]
+    for candidate in ("day", "hour") if bucket != "hour" else ("hour",):
+        if all(floor(t, candidate) == t for t in bounds):
+            return candidate
+    return None

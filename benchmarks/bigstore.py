@@ -1,0 +1,247 @@
+"""Every page and API route of ``auditor serve`` over a store of a million answers, on SQLite and PostgreSQL.
+
+The store is filled by :mod:`benchmarks.bigstore_data` (real audited answers copied in bulk, with
+evidence, claims, verdicts, received spans naming a service, and the rollups). The application is
+the server's own (:func:`auditor.serve.create_app` on the store), driven in this process through
+Starlette's test client, so a figure is the route's own work (SQL, metrics, templates), without a
+socket. Each route is asked ``repeat`` times after one warm-up request (the answer routes a
+different answer each time); p50 and p95 are reported, and the p95 as a ratio to ``/healthz``'s
+p95 measured in the same run (the framework and one indexed query: the baseline).
+
+    python -m benchmarks --only bigstore                          # 1,000,000 answers, both stores
+    python -m benchmarks.bigstore --answers 100000 --store sqlite  # one store, smaller
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import create_engine, make_url, text
+
+from benchmarks.bigstore_data import QUESTION_TYPES, SERVICES, fill
+from benchmarks.tables import markdown_table
+
+PG_URL = os.environ.get("AUDITOR_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+ANSWERS = 1_000_000
+QUICK_ANSWERS = 5_000
+REPEAT = 20
+#: The target of issue 33: every route under this at p95 with a million answers.
+TARGET_MS = 300.0
+
+
+@contextmanager
+def pg_schema(base_url: str) -> Iterator[str]:
+    """A URL whose connections see only a new schema of their own, dropped afterwards."""
+    schema = f"bigstore_{uuid.uuid4().hex[:10]}"
+    admin = create_engine(base_url)
+    with admin.begin() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    url = make_url(base_url).update_query_dict({"options": f"-csearch_path={schema}"})
+    try:
+        yield url.render_as_string(hide_password=False)
+    finally:
+        with admin.begin() as conn:
+            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
+
+
+def pg_available(url: str = PG_URL) -> str | None:
+    """None when PostgreSQL answers at ``url``, else why not."""
+    try:
+        engine = create_engine(url, connect_args={"connect_timeout": 3})
+        with engine.connect() as conn:
+            conn.execute(text("select 1"))
+        engine.dispose()
+    except Exception as err:
+        return f"PostgreSQL at {make_url(url).render_as_string()} is not available ({type(err).__name__})"
+    return None
+
+
+def routes(end: Any, policy_sha: str, answer_ids: list[tuple[str, str]]) -> dict[str, list[str]]:
+    """Each route's name -> the URLs its repeats ask (one per repeat)."""
+    week = (end - timedelta(days=7)).strftime("%Y-%m-%dT%H:%M:%S")
+    last_hour = (end - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%S")
+    one = [f"/answers/{a}?run={r}" for r, a in answer_ids]
+    return {
+        "baseline: GET /healthz": ["/healthz"],
+        "page / (newest 50)": ["/"],
+        "page / verdict=ungrounded": ["/?verdict=ungrounded"],
+        "page / source_class + question_type": ["/?source_class=tool-results&question_type=billing"],
+        f"page / service={SERVICES[2]}": [f"/?service={SERVICES[2]}"],
+        "page / q=refund": ["/?q=refund"],
+        "page /answers/{id}": one,
+        "page /answers/{id}/attribution": [f"{u.split('?')[0]}/attribution?{u.split('?')[1]}" for u in one],
+        "page /trend?bucket=hour": ["/trend?bucket=hour"],
+        "page /trend?bucket=day": ["/trend?bucket=day"],
+        "page /trend day, policy + service": [f"/trend?bucket=day&policy=permissive&service={SERVICES[0]}"],
+        "page /runs": ["/runs"],
+        "page /policy": ["/policy"],
+        "api /api/answers": ["/api/answers"],
+        "api /api/answers verdict + question_type": ["/api/answers?verdict=grounded&question_type=billing"],
+        "api /api/answers/{id}": [f"/api/answers/{a}?run_id={r}" for r, a in answer_ids],
+        "api /api/runs": ["/api/runs"],
+        "api /api/summary": ["/api/summary"],
+        "api /api/summary policy + question_type": [
+            f"/api/summary?policy={policy_sha[:12]}&question_type={QUESTION_TYPES[1]}"
+        ],
+        "api /api/summary source_class": ["/api/summary?source_class=tool-results"],
+        f"api /api/summary service={SERVICES[1]}": [f"/api/summary?service={SERVICES[1]}"],
+        "api /api/summary last 7 days": [f"/api/summary?since={week}"],
+        "api /api/summary verdict, last hour (raw rows)": [
+            f"/api/summary?verdict=grounded&since={last_hour}"
+        ],
+    }
+
+
+def _percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    if len(ordered) == 1:
+        return ordered[0]
+    position = share * (len(ordered) - 1)
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def time_routes(db_url: str, end: Any, repeat: int) -> list[dict[str, Any]]:
+    """Every route's p50 and p95 (ms) over ``repeat`` requests after a warm-up, and its p95 / the baseline's."""
+    from fastapi.testclient import TestClient
+
+    from auditor.serve import create_app, serve_config
+    from auditor.serve._server import receivers
+    from auditor.store import AnswerFilter, Intake, Store, list_answers
+
+    rng = random.Random(7)
+    with Store(db_url) as store:
+        # A spread of answers for the answer routes: one an hour, at random hours of the last 30 days.
+        picked: list[tuple[str, str]] = []
+        for hours_back in rng.sample(range(1, 30 * 24), k=repeat * 3):
+            since = end - timedelta(hours=hours_back)
+            page = list_answers(store, AnswerFilter(since=since, until=since + timedelta(hours=1)), limit=1)
+            picked.extend(zip(page.run_ids, (a.answer_id for a in page.answers), strict=True))
+            if len(picked) == repeat:
+                break
+        if not picked:
+            page = list_answers(store, AnswerFilter(), limit=repeat)
+            picked = list(zip(page.run_ids, (a.answer_id for a in page.answers), strict=True))
+        policy_sha = store.list_runs(1)[0].policy.sha256  # type: ignore[union-attr]
+        urls = routes(end, policy_sha, picked[:repeat] or [("none", "none")])
+        app = create_app(serve_config(db_url=db_url, quiet=3600.0), store, Intake(store), receivers())
+        out: list[dict[str, Any]] = []
+        with TestClient(app, base_url="http://127.0.0.1:4318") as client:
+            for name, asked in urls.items():
+                status = client.get(asked[0]).status_code  # warm-up (and a check)
+                times = []
+                for i in range(repeat):
+                    began = time.perf_counter()
+                    response = client.get(asked[i % len(asked)])
+                    times.append((time.perf_counter() - began) * 1000)
+                    status = max(status, response.status_code)
+                out.append(
+                    {
+                        "route": name,
+                        "status": status,
+                        "p50_ms": _percentile(times, 0.5),
+                        "p95_ms": _percentile(times, 0.95),
+                        "mean_ms": statistics.fmean(times),
+                    }
+                )
+    base = out[0]["p95_ms"]
+    for row in out:
+        row["p95_over_baseline"] = row["p95_ms"] / base
+    return out
+
+
+def one_store(kind: str, work: Path, answers: int, repeat: int) -> dict[str, Any]:
+    if kind == "sqlite":
+        url = f"sqlite:///{work / 'bigstore.db'}"
+        filled = fill(url, answers)
+        timed = time_routes(url, filled.end, repeat)
+        size = (work / "bigstore.db").stat().st_size
+        (work / "bigstore.db").unlink()
+    else:
+        with pg_schema(PG_URL) as url:
+            filled = fill(url, answers)
+            timed = time_routes(url, filled.end, repeat)
+            engine = create_engine(url)
+            with engine.connect() as conn:
+                size = int(
+                    conn.scalar(
+                        text(
+                            "select sum(pg_total_relation_size(c.oid)) from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = current_schema() and c.relkind = 'r'"
+                        )
+                    )
+                    or 0
+                )
+            engine.dispose()
+    return {
+        "store": kind,
+        "answers": filled.answers,
+        "runs": filled.runs,
+        "traces": filled.traces,
+        "rollup_rows": filled.rollup_rows,
+        "fill_seconds": filled.seconds,
+        "store_mb": size / 1e6,
+        "repeat": repeat,
+        "routes": timed,
+        "over_target": [r["route"] for r in timed if r["p95_ms"] > TARGET_MS],
+    }
+
+
+def run(
+    work: Path, quick: bool, stores: tuple[str, ...] = ("sqlite", "postgresql"), answers: int | None = None
+) -> dict[str, Any]:
+    count = answers or (QUICK_ANSWERS if quick else ANSWERS)
+    repeat = 5 if quick else REPEAT
+    results: dict[str, Any] = {"answers": count, "target_p95_ms": TARGET_MS, "stores": [], "skipped": {}}
+    for kind in stores:
+        if kind == "postgresql" and (why := pg_available()) is not None:
+            results["skipped"][kind] = why
+            continue
+        results["stores"].append(one_store(kind, work, count, repeat))
+    return results
+
+
+def table(result: dict[str, Any]) -> tuple[str, list[str], list[list[str]]]:
+    """The section's title, header and rows: a route a row, a store a column."""
+    stores = result["stores"]
+    head = ["route"] + [f"{s['store']} p50 / p95 ms (p95 / baseline)" for s in stores]
+    rows = []
+    for i, route in enumerate(stores[0]["routes"] if stores else []):
+        cells = [route["route"]]
+        for s in stores:
+            r = s["routes"][i]
+            cells.append(f"{r['p50_ms']:.1f} / {r['p95_ms']:.1f} ({r['p95_over_baseline']:.1f}x)")
+        rows.append(cells)
+    title = f"Pages and API routes over {result['answers']:,} answers (p50 / p95 ms; p95 / baseline p95)"
+    return title, head, rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--answers", type=int, default=ANSWERS)
+    parser.add_argument("--store", choices=["sqlite", "postgresql"], action="append")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as work:
+        result = run(Path(work), False, tuple(args.store or ("sqlite", "postgresql")), args.answers)
+    if args.out:
+        args.out.write_text(json.dumps(result, indent=2, default=str) + "\n")
+    print(markdown_table(*table(result)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,192 @@
+"""Rollups (per hour and day counts kept as answers are written) against the answers themselves,
+on SQLite and PostgreSQL.
+
+The rows the writes keep must equal the rows a rebuild computes from the stored answers, also after
+a re-audit and after answers are replaced; the summary and trend read from them must equal
+:func:`auditor.metrics.summarise` of the answers each filter selects, read as raw rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from sqlalchemy import create_engine, select
+
+from auditor.cli import cli
+from auditor.metrics import answer_counts, sum_counts, summarise, summary_from_counts
+from auditor.policy import Thresholds, load_policy
+from auditor.run import reaudit
+from auditor.serve._figures import points, summary_of, trend, window
+from auditor.store import AnswerFilter, Store, iter_answers, rebuild_rollups, rollup_grain
+from auditor.store._schema import RollupRecord
+from tests.support.serve_data import Stored, store_audits
+from tests.test_store import pg_schema, pg_url  # noqa: F401  (the session's PostgreSQL server)
+
+THRESHOLDS = [None, Thresholds(claim_support=0.5, contradictions_allowed=1, conflicts_allowed=True)]
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def backend(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path_factory.mktemp('rollups') / 'store.db'}"
+        return
+    with pg_schema(request.getfixturevalue("pg_url")) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def stored(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Stored:
+    return store_audits(backend, tmp_path_factory.mktemp("traces"))
+
+
+def rollup_rows(url: str, *, services: bool = True) -> dict[tuple[Any, ...], dict[str, int]]:
+    """Every rollup row by its dimensions (``services=False``: only the rows of every service)."""
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(select(RollupRecord.__table__)).mappings().all()
+    finally:
+        engine.dispose()
+    out = {}
+    for row in rows:
+        if not services and row["service"] != "*":
+            continue
+        key = tuple(row[c] for c in ("bucket", "start", "policy_name", "policy_sha256", "judge_kind"))
+        key += tuple(row[c] for c in ("judge_model", "service", "source_class", "question_type"))
+        assert row["answer_count"] == row["counts"]["answers"]
+        out[key] = row["counts"]
+    return out
+
+
+def test_counts_add_up_to_the_summary_of_the_same_answers(stored: Stored) -> None:
+    answers = [a for _, a in stored.answers]
+    subsets = [answers, answers[:1], answers[1::2], [a for a in answers if a.refusal], []]
+    for subset in subsets:
+        total = sum_counts(answer_counts(a) for a in subset)
+        for limits in THRESHOLDS:
+            assert summary_from_counts(total, limits) == summarise(subset, thresholds=limits)
+
+
+def test_writes_keep_the_rows_a_rebuild_computes(backend: str, stored: Stored) -> None:
+    # The audits were written before their traces were received over OTLP: the service rows come
+    # with a rebuild (a trace's services are read when its answers are written).
+    kept = rollup_rows(backend, services=False)
+    assert kept and {k[0] for k in kept} == {"hour", "day"}
+    with Store(backend) as store:
+        written = rebuild_rollups(store)
+    rebuilt = rollup_rows(backend)
+    assert len(rebuilt) == written
+    assert {k: v for k, v in rebuilt.items() if k[6] == "*"} == kept
+    assert {k[6] for k in rebuilt} == {"*", *stored.received}
+    # Every answer is counted once in the rows of every service, per bucket kind.
+    for bucket in ("hour", "day"):
+        assert sum(
+            v["answers"] for k, v in rebuilt.items() if k[0] == bucket and k[6:8] == ("*", "*")
+        ) == len(stored.answers)
+
+
+def filters(stored: Stored) -> list[AnswerFilter]:
+    first = min(a.generated_at for _, a in stored.answers).replace(minute=0, second=0, microsecond=0)
+    day = first.replace(hour=0)
+    classes = sorted({e.source_class for _, a in stored.answers for e in a.evidence if e.source_class})
+    assert len(classes) >= 2
+    return [
+        AnswerFilter(),
+        AnswerFilter(question_type="billing"),
+        AnswerFilter(policy="permissive"),
+        AnswerFilter(policy=stored.policy_sha[:10].upper()),
+        *(AnswerFilter(source_class=c) for c in classes),
+        *(AnswerFilter(service=s) for s in stored.received),
+        AnswerFilter(service="support-agent-demo", question_type="product", policy=stored.policy_sha),
+        AnswerFilter(since=first + timedelta(hours=1)),
+        AnswerFilter(since=day, until=day + timedelta(days=1)),
+        AnswerFilter(until=first + timedelta(hours=26), source_class=classes[0]),
+    ]
+
+
+def test_figures_from_rollups_equal_figures_from_the_answers(backend: str, stored: Stored) -> None:
+    with Store(backend) as store:
+        rebuild_rollups(store)
+        for wanted in filters(stored):
+            assert rollup_grain(wanted) is not None, wanted  # read from rollups, not the answers
+            raw = list(iter_answers(store, wanted))
+            assert raw or wanted.service or wanted.since, wanted  # the filters select answers
+            for limits in THRESHOLDS:
+                assert summary_of(store, wanted, limits) == summarise(raw, thresholds=limits), wanted
+            for bucket in ("hour", "day"):
+                used, got = trend(store, wanted, bucket, limits)
+                assert used == window(store, wanted, bucket)
+                if wanted.since is None and wanted.until is None:  # the default window is on bucket edges
+                    assert rollup_grain(used, bucket) == bucket
+                assert got == points(iter_answers(store, used), bucket, limits), (wanted, bucket)
+
+
+def test_filters_rollups_cannot_express_read_the_answers(backend: str, stored: Stored) -> None:
+    first = min(a.generated_at for _, a in stored.answers)
+    with Store(backend) as store:
+        for wanted in [
+            AnswerFilter(verdict="grounded"),
+            AnswerFilter(q="refund"),
+            AnswerFilter(since=first.replace(minute=30)),
+            AnswerFilter(source_class="*"),
+        ]:
+            assert rollup_grain(wanted) is None
+            assert summary_of(store, wanted) == summarise(list(iter_answers(store, wanted)))
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def fresh(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, Stored]]:
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'store.db'}"
+        yield url, store_audits(url, tmp_path / "traces")
+        return
+    with pg_schema(request.getfixturevalue("pg_url")) as url:
+        yield url, store_audits(url, tmp_path / "traces")
+
+
+def test_reaudits_and_replaced_answers_keep_rollups_exact(fresh: tuple[str, Stored]) -> None:
+    url, stored = fresh
+    run_id, answer = next((r, a) for r, a in stored.answers if a.claims and not a.refusal)
+    again = reaudit(run_id, policy=load_policy("strict"), db_url=url)
+    assert again.answers
+    with Store(url) as store:
+        # A run saving an answer again replaces it: its old counts are taken back.
+        changed = answer.model_copy(update={"claims": [], "grounded": False, "refusal": True})
+        store.save_answer(run_id, changed)
+        kept = rollup_rows(url, services=False)
+        rebuild_rollups(store)
+        assert rollup_rows(url, services=False) == kept
+        everything = list(iter_answers(store, AnswerFilter()))
+        assert len(everything) == len(stored.answers) + len(again.answers)
+        assert summary_of(store, AnswerFilter()) == summarise(everything)
+        assert summary_of(store, AnswerFilter(policy="strict")) == summarise(again.answers)
+
+
+def test_migration_fills_the_rollups_of_a_store_from_before(backend: str, stored: Stored) -> None:
+    from alembic import command
+
+    from auditor.store.migrations import alembic_config
+
+    with Store(backend) as store:
+        rebuild_rollups(store)
+    expected = rollup_rows(backend)
+    with Store(backend) as store, store.engine.begin() as conn:
+        config = alembic_config(store.url)
+        config.attributes["connection"] = conn
+        command.downgrade(config, "0011")
+    with Store(backend, upgrade=True):
+        pass
+    assert rollup_rows(backend) == expected
+
+
+def test_cli_rebuilds_the_rollups(backend: str, stored: Stored) -> None:
+    result = CliRunner().invoke(cli, ["db", "rollups", "--rebuild", "--db", backend])
+    assert result.exit_code == 0, result.output
+    assert result.output == f"Rollups rebuilt from the stored answers: {len(rollup_rows(backend))} rows.\n"
+    result = CliRunner().invoke(cli, ["db", "rollups", "--db", backend])
+    assert result.exit_code == 2 and "pass --rebuild" in result.output
