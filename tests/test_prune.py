@@ -5,7 +5,8 @@ traces, moved back in time by SQL so each rule has something to reach: run A old
 (pruned, with its answers and kept traces), run B recent (kept), run C old but still ``running``
 (kept: resumable), run D old but the latest audit of a received trace that is kept (kept); the
 received trace R1 old and audited (pruned), R2 old but pending (kept), R3 recent (kept). Expected
-counts are read from the store's rows before pruning, not from the pruner.
+counts are read from the store's rows before pruning, not from the pruner. The hourly rollups
+still count every answer afterwards: figures outlive the rows they were made from.
 """
 
 from __future__ import annotations
@@ -48,6 +49,20 @@ def _run(db: str, scenario: str) -> str:
 
 def _spans(trace_id: str, count: int) -> list[ReceivedSpan]:
     return [ReceivedSpan(trace_id, f"{n + 1:016x}", None, 1, "{}") for n in range(count)]
+
+
+def _rolled_up(db: str) -> int:
+    """Answers the hourly rollups count (each answer once, in its ``*`` / ``*`` slice)."""
+    engine = create_engine(db)
+    try:
+        with engine.connect() as conn:
+            query = (
+                "select coalesce(sum(answer_count), 0) from answer_rollups "
+                "where bucket = 'hour' and service = '*' and source_class = '*'"
+            )
+            return int(conn.scalar(text(query)) or 0)
+    finally:
+        engine.dispose()
 
 
 def _counts(db: str) -> dict[str, int]:
@@ -118,6 +133,7 @@ def test_prune_deletes_what_is_old_and_says_what_it_kept_and_why(
 ) -> None:
     db, runs, held = store_with_ages
     before = _counts(db)
+    assert _rolled_up(db) == before["answers"]
     expected = {
         "received traces": 1,  # R1: old and audited
         "received spans": 3,
@@ -146,6 +162,7 @@ def test_prune_deletes_what_is_old_and_says_what_it_kept_and_why(
     assert after["traces"] == before["traces"] - held["traces"] == after["trace_contents"]
     assert after["received_spans"] == before["received_spans"] - 3 and after["received_traces"] == 2
     assert after["received_bodies"] == 1
+    assert _rolled_up(db) == before["answers"]  # rollups outlive the answers they counted
     engine = create_engine(db)
     try:
         with engine.connect() as conn:
