@@ -124,6 +124,9 @@ class Receiver:
                 f"{bodies} request bodies are waiting to be read (AUDITOR_SERVE_BACKLOG): retry later",
                 BACKLOG_RETRY_AFTER,
             )
+        # A body not yet read holds at least one trace that will wait for an audit: counted as one,
+        # so the queue's bound holds from the acknowledgement on, not only once the body is read.
+        waiting += bodies
         if waiting >= self.config.queue:
             raise Throttled(
                 503,
