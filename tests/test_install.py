@@ -88,6 +88,17 @@ def test_installed_command_runs_outside_the_source_tree(installed: Path, tmp_pat
     assert sys.prefix not in str(installed)
 
 
+def test_phoenix_without_its_extra_is_one_line_naming_it(installed: Path, tmp_path: Path) -> None:
+    # auditor-otel installed without its phoenix extra: the phoenix:// source is registered, and
+    # Phoenix's client is missing.
+    out = run(installed, "audit", "--from", "phoenix://127.0.0.1:6006/default", "--no-store", cwd=tmp_path)
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == [
+        "Error: phoenix://127.0.0.1:6006/default: reading Phoenix needs its client: "
+        "pip install 'auditor-otel[phoenix]'."
+    ]
+
+
 def test_the_serve_extra_installs_by_the_distribution_name(installed: Path, tmp_path: Path) -> None:
     python = installed.parent / "python"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
@@ -138,3 +149,35 @@ def test_benchmarks_run_from_a_plain_install(installed: Path, tmp_path: Path) ->
     assert all(row["spans"] > 0 for row in results["ingest"]["throughput"])
     assert results["offline_e2e"]["claims_judged"] > 0
     assert "Ingest throughput" in done.stdout
+
+
+def test_the_readme_demo_runs_from_a_copy_of_the_checkout(installed: Path, tmp_path: Path) -> None:
+    """The README's first command, ``scripts/demo``, in a copy of the checkout, set up in this
+    module's fresh venv (``AUDITOR_VENV``; its dependencies are there, so only the three local
+    distributions are built): quiet, it prints the audit and where the report is. Last in the
+    module: it reinstalls the same three distributions, from source, into the shared venv."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme[readme.index("## The two commands") :].split("```bash\n", 1)[1].split("```", 1)[0]
+    command = next(
+        line.split("#")[0].strip() for line in block.splitlines() if line.startswith("scripts/demo")
+    )
+    clone = tmp_path / "clone"
+    parts = ("auditor", "adapters", "policies", "reports_templates", "benchmarks", "examples", "scripts")
+    for part in (*parts, "tests/support", "tests/fixtures"):
+        ignore = shutil.ignore_patterns(
+            "*.egg-info", "__pycache__", "build", *(["results"] if part == "benchmarks" else [])
+        )
+        shutil.copytree(ROOT / part, clone / part, ignore=ignore, symlinks=True)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, clone / name)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["AUDITOR_VENV"] = str(installed.parent.parent)
+    done = subprocess.run(
+        ["bash", "-c", command], cwd=clone, env=env, capture_output=True, text=True, timeout=900
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    printed = done.stdout + done.stderr
+    assert printed.startswith("Setting up "), printed[:500]
+    assert " summary " in printed and f"The report: {clone}/audit-report.html" in printed
+    assert "warning" not in printed.lower(), printed  # pip's and setuptools' stay in the install log
+    assert (clone / "audit-report.html").stat().st_size > 10_000

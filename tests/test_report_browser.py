@@ -18,7 +18,7 @@ from auditor.report import write_report
 from auditor.results import AuditResult
 from auditor.run import audit
 from tests.conftest import ROOT
-from tests.support.browser import launched, require_browser
+from tests.support.browser import keep_screenshot, launched, require_browser
 from tests.test_citations import cited_result
 from tests.test_report import HOSTILE_IMG, HOSTILE_SCRIPT, fixture_result, policy_rationale
 
@@ -318,6 +318,7 @@ def test_the_first_screen_shows_a_problem_answer_without_sideways_scroll(
     page.goto(demo_url)
     page.wait_for_load_state("load")
     page.screenshot(path=str(tmp_path / f"report-{width}.png"))
+    keep_screenshot(tmp_path / f"report-{width}.png", f"report-{width}.png")
     overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
     assert overflow <= 0, f"{width} px: the page scrolls sideways by {overflow} px"
     first = page.locator("article.answer").first

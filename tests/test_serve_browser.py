@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.support.browser import launched, require_browser
+from tests.support.browser import keep_screenshot, launched, require_browser
 from tests.support.serve import Server, running_server
 from tests.support.serve_data import Stored, store_audits
 
@@ -159,6 +159,7 @@ def test_every_page_fits_the_screen_without_sideways_scroll(
         page.wait_for_load_state("load")
         name = path.strip("/").split("?")[0].replace("/", "-") or "list"
         page.screenshot(path=str(shots / f"{name}.png"))
+        keep_screenshot(shots / f"{name}.png", f"web-{width}-{name.split('-ans_')[0]}.png")
         overflow = page.evaluate(
             "document.documentElement.scrollWidth - document.documentElement.clientWidth"
         )

@@ -24,6 +24,7 @@ from fastapi.testclient import TestClient
 import tests.test_store
 from auditor.errors import UsageError
 from auditor.policy import load_policy
+from auditor.run import audit
 from auditor.serve import create_app, serve_config
 from auditor.serve._config import ServeConfig
 from auditor.serve._server import receivers
@@ -202,10 +203,10 @@ def test_a_10_percent_sample_of_1000_traces_is_the_same_on_two_replicas(tmp_path
     assert audited[0] == audited[1] == expected
 
 
-def test_a_filter_audits_only_the_matching_traces_and_the_figures_name_it(tmp_path: Path) -> None:
+def test_a_filter_audits_only_the_matching_traces_and_the_figures_name_it(db_url: str) -> None:
     spans = fixture_spans()
     ids = trace_ids(12, seed=3)
-    db = f"sqlite:///{tmp_path / 'serve.db'}"
+    db = db_url  # the sample is read back in SQL (JSON paths) on both stores
     # Half the traces come from another service; of the rest, half carry an agent name on a span.
     other = set(ids[:6])
     agent = set(ids[6:9])
@@ -225,7 +226,7 @@ def test_a_filter_audits_only_the_matching_traces_and_the_figures_name_it(tmp_pa
 
         return change
 
-    with Store(db) as store:
+    with Store(db, upgrade=True) as store:
         intake = Intake(store)
         intake.receive([s for t in ids for s in copy_trace(spans, t, edit(t))])
         config = serve_config(db_url=db, quiet=0.01, filter=f"service={SERVICE}, agent=returns-bot")
@@ -246,6 +247,12 @@ def test_a_filter_audits_only_the_matching_traces_and_the_figures_name_it(tmp_pa
     )
     runs = page(db, config, "/runs")
     assert runs.count(f"100.0% of traces · service={SERVICE}, agent=returns-bot") == 3
+    # A batch audit of the same store read its whole input: its answer is counted apart.
+    audit([FIXTURES / "single_retrieval" / "openinference.otlp.jsonl"], db_url=db)
+    assert summary(db, config)["sample"]["samples"] == [
+        {"share": 1.0, "filter": f"service={SERVICE}, agent=returns-bot", "live": True, "answers": 3},
+        {"share": 1.0, "filter": None, "live": False, "answers": 1},
+    ]
     assert runs.count('<span class="badge s-skipped">skipped</span>') == 9
     assert 'class="badge s-failed"' not in runs
 

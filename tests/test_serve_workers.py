@@ -140,7 +140,7 @@ def test_an_audit_whose_judge_calls_all_fail_is_recorded_and_retried_with_backof
 
 
 def check_retries(store: Store, db_url: str, monkeypatch: pytest.MonkeyPatch, failures: int) -> None:
-    lease = 0.2
+    lease = 0.4  # short, so the backoff is quick; under 0.4 s a loaded machine let runs overlap
     monkeypatch.setenv("AUDITOR_RUN_LEASE", str(lease))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     reader = get_adapter("otlp-proto")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import sys
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -20,11 +21,12 @@ from auditor.cli.options import (
     format_option,
     judge_option,
     labels_option,
+    optional_traces_argument,
     policy_option,
     rate_limit_option,
     rate_per_second,
     report_option,
-    traces_argument,
+    source_options,
 )
 from auditor.judges import describe_unjudged
 from auditor.settings import setting
@@ -333,8 +335,56 @@ def audit_on_cluster(
     return audit_on_ray(traces, options, on_progress=on_progress, address=address, workers=workers)
 
 
+def check_source(
+    traces: tuple[Path, ...],
+    source_url: str | None,
+    since: datetime | None,
+    until: datetime | None,
+    engine: str,
+) -> None:
+    """TRACES or --from, one of the two; --since and --until only with --from."""
+    if source_url is None:
+        if not traces:
+            raise click.UsageError("Name the traces to audit (files, directories, patterns) or --from URL.")
+        if since or until:
+            raise click.UsageError("--since and --until select traces of a --from source.")
+        return
+    if traces:
+        raise click.UsageError("Give either TRACES or --from, not both.")
+    if engine == "ray":
+        raise click.UsageError("--from audits in this process: drop --engine ray.")
+
+
+def audit_from_source(
+    url: str,
+    options: AuditOptions,
+    on_progress: Callable[[Progress], None],
+    since: datetime | None,
+    until: datetime | None,
+    write_back: bool,
+    err: Console,
+    quiet: bool,
+) -> AuditResult:
+    """``--from``: :func:`auditor.sources.audit_source`, and one line on what was written back."""
+    from auditor.cli.output import shown
+    from auditor.sources import audit_source
+
+    done = audit_source(
+        url, options, since=since, until=until, write_back=write_back, on_progress=on_progress
+    )
+    if done.written is not None and not quiet:
+        w = done.written
+        err.print(
+            f"Wrote {w.annotations} annotation(s) on {w.spans} answer span(s) to {shown(w.where)}",
+            highlight=False,
+            soft_wrap=True,
+        )
+    return done.result
+
+
 @click.command("audit")
-@traces_argument
+@optional_traces_argument
+@source_options
 @format_option
 @policy_option
 @judge_option
@@ -372,6 +422,10 @@ def audit_on_cluster(
 def audit_command(
     ctx: click.Context,
     traces: tuple[Path, ...],
+    source_url: str | None,
+    since: datetime | None,
+    until: datetime | None,
+    write_back: bool,
     format_: str | None,
     policy_name: str | None,
     judge_spec: str | None,
@@ -398,6 +452,9 @@ def audit_command(
     """Split every answer in TRACES into claims and judge each against admitted evidence.
 
     TRACES are files, directories (searched recursively) or quoted glob patterns ('runs/**/*.jsonl').
+    Or, instead of TRACES, --from URL (phoenix://HOST:PORT/PROJECT, mlflow://HOST:PORT/EXPERIMENT)
+    reads the traces where they live and writes the verdicts back on the answers' spans
+    (docs/integrations/).
 
     By default only answers with problems are shown in full (--verbose: all, --quiet: none).
     Exit status: 0 when the audit ran (whatever the verdicts), 2 for usage or input errors,
@@ -417,6 +474,7 @@ def audit_command(
 
     if quiet and verbose:
         raise click.UsageError("--quiet and --verbose contradict each other; choose one.")
+    check_source(traces, source_url, since, until, engine)
     check_outputs(json=json_path, report=report_path)
     policy = load_policy(setting("policy", policy_name))
     # The options, built once from the flags and the settings, travel whole from here on.
@@ -449,7 +507,11 @@ def audit_command(
     try:
         try:  # the bar is closed before the message, so the message stays on screen
             with progress_reporter(err, enabled=not quiet, tracker=tracker) as on_progress:
-                if engine == "ray":
+                if source_url is not None:
+                    result = audit_from_source(
+                        source_url, options, on_progress, since, until, write_back, err, quiet
+                    )
+                elif engine == "ray":
                     result = audit_on_cluster(list(traces), options, on_progress, address, workers)
                 else:
                     result = audit(list(traces), options, on_progress=on_progress)

@@ -21,6 +21,63 @@ class TraceInput(click.Path):
 # Files, directories, glob patterns (quoted, ``**`` recursive) or URLs: ``auditor.trace`` expands
 # them and names a missing file or a pattern matching nothing in one line.
 traces_argument = click.argument("traces", nargs=-1, required=True, type=TraceInput(path_type=Path))
+#: ``auditor audit``'s: the traces may come from ``--from`` instead (:func:`source_options`).
+optional_traces_argument = click.argument("traces", nargs=-1, type=TraceInput(path_type=Path))
+
+
+def moment(value: Any) -> Any:
+    """An ISO 8601 date or time (``2026-03-01``, ``2026-03-01T09:30:00+01:00``); without a zone, UTC."""
+    from datetime import UTC, datetime
+
+    if isinstance(value, datetime):
+        return value
+    try:
+        stamp = datetime.fromisoformat(str(value))
+    except ValueError:
+        raise click.BadParameter(
+            f"{value!r} is not an ISO 8601 time (2026-03-01T09:30:00Z, 2026-03-01)."
+        ) from None
+    return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
+
+
+def source_options(command: Any) -> Any:
+    """``--from URL`` (a trace source: ``phoenix://HOST:PORT/PROJECT``, ``mlflow://HOST:PORT/EXPERIMENT``), ``--since``, ``--until`` and
+    ``--write-back/--no-write-back``; ``auditor audit`` takes them instead of TRACES."""
+    for option in reversed(
+        [
+            click.option(
+                "--from",
+                "source_url",
+                metavar="URL",
+                default=None,
+                help="Audit the traces held by a source instead of files: phoenix://HOST:PORT/PROJECT "
+                "(auditor-otel[phoenix]), mlflow://HOST:PORT/EXPERIMENT (auditor-otel[mlflow]).",
+            ),
+            click.option(
+                "--since",
+                type=moment,
+                metavar="TIME",
+                default=None,
+                help="With --from: traces with a span starting at or after this time (ISO 8601; UTC if no zone).",
+            ),
+            click.option(
+                "--until",
+                type=moment,
+                metavar="TIME",
+                default=None,
+                help="With --from: traces with a span starting before this time (ISO 8601; UTC if no zone).",
+            ),
+            click.option(
+                "--write-back/--no-write-back",
+                default=True,
+                show_default=True,
+                help="With --from: write the verdicts back as annotations on the answers' spans.",
+            ),
+        ]
+    ):
+        command = option(command)
+    return command
+
 
 format_option = click.option(
     "--format",

@@ -119,7 +119,7 @@ def add_api(app: FastAPI, store: Store, access: Access, thresholds: Thresholds |
     )
     async def summary(chosen: Annotated[AnswerFilter, Depends(answer_query)]) -> dict[str, Any]:
         figures = await run_in_threadpool(summary_of, store, chosen, thresholds)
-        shares, capped = await run_in_threadpool(samples_of, store, chosen)
+        shares, capped = await run_in_threadpool(samples_of, store, chosen, figures.answers)
         return {
             "filter": filter_params(chosen),
             "summary": figures.model_dump(mode="json"),

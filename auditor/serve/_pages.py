@@ -162,7 +162,8 @@ def add_pages(app: FastAPI, store: Store, access: Access, policy: Policy) -> Non
         if error is None:
             chosen: Bucket = "day" if bucket == "day" else "hour"
             wanted, points = await run_in_threadpool(trend, store, wanted, chosen, policy.thresholds)
-            sample = sample_json(*await run_in_threadpool(samples_of, store, wanted))
+            answers = sum(p.summary.answers for p in points)  # the trend's answers, for the sample
+            sample = sample_json(*await run_in_threadpool(samples_of, store, wanted, answers))
         view = TrendView(form(wanted, facets), bucket, points, error, sample)
         return page(request, "trend.html.j2", 400 if error else 200, view=view, title="Trend")
 

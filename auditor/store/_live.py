@@ -127,29 +127,64 @@ class CapShare:
     caps: tuple[str, ...]
 
 
-def samples_of(store: Store, wanted: AnswerFilter) -> tuple[list[SampleShare], CapShare]:
-    """The samples behind the answers ``wanted`` selects, and how many of them the cap sent offline."""
+def samples_of(
+    store: Store, wanted: AnswerFilter, answers: int | None = None
+) -> tuple[list[SampleShare], CapShare]:
+    """The samples behind the answers ``wanted`` selects, and how many of them the cap sent offline.
+
+    ``answers``, when the caller has it (the summary's count of the same selection), lets a store
+    whose runs all share one sample and none was capped answer from the runs alone, without reading
+    the selected answers (the summary itself may come from rollups). Otherwise the answers are
+    counted per sample in SQL (a live server stores one run per trace: runs are not read one by one).
+    """
+    share = RunRecord.sampling[("share",)].as_float()
+    chosen = RunRecord.sampling[("filter",)].as_string()
+    live = case((RunRecord.sampling.is_(None), 0), else_=1)
+    if answers is not None:
+        capped = func.max(case((RunRecord.cap.is_(None), 0), else_=1))
+        kinds = select(live, share, chosen, capped).group_by(live, share, chosen).limit(2)
+        with store_errors(store.url), Session(store.engine) as session:
+            found = list(session.execute(kinds))
+        if len(found) <= 1 and not (found and found[0][3]):
+            one = [(found[0][0], found[0][1], found[0][2])] if found else [(0, None, None)]
+            shares = [
+                SampleShare(
+                    {"share": float(s if s is not None else 1.0), "filter": f} if on else None, answers
+                )
+                for on, s, f in one
+                if answers
+            ]
+            return shares, CapShare(0, None, None, ())
     base = where(select(AnswerRecord.run_id), wanted).subquery()
-    query = (
-        select(RunRecord.sampling, RunRecord.cap, func.count())
-        .join(base, base.c.run_id == RunRecord.id)
-        .group_by(RunRecord.id)
+    by_sample = (
+        select(live, share, chosen, func.count())
+        .select_from(base)
+        .join(RunRecord, RunRecord.id == base.c.run_id)
+        .group_by(live, share, chosen)
+        .order_by(func.count().desc())
     )
-    by_sample: dict[str, SampleShare] = {}
-    capped, hits, caps = 0, [], set()
+    limit, hit = RunRecord.cap[("limit",)].as_string(), RunRecord.cap[("hit_at",)].as_string()
+    by_cap = (
+        select(limit, func.count(), func.min(hit), func.max(hit))
+        .select_from(base)
+        .join(RunRecord, RunRecord.id == base.c.run_id)
+        .where(RunRecord.cap.is_not(None))
+        .group_by(limit)
+    )
     with store_errors(store.url), Session(store.engine) as session:
-        for sampling, cap, count in session.execute(query):
-            key = repr(sorted((sampling or {}).items()))
-            seen = by_sample.get(key)
-            by_sample[key] = SampleShare(sampling, count + (seen.answers if seen else 0))
-            if cap:
-                capped += count
-                if cap.get("hit_at"):
-                    hits.append(str(cap["hit_at"]))
-                if cap.get("limit"):
-                    caps.add(str(cap["limit"]))
-    shares = sorted(by_sample.values(), key=lambda s: -s.answers)
-    return shares, CapShare(capped, min(hits, default=None), max(hits, default=None), tuple(sorted(caps)))
+        shares = [
+            SampleShare({"share": float(s if s is not None else 1.0), "filter": f} if is_live else None, n)
+            for is_live, s, f, n in session.execute(by_sample)
+        ]
+        caps = list(session.execute(by_cap))
+    firsts = [first for _, _, first, _ in caps if first]
+    lasts = [last for _, _, _, last in caps if last]
+    return shares, CapShare(
+        sum(n for _, n, _, _ in caps),
+        min(firsts, default=None),
+        max(lasts, default=None),
+        tuple(sorted(str(c) for c, _, _, _ in caps if c)),
+    )
 
 
 def sample_json(shares: Sequence[SampleShare], capped: CapShare) -> dict[str, Any]:

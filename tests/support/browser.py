@@ -2,7 +2,9 @@
 
 Locally the browser tests skip when ``/usr/bin/chromium`` or the ``playwright`` package is missing;
 with ``CI=true`` a missing browser is a failure, because CI installs it (``apt-get install chromium``).
-``AUDITOR_CHROMIUM`` points at another Chromium binary.
+``AUDITOR_CHROMIUM`` points at another Chromium binary. ``AUDITOR_SCREENSHOTS`` names a folder the
+tests copy their screenshots into (scripts/test sets ``build/screenshots``, so CI keeps them); without
+it they stay in pytest's temporary folders.
 """
 
 from __future__ import annotations
@@ -68,3 +70,11 @@ def launched(executable: str) -> Iterator[Browser]:
             yield browser
         finally:
             browser.close()
+
+
+def keep_screenshot(taken: Path, name: str) -> None:
+    """Copy a screenshot a test took to ``$AUDITOR_SCREENSHOTS/name`` (the folder is made), when set."""
+    folder = os.environ.get("AUDITOR_SCREENSHOTS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(taken, Path(folder) / name)

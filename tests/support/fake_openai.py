@@ -13,7 +13,9 @@ it does not cite that take the other side are cited in ``conflicting`` (:func:`o
 Faults are scripted per test with :meth:`FakeOpenAI.enqueue` (consumed one per request, in order):
 ``"429"`` (with ``retry_after``, default 1; None sends no ``Retry-After``), ``"500"`` (``retry_after`` optional), ``"hang"`` (no answer until ``hang_seconds``),
 ``"malformed"``, ``"length"``, ``"bad_label"``, ``"unknown_id"``, ``"fake_quote"``, ``"refuse"``,
-``"bad_offsets"``, ``"common_knowledge"``, ``"401"``, ``"ok"``. Standing switches: ``latency``, ``reject_json_schema`` (400 on a
+``"bad_offsets"``, ``"common_knowledge"``, ``"401"``, ``"ok"``. An agent's own chat requests (no
+auditor prompt) are answered from ``chat_replies`` while it holds any: each an assistant message
+(``content`` and/or ``tool_calls``), taken in order. Standing switches: ``latency``, ``reject_json_schema`` (400 on a
 ``json_schema`` response_format), ``obey_injection`` (evidence saying "ignore the above" makes it mark
 every claim supported with an invented quote), ``always_supported_tiny_quote`` (every claim
 supported, quoting one character of the first admitted item: a quote that verifies but carries
@@ -24,7 +26,8 @@ rival-entity sentence), ``injection_quotes_evidence`` (an obeyed injection quote
 sentence instead of inventing one), ``api_key`` (when set, any other key gets a 401 on
 every route), ``models`` (when set, the only models it serves: others get a 404 ``model_not_found``;
 None serves any name) and ``models_route`` (False: no ``/v1/models`` routes, like vLLM's missing
-``/v1/models/{id}`` taken further). Chat requests are counted in total and per kind, and their
+``/v1/models/{id}`` taken further) and ``replies`` (texts it answers, in order, the last one repeated,
+to a chat request that is not one of the auditor's prompts: the model of an agent under test). Chat requests are counted in total and per kind, and their
 arrival times (``time.monotonic()``) kept in ``arrivals`` (:meth:`FakeOpenAI.most_in_window`: the
 most requests that arrived within any window of so many seconds); ``GET`` requests
 to the models routes in ``model_requests`` (they consume no scripted fault).
@@ -348,7 +351,9 @@ class FakeOpenAI:
         self.api_key: str | None = None
         self.models: list[str] | None = None
         self.models_route = True
+        self.replies: list[str] = []
         self.model_requests: list[str] = []
+        self.chat_replies: list[dict[str, Any]] = []
         self.requests = 0
         self.charged: list[int] = []  # total tokens of each chat completion answered, in order
         self.by_kind: Counter[str] = Counter()
@@ -439,6 +444,11 @@ class FakeOpenAI:
             self.by_kind[kind] += 1
             self.bodies.append(body)
             self.arrivals.append(time.monotonic())
+        if kind == "other":
+            with self._lock:
+                reply = self.chat_replies.pop(0) if self.chat_replies else None
+            if reply is not None:
+                return 200, {}, _chat_reply(body, reply, self.requests)
         action, options = self._next_action()
         if action == "429":
             after = options.get("retry_after", "1")  # None: a 429 without Retry-After
@@ -473,7 +483,10 @@ class FakeOpenAI:
                     "response_format json_schema is not supported by this server", "invalid_request_error"
                 ),
             )
-        payload = self._answer(kind, prompt, action)
+        payload: dict[str, Any] | str = self._answer(kind, prompt, action)
+        if kind == "other" and self.replies:  # an agent's own model call, not the auditor's
+            with self._lock:
+                payload = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
         content = payload if isinstance(payload, str) else json.dumps(payload)
         finish = "stop"
         if action == "length":
@@ -593,6 +606,29 @@ class _Server(ThreadingHTTPServer):
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         pass  # a client that hung up (a timeout test) is expected, not news
+
+
+def _chat_reply(body: dict[str, Any], message: dict[str, Any], number: int) -> dict[str, Any]:
+    """A chat completion carrying ``message`` (``content`` and/or ``tool_calls``) as the assistant's."""
+    calls = message.get("tool_calls") or []
+    return {
+        "id": f"chatcmpl-{number}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model", "fake"),
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "tool_calls" if calls else "stop",
+                "message": {
+                    "role": "assistant",
+                    "content": message.get("content"),
+                    **({"tool_calls": calls} if calls else {}),
+                },
+            }
+        ],
+        "usage": {"prompt_tokens": 20, "completion_tokens": 10, "total_tokens": 30},
+    }
 
 
 def _error(message: str, type_: str, code: str | None = None) -> dict[str, Any]:

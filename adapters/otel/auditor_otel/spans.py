@@ -7,7 +7,7 @@ ids and a start time. A span that lacks them is skipped with a :class:`~auditor.
 
 Convention detection, per span, in order: the instrumentation scope
 (``openinference.instrumentation.*``, ``opentelemetry.instrumentation.langchain`` and other
-Traceloop scopes), then the attributes (``openinference.span.kind``; ``traceloop.*``,
+Traceloop scopes), then the attributes (``openinference.span.kind``; MLflow's ``mlflow.spanType`` / ``spanInputs`` / ``spanOutputs``; ``traceloop.*``,
 ``llm.request.type`` or indexed ``gen_ai.prompt.N.*``; the Vercel AI SDK's ``ai.operationId``;
 Strands' system name or scope; LangSmith's exporter, scope ``langsmith`` or ``langsmith.span.kind``;
 Logfire's scope ``logfire.openai_agents``;
@@ -31,6 +31,7 @@ from .conventions import (
     langsmith,
     logfire_agents,
     mcp,
+    mlflow,
     openinference,
     openllmetry,
     strands,
@@ -47,6 +48,7 @@ LANGSMITH = "langsmith"
 KOOG = "koog"
 GOOGLE_ADK = "google_adk"
 LOGFIRE_AGENTS = "logfire_openai_agents"
+MLFLOW = "mlflow"
 
 _EXTRACTORS: dict[str, Callable[[str, dict[str, Any], list[tuple[str, dict[str, Any]]]], Extraction]] = {
     OPENINFERENCE: openinference.extract,
@@ -58,6 +60,7 @@ _EXTRACTORS: dict[str, Callable[[str, dict[str, Any], list[tuple[str, dict[str, 
     KOOG: koog.extract,
     GOOGLE_ADK: google_adk.extract,
     LOGFIRE_AGENTS: logfire_agents.extract,
+    MLFLOW: mlflow.extract,
 }
 _STATUS = {0: SpanStatus.UNSET, 1: SpanStatus.OK, 2: SpanStatus.ERROR}
 #: Status codes by name (the enum names, with and without their prefix), as some writers spell them.
@@ -129,6 +132,8 @@ def detect_convention(raw: RawSpan) -> str | None:
     attrs = raw.attributes
     if scope.startswith("openinference") or "openinference.span.kind" in attrs:
         return OPENINFERENCE
+    if mlflow.is_mlflow(attrs):  # MLflow Tracing: its content is in mlflow.span* attributes of its own
+        return MLFLOW
     if vercel_ai.is_vercel_ai(attrs):  # before GenAI: its model-call spans carry gen_ai.* too
         return VERCEL_AI
     if logfire_agents.is_logfire_agents(scope):  # before GenAI: it sets gen_ai.system, content elsewhere

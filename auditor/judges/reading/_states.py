@@ -12,7 +12,8 @@ so word overlap reads them as support. They are states, and this module reads th
   its value (a count above 0 or ``true`` is ``in``; ``0``, ``false``, ``"none"``, ``"no"``, "out of
   stock" is ``out``; a key that names the negative state, ``out_of_stock`` / ``sold_out``, the other
   way round), its subject the object holding it and the objects around it; and a prose sentence
-  with one of the claim phrases, its subject the sentence.
+  with one of the claim phrases, its subject the sentence, which must also hold every content word
+of the claim beyond its state words.
 
 A state is *about* the claim when its subject names every entity of the claim (the X300's stock is
 not the X200's), or, for a claim without a name, holds the claim's first content word. Two uses,
@@ -67,6 +68,7 @@ class Stated:
     state: State
     quote: str
     subject: str  # normalised text the claim's entities are looked for in
+    sentence: bool = False  # stated in a prose sentence (not a record's pair)
 
 
 def said(state: State) -> str:
@@ -97,18 +99,21 @@ def _text_state(text: str) -> State | None:
 def stated(text: str) -> tuple[Stated, ...]:
     """The states an evidence text states (module docstring): JSON pairs, else prose sentences."""
     body = without_call(text)
+    out: list[Stated] = []
+    rest = body
     if body.lstrip()[:1] in ("{", "["):
-        try:
-            data = json.loads(body)
+        start = len(body) - len(body.lstrip())
+        try:  # the record, and any text after it (a note, a planted instruction) read as prose
+            data, end = json.JSONDecoder().raw_decode(body, start)
         except ValueError:
-            data = None
-        if data is not None:
-            return tuple(_record_states(body, data, ""))
-    out = []
-    for sentence in _SENTENCE.split(body):
+            pass
+        else:
+            out += _record_states(body, data, "")
+            rest = body[end:]
+    for sentence in _SENTENCE.split(rest):
         state = _text_state(sentence) if sentence.strip() else None
         if state is not None:
-            out.append(Stated(state, sentence.strip(), normalise(sentence)))
+            out.append(Stated(state, sentence.strip(), normalise(sentence), sentence=True))
     return tuple(out)
 
 
@@ -163,12 +168,28 @@ def _pair_state(key: str, value: Any) -> State | None:
 
 
 def about(claim: str, found: Stated) -> bool:
-    """Whether a stated state speaks of the claim's subject (module docstring)."""
+    """Whether a stated state speaks of the claim's subject (module docstring); a sentence must
+    also hold every content word of the claim beyond its state words ("Wi-Fi is not available in
+    rooms" says nothing of "Wi-Fi is available in the lobby")."""
     names = ent.entities(claim)
+    if found.sentence and not _rest(claim) <= content_stems(found.subject):
+        return False
     if names:
         return all(ent.present(e, found.subject) for e in names)
     first = next((s for w in words(claim) if (s := content_stems(w))), None)
     return first is not None and bool(first & content_stems(found.subject))
+
+
+_STATE_WORDS = content_stems(
+    "stock stocked available availability unavailable sold out units unit pieces items left remaining "
+    "none longer discontinued inventory currently presently hand zero"
+)
+
+
+@lru_cache(maxsize=4096)
+def _rest(claim: str) -> frozenset[str]:
+    """The claim's content stems beyond its state words and figures."""
+    return frozenset(s for s in content_stems(claim) if s not in _STATE_WORDS and not s[:1].isdigit())
 
 
 def states_about(claim: str, text: str) -> list[Stated]:

@@ -226,6 +226,21 @@ def indexed(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
     return [groups[i] for i in sorted(groups)]
 
 
+def lc_document(raw: Any) -> Document | None:
+    """A serialised LangChain ``Document`` (plain, or ``dumpd``'s ``{"lc":1, "kwargs":{...}}``):
+    ``page_content`` (or ``content``) as the text, the id from the document or its metadata's
+    ``id`` / ``doc_id``; None when ``raw`` holds no text."""
+    fields = raw.get("kwargs", raw) if isinstance(raw, dict) else None
+    if not isinstance(fields, dict):
+        return None
+    text = fields.get("page_content", fields.get("content"))
+    if not isinstance(text, str):
+        return None
+    metadata = as_dict(fields.get("metadata")) or {}
+    doc_id = strip_id(fields.get("id")) or strip_id(metadata.get("id")) or strip_id(metadata.get("doc_id"))
+    return Document(id=doc_id, text=text, metadata=metadata)
+
+
 def lc_message(obj: Any) -> dict[str, Any] | None:
     """The fields of a serialised LangChain message, whichever serialisation wrote it.
 

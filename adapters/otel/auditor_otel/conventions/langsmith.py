@@ -29,7 +29,17 @@ from typing import Any
 from auditor.trace import Document, Message, SpanKind, ToolInvocation
 
 from . import genai
-from .common import Extraction, arguments, as_dict, as_str, content_text, lc_message, loads, strip_id
+from .common import (
+    Extraction,
+    arguments,
+    as_dict,
+    as_str,
+    content_text,
+    lc_document,
+    lc_message,
+    loads,
+    strip_id,
+)
 
 SCOPE = "langsmith"
 KIND_ATTRIBUTE = "langsmith.span.kind"
@@ -140,12 +150,9 @@ def _documents(outputs: dict[str, Any]) -> list[Document]:
     docs: list[Document] = []
     raw_docs = outputs.get("documents", outputs.get("output"))
     for raw in raw_docs if isinstance(raw_docs, list) else []:
-        fields = raw.get("kwargs", raw) if isinstance(raw, dict) else None
-        if not isinstance(fields, dict) or not isinstance(fields.get("page_content"), str):
-            continue
-        metadata = as_dict(fields.get("metadata")) or {}
-        doc_id = strip_id(fields.get("id")) or strip_id(metadata.get("id"))
-        docs.append(Document(id=doc_id, text=fields["page_content"], metadata=metadata))
+        document = lc_document(raw)
+        if document is not None:
+            docs.append(document)
     return docs
 
 

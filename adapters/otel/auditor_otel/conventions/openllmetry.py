@@ -28,16 +28,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from auditor.trace import Document, Message, SpanKind, ToolCall, ToolInvocation
+from auditor.trace import Message, SpanKind, ToolCall, ToolInvocation
 
 from . import genai, toolmessages
 from .common import (
     Extraction,
     arguments,
-    as_dict,
     as_str,
     content_text,
     indexed,
+    lc_document,
     lc_message,
     literal,
     loads,
@@ -238,13 +238,11 @@ def _retrieval(attrs: dict[str, Any], entity: _Entity, result: Extraction) -> No
     for index, raw in enumerate(raw_docs):
         if not isinstance(raw, dict):
             continue
-        text = raw.get("page_content", raw.get("content"))
-        if not isinstance(text, str):
+        document = lc_document(raw)
+        if document is None:
             result.notes.append(f"retrieved document {index} has no page_content; dropped")
             continue
-        metadata = as_dict(raw.get("metadata")) or {}
-        doc_id = strip_id(raw.get("id")) or strip_id(metadata.get("id")) or strip_id(metadata.get("doc_id"))
-        result.documents.append(Document(id=doc_id, text=text, metadata=metadata))
+        result.documents.append(document)
 
 
 def _session(attrs: dict[str, Any]) -> str | None:
