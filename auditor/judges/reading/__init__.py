@@ -22,6 +22,7 @@ from auditor.judges.reading._states import (
     quoted_opposite,
     said,
 )
+from auditor.judges.reading._values import differing, quoted_other, states_claimed
 from auditor.judges.reading._vocabulary import STOPWORDS
 from auditor.judges.reading._windows import CLAIM_CHARS, ITEM_CHARS, Item, Window, prepare, read_limits
 
@@ -39,6 +40,7 @@ __all__ = [
     "claim_state",
     "content_stems",
     "denied_and_affirmed",
+    "differing",
     "entities",
     "negated",
     "numbers",
@@ -46,10 +48,12 @@ __all__ = [
     "opposing",
     "prepare",
     "quoted_opposite",
+    "quoted_other",
     "read_limits",
     "said",
     "sentence_spans",
     "stated",
+    "states_claimed",
     "stem",
     "words",
 ]

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from auditor.evidence import Evidence, EvidenceKind, without_call
 from auditor.judges._verdicts import Citation, ClaimVerdict, Label, UnjudgedReason
+from auditor.judges.reading import quoted_other
 from auditor.judges.verify._agree import QUOTE_DISAGREES, disagreement, keyed_rival_quoted
 from auditor.judges.verify._carry import (
     DOES_NOT_SUPPORT,
@@ -103,12 +104,16 @@ def verify_quotes(
 def _contradiction_shortfall(
     claim_text: str, quoted: Quoted, triples: Sequence[tuple[str, str, str]]
 ) -> str | None:
-    """None when the quotes contradict the claim: by :func:`contradiction_shortfall`, or by a
-    certain disagreement (a supported verdict the check turned, checked again in the pipeline)."""
+    """None when the quotes contradict the claim: by :func:`contradiction_shortfall`, by a
+    certain disagreement (a supported verdict the check turned, checked again in the pipeline), or
+    by another price, event date or status of the claim's thing (:func:`quoted_other`: the other
+    side of a conflict by attribute)."""
     shortfall = contradiction_shortfall(claim_text, quoted)
     if shortfall is None:
         return None
     against = disagreement(claim_text, triples)
     if against is not None and against.certain:
         return None
-    return None if keyed_rival_quoted(claim_text, triples) else shortfall
+    if keyed_rival_quoted(claim_text, triples) or quoted_other(claim_text, triples) is not None:
+        return None
+    return shortfall
