@@ -19,10 +19,15 @@ serve_root_wait    ``AUDITOR_SERVE_ROOT_WAIT`` ``300`` seconds without a new spa
 serve_max_body     ``AUDITOR_SERVE_MAX_BODY`` ``16777216`` bytes: the largest OTLP request body, before and after gzip
 serve_queue        ``AUDITOR_SERVE_QUEUE`` ``1000`` traces waiting for an audit before OTLP requests get 503
 serve_rate         ``AUDITOR_SERVE_RATE`` ``100`` OTLP requests per second per client address before 429 / RESOURCE_EXHAUSTED
+serve_backlog      ``AUDITOR_SERVE_BACKLOG`` ``500`` acknowledged request bodies waiting to be read into spans before OTLP requests get 429 / RESOURCE_EXHAUSTED
 serve_hosts        ``AUDITOR_SERVE_HOSTS`` none: names (comma-separated, ``*`` any) the server answers to besides its bound address
 serve_proxies      ``AUDITOR_SERVE_PROXIES`` none: reverse proxies (addresses, networks) whose ``X-Forwarded-For`` is believed
 serve_header_timeout ``AUDITOR_SERVE_HEADER_TIMEOUT`` ``10`` seconds for a request's line and headers to arrive before 408
 serve_body_timeout ``AUDITOR_SERVE_BODY_TIMEOUT`` ``60`` seconds for a request's whole body to arrive before 408
+retain_spans       ``AUDITOR_RETAIN_SPANS`` none (kept for ever): received spans older than this (``7d``, ``12h``) are pruned (``auditor db prune``, ``auditor serve``)
+retain_answers     ``AUDITOR_RETAIN_ANSWERS`` none (kept for ever): runs and their answers older than this are pruned
+retain_traces      ``AUDITOR_RETAIN_TRACES`` the answers' age: kept trace content older than this, read by no stored run, is pruned
+serve_prune_every  ``AUDITOR_SERVE_PRUNE_EVERY`` ``3600`` seconds between ``auditor serve``'s prunes, when a ``retain_*`` age is set
 serve_sample       ``AUDITOR_SERVE_SAMPLE`` ``1``: the share of traces audited, by trace id (``0.1`` or ``10%``; replicas agree)
 serve_filter       ``AUDITOR_SERVE_FILTER`` none: audit only traces with ``service=NAME``, ``agent=NAME``, ``attribute:KEY=VALUE`` (comma-separated)
 serve_budget       ``AUDITOR_SERVE_BUDGET`` none: the LLM judge's spending cap, ``N tokens/hour``, ``N tokens/day``, ``N usd/hour`` or ``N usd/day``
@@ -61,10 +66,15 @@ SETTINGS: dict[str, tuple[str, str | None]] = {
     "serve_max_body": ("AUDITOR_SERVE_MAX_BODY", "16777216"),
     "serve_queue": ("AUDITOR_SERVE_QUEUE", "1000"),
     "serve_rate": ("AUDITOR_SERVE_RATE", "100"),
+    "serve_backlog": ("AUDITOR_SERVE_BACKLOG", "500"),
     "serve_hosts": ("AUDITOR_SERVE_HOSTS", None),
     "serve_proxies": ("AUDITOR_SERVE_PROXIES", None),
     "serve_header_timeout": ("AUDITOR_SERVE_HEADER_TIMEOUT", "10"),
     "serve_body_timeout": ("AUDITOR_SERVE_BODY_TIMEOUT", "60"),
+    "retain_spans": ("AUDITOR_RETAIN_SPANS", None),
+    "retain_answers": ("AUDITOR_RETAIN_ANSWERS", None),
+    "retain_traces": ("AUDITOR_RETAIN_TRACES", None),
+    "serve_prune_every": ("AUDITOR_SERVE_PRUNE_EVERY", "3600"),
     "serve_sample": ("AUDITOR_SERVE_SAMPLE", None),
     "serve_filter": ("AUDITOR_SERVE_FILTER", None),
     "serve_budget": ("AUDITOR_SERVE_BUDGET", None),

@@ -14,7 +14,8 @@ human label of the claim (the overlap rule of :mod:`auditor.calibration._labelle
   (``always_supported_tiny_quote``), quoting the real sentence sharing the fewest words with the
   claim (``always_supported_unrelated_quote``), and the one sharing the most
   (``always_supported_closest_quote``: what an obeyed injection quotes; the agreement check of
-  :mod:`auditor.judges.verify._agree` turns those that negate the claim or name a rival). Every verdict of theirs the evidence does not bear out
+  :mod:`auditor.judges.verify._agree` turns those that negate the claim, name a rival or state another
+  price, event date or status of its thing). Every verdict of theirs the evidence does not bear out
   (human label not supported) must be demoted: the "kept, humans disagree" column is then 0.
 
 With ``sweep`` (off in ``--quick``), the demotions are counted again at other values of

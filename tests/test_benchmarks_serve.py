@@ -16,7 +16,12 @@ def test_the_serve_benchmark_runs_on_small_inputs(tmp_path: Path) -> None:
     bodies = serve.requests(2)
     assert len(set(bodies)) == 2 and serve.spans_in(bodies[0]) == 17 * serve.TRACES_PER_REQUEST
     assert serve.file_rate(bodies, tmp_path)["spans"] == 2 * 17 * serve.TRACES_PER_REQUEST
-    results = serve.run(tmp_path, count=serve.CLIENTS, soak_seconds=0.5)
-    assert results["requests"] == serve.CLIENTS and results["spans_per_second"] > 0
-    assert results["soak_spans"] > 0 and results["rss_peak_mb"] >= results["rss_start_mb"] > 0
+    results = serve.run(tmp_path, count=4, soak_seconds=0.5, clients=(2, 4))
+    assert [load["clients"] for load in results["loads"]] == [2, 4]
+    assert all(load["requests"] == 4 and load["spans"] == 4 * 510 for load in results["loads"])
+    assert all(load["stored_seconds"] >= load["ack_seconds"] > 0 for load in results["loads"])
+    assert [load["clients"] for load in results["paced"]] == [2, 4]
+    assert all(load["requests"] == 4 for load in results["paced"])
+    soak = results["soak"]
+    assert soak["spans"] > 0 and soak["rss_peak_mb"] >= soak["rss_start_mb"] > 0
     assert "OTLP/HTTP receiver at saturation" in render({"serve": results})

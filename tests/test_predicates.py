@@ -32,8 +32,18 @@ def test_another_role_never_supports_and_is_not_certain() -> None:
     assert QUOTE_DISAGREES in errors
 
 
-def test_another_rank_contradicts() -> None:
-    verdict, _, errors = audited("Alice finished first in the race.", RACE)
+@pytest.mark.parametrize(
+    ("claim", "source"),
+    [
+        ("Alice finished first in the race.", RACE),
+        ("Alice finished 2nd in the race.", "Alice finished first in the race, ahead of Carol."),
+        ("Alice finished 1st in the race.", RACE),
+        ("Alice finished 3rd in the race.", "Alice finished 2nd in the race, behind Carol."),
+    ],
+)
+def test_another_rank_contradicts(claim: str, source: str) -> None:
+    """Ranks in digits ("2nd") and in words ("first") are one reading, so they contradict alike."""
+    verdict, _, errors = audited(claim, source)
     assert verdict == "contradicted" and QUOTE_DISAGREES in errors
 
 
@@ -42,6 +52,9 @@ def test_another_rank_contradicts() -> None:
     [
         ("Yesterday was written by Paul McCartney.", "Yesterday was written by Paul McCartney in 1965."),
         ("Alice finished second in the race.", RACE),
+        ("Alice finished 2nd in the race.", RACE),  # digits and words: one rank
+        ("Alice finished second in the race.", "Alice finished 2nd in the race, behind Carol."),
+        ("The order was placed on March 2nd.", "Order placed: 2026-03-02."),  # a day, not a rank
     ],
 )
 def test_the_same_role_or_rank_still_supports(claim: str, source: str) -> None:

@@ -22,7 +22,7 @@ import pytest
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from auditor.store import Store, received_traces, upgrade
-from tests.support.serve import Server, running_server
+from tests.support.serve import Server, drain, running_server
 from tests.test_serve_grpc import call
 from tests.test_store import pg_schema, pg_url  # noqa: F401  (the session's PostgreSQL server)
 
@@ -58,6 +58,7 @@ def post(server: Server, body: bytes, headers: dict[str, str]) -> httpx.Response
 def stored(db: str) -> dict[str, int]:
     """Trace id -> spans stored, read from the store the server writes."""
     with Store(db) as store:
+        drain(store)
         return {t.trace_id: t.spans for t in received_traces(store, 1000)}
 
 

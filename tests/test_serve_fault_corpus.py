@@ -4,8 +4,8 @@ answer.
 
 The promise: a 2xx (with a partial success naming what was rejected) or a 4xx with a one-line
 reason; never a 5xx (gRPC: never UNKNOWN, INTERNAL or UNAVAILABLE), never a hang. A 2xx stores or
-rejects every span the body holds (read by the test's own oracle), so ``200 {}`` over nothing stored
-is caught; the good trace beside a damaged one is stored whole. CI runs a fixed sample per store;
+rejects every span the body holds (read by the test's own oracle, once the server has read the
+acknowledged body into spans), so ``200 {}`` over nothing stored is caught; the good trace beside a damaged one is stored whole. CI runs a fixed sample per store;
 ``AUDITOR_FAULTS=full`` runs the whole corpus; afterwards every stored trace is audited the way a
 worker would, with no traceback. The counts (tried / clean / clean error / recorded
 problem) per store are printed at the end of the run.
@@ -28,7 +28,7 @@ from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from auditor.cli import cli
 from auditor.store import Intake, Store, new_owner, received_traces
-from tests.support.serve import Server, running_server
+from tests.support.serve import Server, drain, running_server
 from tests.support.serve_data import store_audits
 from tests.support.serve_faults import PROTOBUF, ApiCase, BodyCase, serve_corpus, serve_sample, spans_in
 from tests.test_serve_grpc import call
@@ -79,6 +79,8 @@ def store(store_url: str) -> Iterator[Store]:
 
 
 def _received(store: Store) -> dict[str, int]:
+    """Spans stored per trace, once every acknowledged body has been read into spans."""
+    drain(store, HANG_SECONDS)
     return {t.trace_id: t.spans for t in received_traces(store, 1_000_000)}
 
 

@@ -79,7 +79,8 @@ def test_protobuf_and_json_bodies_are_acknowledged_with_an_empty_response(server
     request = {"resourceSpans": [{"scopeSpans": [{"spans": [span_json("ab" * 16, "cd" * 8)]}]}]}
     as_json = post(server, json.dumps(request).encode(), JSON)
     assert (as_json.status_code, as_json.json()) == (200, {})
-    assert server.get("/healthz")["pending"] == 2  # two traces stored, waiting for their quiet window
+    # two traces stored (once their bodies are read), waiting for their quiet window
+    assert server.wait_for("/healthz", lambda d: d["backlog"]["bodies"] == 0)["pending"] == 2
 
 
 def test_partly_bad_payloads_get_partial_success_in_the_request_encoding(server: Server) -> None:

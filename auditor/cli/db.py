@@ -39,6 +39,41 @@ def current_command(db_url: str | None) -> None:
         click.echo(f"{found or 'none'} (head is {head}: run `auditor db upgrade`)")
 
 
+@db_group.command("prune")
+@db_option
+@click.option(
+    "--spans", metavar="AGE", help="Prune received spans older than AGE (7d, 12h); AUDITOR_RETAIN_SPANS."
+)
+@click.option(
+    "--answers",
+    metavar="AGE",
+    help="Prune runs and their answers older than AGE (90d); AUDITOR_RETAIN_ANSWERS.",
+)
+@click.option(
+    "--traces",
+    metavar="AGE",
+    help="Prune kept trace content older than AGE that no stored run reads (default: the answers' age); "
+    "AUDITOR_RETAIN_TRACES.",
+)
+@click.option("--dry-run", is_flag=True, help="Count what would be pruned; delete nothing.")
+def prune_command(
+    db_url: str | None, spans: str | None, answers: str | None, traces: str | None, dry_run: bool
+) -> None:
+    """Delete what the retention policy no longer keeps, and say what it kept on purpose and why."""
+    from auditor.errors import UsageError
+    from auditor.store import Store, prune, retention
+
+    policy = retention(spans, answers, traces)
+    if policy.empty:
+        raise UsageError("Nothing to prune: pass --spans, --answers or --traces (an age such as 7d or 90d).")
+    with Store(db_url) as store:
+        report = prune(store, policy, dry_run=dry_run)
+    verb = "Would prune" if report.dry_run else "Pruned"
+    click.echo(f"{verb}: " + (", ".join(f"{n} {what}" for what, n in report.pruned.items()) or "nothing"))
+    for skip in report.skipped:
+        click.echo(f"Kept {skip.count} {skip.what}: {skip.why}.")
+
+
 @db_group.command("rollups")
 @click.option("--rebuild", is_flag=True, help="Recompute every rollup row from the stored answers.")
 @db_option

@@ -28,7 +28,7 @@ from auditor.serve._guard import HostPolicy, RequestGuard
 from auditor.serve._http import add_otlp_http
 from auditor.serve._pages import add_pages
 from auditor.serve._receiver import RETRY_AFTER, Receiver
-from auditor.store import Intake, SignIns, Store
+from auditor.store import BodyQueue, Intake, SignIns, Store
 from auditor.trace import SpanReceiver
 
 
@@ -53,11 +53,22 @@ def create_app(
 
     # Host names and cross-site posts are checked before any route (DNS rebinding, CSRF): _guard.py.
     app.add_middleware(RequestGuard, hosts=HostPolicy.build(config.host, config.hosts))
-    add_otlp_http(app, receiver or Receiver(config, intake), receivers)
+    receiver = receiver or Receiver(config, intake, BodyQueue(store))
+    add_otlp_http(app, receiver, receivers)
 
-    @app.get("/healthz", summary="Liveness, with the number of traces waiting for an audit")
+    @app.get(
+        "/healthz",
+        summary="Liveness, with the traces waiting for an audit and the bodies waiting to be read",
+    )
     async def healthz() -> dict[str, Any]:
-        return {"status": "ok", "version": __version__, "pending": await run_in_threadpool(intake.pending)}
+        bodies, spans = await run_in_threadpool(receiver.bodies.backlog)
+        pending = await run_in_threadpool(intake.pending)
+        return {
+            "status": "ok",
+            "version": __version__,
+            "pending": pending,
+            "backlog": {"bodies": bodies, "spans": spans},
+        }
 
     # The pages and the read API (answers, runs, summary): _pages.py and _api.py.
     access = Access(config.token, SignIns(store))

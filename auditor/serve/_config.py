@@ -14,6 +14,7 @@ from auditor.errors import UsageError
 from auditor.llm import price_table
 from auditor.serve._budget import SpendCap, Then, parse_cap, parse_then
 from auditor.settings import positive_number, run_lease, setting
+from auditor.store import Retention, retention
 from auditor.trace import TraceSampling, parse_sampling
 
 DEFAULT_HOST = "127.0.0.1"
@@ -47,6 +48,9 @@ class ServeConfig:
     proxies: tuple[str, ...] = ()  # addresses / networks whose X-Forwarded-For is believed
     header_timeout: float = 10.0  # seconds for a request's line and headers (408 after)
     body_timeout: float = 60.0  # seconds for a request's whole body (408 after)
+    backlog: int = 500  # stored bodies waiting to be read before requests get 429 / RESOURCE_EXHAUSTED
+    retention: Retention = field(default_factory=Retention)  # what the periodic prune deletes (none)
+    prune_every: float = 3600.0  # seconds between prunes, when ``retention`` is set
     sampling: TraceSampling = field(
         default_factory=TraceSampling
     )  # the share of traces audited and the filter (_workers.py)
@@ -79,6 +83,7 @@ def serve_config(
     root_wait: float | None = None,
     max_body: int | None = None,
     queue: int | None = None,
+    backlog: int | None = None,
     rate: float | None = None,
     grpc_port: int | None = None,
     hosts: str | Sequence[str] | None = None,
@@ -129,6 +134,9 @@ def serve_config(
         root_wait=max(quiet_s, positive_number("serve_root_wait", root_wait)),
         max_body=int(positive_number("serve_max_body", max_body)),
         queue=int(positive_number("serve_queue", queue)),
+        backlog=int(positive_number("serve_backlog", backlog)),
+        retention=retention(),
+        prune_every=positive_number("serve_prune_every", unit="seconds"),
         lease=run_lease(),
         poll=min(1.0, quiet_s / 4),
         rate=positive_number("serve_rate", rate),

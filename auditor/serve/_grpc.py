@@ -9,8 +9,9 @@ The service and method names are those of ``opentelemetry-proto``'s ``trace_serv
 
 Statuses, per the OTLP/gRPC specification: UNAUTHENTICATED without the bearer token (metadata
 ``authorization: Bearer <token>``); RESOURCE_EXHAUSTED *with* ``RetryInfo`` when the client is over
-its rate (retryable), and *without* it over the size limit (not retryable; gRPC checks the size,
-after decompression, from ``grpc.max_receive_message_length``); UNAVAILABLE with ``RetryInfo`` when
+its rate or the backlog of stored bodies is over ``AUDITOR_SERVE_BACKLOG`` (retryable: the
+OTLP specification treats RESOURCE_EXHAUSTED as retryable only with ``RetryInfo``), and
+*without* it over the size limit (not retryable; gRPC checks the size, after decompression, from ``grpc.max_receive_message_length``); UNAVAILABLE with ``RetryInfo`` when
 the audit queue is full or the store is down; INVALID_ARGUMENT for a body that is not a request.
 ``RetryInfo`` is sent both as ``grpc-status-details-bin`` (a ``google.rpc.Status``, the standard
 place) and as ``google.rpc.retryinfo-bin`` (where the Python SDK's exporter reads it).
@@ -26,7 +27,7 @@ from typing import Any
 import grpc  # type: ignore[import-untyped]
 
 from auditor.errors import UsageError
-from auditor.serve._otlp import PROTOBUF, Refusal, export_response
+from auditor.serve._otlp import ADAPTERS, PROTOBUF, Refusal, export_response
 from auditor.serve._receiver import Receiver, Throttled
 from auditor.trace import SpanReceiver
 
@@ -87,7 +88,7 @@ class _Export:
         try:
             self.receiver.authorise(metadata.get("authorization"))
             self.receiver.admit(_client(context.peer()))
-            batch = self.receiver.store(self.reader, body)
+            batch = self.receiver.store(ADAPTERS[PROTOBUF], self.reader, body)
         except Refusal as refusal:
             if isinstance(refusal, Throttled):
                 context.set_trailing_metadata(

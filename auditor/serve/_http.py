@@ -1,7 +1,9 @@
 """``POST /v1/traces``: the OTLP/HTTP receiver, on the application :func:`create_app` builds.
 
-A 200 means the request's spans are committed (:meth:`Receiver.store`). Refusals follow the
-OTLP/HTTP retry contract: 429 (this client is over ``AUDITOR_SERVE_RATE``) and 503 (the audit
+A 200 means the request's body is committed (:meth:`Receiver.store`): its spans are read into the
+store right after the answer. Refusals follow the
+OTLP/HTTP retry contract: 429 (this client is over ``AUDITOR_SERVE_RATE``, or more than
+``AUDITOR_SERVE_BACKLOG`` bodies wait to be read) and 503 (the audit
 queue is full, or the store is down) carry ``Retry-After``; 400, 401, 413 and 415 are not
 retryable. Each answer is a ``google.rpc.Status`` in the request's encoding.
 """
@@ -60,7 +62,7 @@ def add_otlp_http(app: FastAPI, receiver: Receiver, readers: dict[str, SpanRecei
                 raise Refusal(413, 8, f"the request body is over {limit} bytes: send smaller batches")
             raw = await read_body(request.stream(), limit)
             body = decode(raw, request.headers.get("content-encoding"), limit)
-            batch = await run_in_threadpool(receiver.store, reader, body)
+            batch = await run_in_threadpool(receiver.store, ADAPTERS[media], reader, body)
         except Refusal as refusal:
             return refused(media, refusal)
         return Response(export_response(media, batch.rejected, "; ".join(batch.errors)), media_type=media)

@@ -2,10 +2,18 @@
 
 Both the OTLP/HTTP route and the OTLP/gRPC service call :meth:`Receiver.authorise`,
 :meth:`Receiver.admit` and :meth:`Receiver.store` in that order, so a request means the same on
-either: checked against the bearer token, the client's request rate and the audit queue, parsed by
-the OTel adapter, its spans committed to the store, and only then acknowledged. A refusal is a :class:`~auditor.serve._otlp.Refusal` that each transport turns into
-its own status (HTTP 401/429/503 with ``Retry-After``; gRPC UNAUTHENTICATED, RESOURCE_EXHAUSTED or
-UNAVAILABLE with ``RetryInfo``), as the OTLP retry contract asks.
+either: checked against the bearer token, the client's request rate, the backlog of stored bodies
+and the audit queue; checked by the OTel adapter (the body parses, its span ids are valid: a body
+that is not a request gets its 400 here, and the rejected spans are counted for the answer's
+partial success); the body committed to the store in one short transaction, and only then
+acknowledged. Splitting the body into spans, assembling traces and auditing them run behind the
+answer (:mod:`auditor.serve._ingest`, :mod:`auditor.serve._workers`).
+
+A refusal is a :class:`~auditor.serve._otlp.Refusal` that each transport turns into its own
+status (HTTP 401/429/503 with ``Retry-After``; gRPC UNAUTHENTICATED, RESOURCE_EXHAUSTED or
+UNAVAILABLE with ``RetryInfo``), as the OTLP retry contract asks. Back-pressure: once
+``AUDITOR_SERVE_BACKLOG`` bodies wait to be split, requests get 429 / RESOURCE_EXHAUSTED with a
+retry hint, so a client faster than the ingest waits instead of growing the backlog without bound.
 """
 
 from __future__ import annotations
@@ -15,16 +23,19 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import Protocol
 
 from auditor.errors import AuditorError
 from auditor.serve._auth import BEARER_HINT, bearer_matches
 from auditor.serve._config import ServeConfig
 from auditor.serve._otlp import INVALID_ARGUMENT, RESOURCE_EXHAUSTED, UNAUTHENTICATED, UNAVAILABLE, Refusal
-from auditor.store import Intake
-from auditor.trace import ReceivedBatch, SpanReceiver
+from auditor.store import BodyQueue, Intake
+from auditor.trace import BodyCheck, SpanReceiver
 
 #: Seconds a client is asked to wait before retrying when the audit queue is full or the store is down.
 RETRY_AFTER = 5
+#: Seconds a client is asked to wait when the backlog of stored bodies is over its bound.
+BACKLOG_RETRY_AFTER = 1
 #: Client addresses whose request rate is remembered; the least recently seen is forgotten first,
 #: so a flood of spoofed or many distinct addresses costs bounded memory.
 MAX_CLIENTS = 10_000
@@ -40,6 +51,12 @@ class Throttled(Refusal):
     def retry_after_header(self) -> str:
         """``Retry-After`` in whole seconds (at least 1: 0 would invite an immediate retry)."""
         return str(max(1, math.ceil(self.retry_after)))
+
+
+class Announcer(Protocol):
+    """What the receiver sets after storing a body (a thread's or a process's event)."""
+
+    def set(self) -> None: ...
 
 
 class RateLimiter:
@@ -71,9 +88,13 @@ class RateLimiter:
 class Receiver:
     """Checks a request and stores its spans; shared by the HTTP and gRPC transports."""
 
-    def __init__(self, config: ServeConfig, intake: Intake) -> None:
-        self.config, self.intake = config, intake
+    def __init__(
+        self, config: ServeConfig, intake: Intake, bodies: BodyQueue, stored: Announcer | None = None
+    ) -> None:
+        self.config, self.intake, self.bodies = config, intake, bodies
         self.limiter = RateLimiter(config.rate)
+        #: Set when a body is stored, so the server's ingest worker starts on it at once.
+        self.stored: Announcer = stored if stored is not None else threading.Event()
 
     def authorise(self, header: str | None) -> None:
         """Raise a 401 refusal unless ``header`` is ``Bearer <token>`` (or no token is configured)."""
@@ -92,9 +113,20 @@ class Receiver:
                 wait,
             )
         try:
+            bodies, _ = self.bodies.backlog()
             waiting = self.intake.pending()
         except AuditorError as err:
             raise Throttled(503, UNAVAILABLE, str(err), RETRY_AFTER) from err
+        if bodies >= self.config.backlog:
+            raise Throttled(
+                429,
+                RESOURCE_EXHAUSTED,
+                f"{bodies} request bodies are waiting to be read (AUDITOR_SERVE_BACKLOG): retry later",
+                BACKLOG_RETRY_AFTER,
+            )
+        # A body not yet read holds at least one trace that will wait for an audit: counted as one,
+        # so the queue's bound holds from the acknowledgement on, not only once the body is read.
+        waiting += bodies
         if waiting >= self.config.queue:
             raise Throttled(
                 503,
@@ -103,13 +135,16 @@ class Receiver:
                 RETRY_AFTER,
             )
 
-    def store(self, reader: SpanReceiver, body: bytes) -> ReceivedBatch:
-        """Parse ``body`` and commit its spans; the batch (for its rejected count) once they are stored."""
-        batch = reader.receive(body)
-        if batch.unreadable is not None:
-            raise Refusal(400, INVALID_ARGUMENT, batch.unreadable)
+    def store(self, adapter: str, reader: SpanReceiver, body: bytes) -> BodyCheck:
+        """Check ``body`` and commit it for ``adapter`` to split later; the check, once it is stored."""
+        check = reader.check(body)
+        if check.unreadable is not None:
+            raise Refusal(400, INVALID_ARGUMENT, check.unreadable)
+        if not check.spans:
+            return check  # nothing to keep: every span (if any) is rejected in the answer
         try:
-            self.intake.receive(batch.spans)
+            self.bodies.put(adapter, body, check.spans)
         except AuditorError as err:  # the store is unavailable: nothing was acknowledged, retry
             raise Throttled(503, UNAVAILABLE, str(err), RETRY_AFTER) from err
-        return batch
+        self.stored.set()
+        return check

@@ -12,11 +12,13 @@ from auditor.policy import load_policy
 from auditor.serve._app import create_app
 from auditor.serve._config import ServeConfig
 from auditor.serve._events import event_sender
+from auditor.serve._ingest import IngestWorker
 from auditor.serve._otlp import ADAPTERS, PROTOBUF
+from auditor.serve._prune import Pruner
 from auditor.serve._receiver import Receiver
 from auditor.serve._timeouts import timed_protocol
 from auditor.serve._workers import AuditWorkers
-from auditor.store import Intake, Store
+from auditor.store import BodyQueue, Intake, Store
 from auditor.trace import SpanReceiver, installed_adapters
 
 
@@ -86,8 +88,9 @@ def serve(config: ServeConfig, announce: Callable[[str], None] | None = None) ->
             raise UsageError(
                 "auditor serve needs a store on disk or a server: pass --db sqlite:///FILE or a PostgreSQL URL."
             )
-        intake = Intake(store)
-        receiver = Receiver(config, intake)
+        intake, bodies = Intake(store), BodyQueue(store)
+        ingest = IngestWorker(store.url, config.lease)
+        receiver = Receiver(config, intake, bodies, ingest.stored)
         app = create_app(config, store, intake, readers, receiver)
         grpc_server = None
         if config.grpc_port is not None:
@@ -101,7 +104,9 @@ def serve(config: ServeConfig, announce: Callable[[str], None] | None = None) ->
                 raise UsageError(f"--grpc needs grpcio: pip install 'trace-auditor[serve]' ({exc})") from exc
 
             grpc_server = start_grpc(receiver, readers[PROTOBUF], config.host, config.grpc_port)
+        ingest.start()
         workers = AuditWorkers(config, intake, policy, events).start()
+        pruner = Pruner(config, store).start()
         if announce is not None:
             base = f"http://{config.host}:{config.port}"
             grpc_line = f", OTLP/gRPC on {config.host}:{config.grpc_port}" if grpc_server is not None else ""
@@ -123,6 +128,8 @@ def serve(config: ServeConfig, announce: Callable[[str], None] | None = None) ->
         finally:
             if grpc_server is not None:
                 grpc_server.stop(2.0)
+            pruner.stop()
+            ingest.stop()
             workers.stop()
             if events is not None:
                 events.close()

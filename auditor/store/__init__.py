@@ -7,6 +7,7 @@ is managed by the Alembic migrations in :mod:`auditor.store.migrations`. See ``d
 from __future__ import annotations
 
 from auditor.errors import LeaseLostError, StoreError
+from auditor.store._bodies import Body, BodyQueue
 from auditor.store._browse import (
     AnswerPage,
     StoredAnswer,
@@ -42,6 +43,7 @@ from auditor.store._overview import (
     received_traces,
     recent_conversations,
 )
+from auditor.store._prune import PruneReport, Retention, Skipped, parse_age, prune, retention
 from auditor.store._rollup_reads import newest as newest_rollup
 from auditor.store._rollup_reads import rebuild as rebuild_rollups
 from auditor.store._rollup_reads import slices as rollup_slices
@@ -59,6 +61,8 @@ __all__ = [
     "VERDICTS",
     "AnswerFilter",
     "AnswerPage",
+    "Body",
+    "BodyQueue",
     "CapShare",
     "Claim",
     "Conversation",
@@ -67,11 +71,14 @@ __all__ = [
     "Intake",
     "LeaseLostError",
     "PolicyOutcome",
+    "PruneReport",
     "ReceivedTrace",
+    "Retention",
     "RunLease",
     "RunRow",
     "SampleShare",
     "SignIns",
+    "Skipped",
     "Spend",
     "SqlDecompositionCache",
     "SqlFusedCache",
@@ -95,12 +102,15 @@ __all__ = [
     "new_owner",
     "newest_rollup",
     "note_live",
+    "parse_age",
+    "prune",
     "read_run",
     "reaudit_link",
     "rebuild_rollups",
     "received_traces",
     "recent_conversations",
     "resolve_run",
+    "retention",
     "revision",
     "rollup_grain",
     "rollup_slices",

@@ -44,6 +44,8 @@ from auditor.store._translate import store_errors
 from auditor.store._write import insert_missing
 from auditor.trace import ReceivedSpan
 
+#: Trace ids per UPDATE when spans arrive (well under SQLite's bound on parameters).
+UPDATE_PAGE = 500
 #: Traces looked at per claim attempt (the first that can still be claimed is taken).
 CLAIM_CANDIDATES = 8
 #: Leases after a held trace's last heartbeat before another worker may take it over.
@@ -91,62 +93,8 @@ class Intake:
         """Store ``spans`` (committed when this returns); the number that were new."""
         if not spans:
             return 0
-        at = now()
         with self._session() as session:
-            wanted = {(s.trace_id, s.span_id): s for s in spans}
-            trace_ids = sorted({s.trace_id for s in spans})
-            have = {
-                (row.trace_id, row.span_id)
-                for row in session.execute(
-                    select(ReceivedSpanRecord.trace_id, ReceivedSpanRecord.span_id).where(
-                        ReceivedSpanRecord.trace_id.in_(trace_ids)
-                    )
-                )
-            }
-            new = [s for key, s in wanted.items() if key not in have]
-            insert_missing(
-                session,
-                ReceivedSpanRecord,
-                [
-                    {
-                        "trace_id": s.trace_id,
-                        "span_id": s.span_id,
-                        "parent_id": s.parent_id,
-                        "end_ns": s.end_ns,
-                        "record": s.record,
-                        "received_at": at,
-                    }
-                    for s in new
-                ],
-            )
-            touched = sorted({s.trace_id for s in new})
-            insert_missing(
-                session,
-                ReceivedTraceRecord,
-                [
-                    {
-                        "trace_id": t,
-                        "generation": 0,
-                        "audited_generation": 0,
-                        "root_ended": False,
-                        "first_span_at": at,
-                        "last_span_at": at,
-                    }
-                    for t in touched
-                ],
-            )
-            rooted = {s.trace_id for s in new if s.parent_id is None and s.end_ns is not None}
-            for trace_id in touched:
-                values: dict[str, object] = {
-                    "generation": ReceivedTraceRecord.generation + 1,
-                    "last_span_at": at,
-                }
-                if trace_id in rooted:
-                    values["root_ended"] = True
-                session.execute(
-                    update(ReceivedTraceRecord).where(ReceivedTraceRecord.trace_id == trace_id).values(values)
-                )
-            return len(new)
+            return store_spans(session, spans, now())
 
     def pending(self) -> int:
         """Traces waiting for an audit (new spans since their last audit)."""
@@ -348,3 +296,61 @@ class Intake:
                 TraceAudit(r.trace_id, r.generation, r.run_id, r.spans, r.error)
                 for r in session.scalars(query)
             ]
+
+
+def store_spans(session: Session, spans: Sequence[ReceivedSpan], at: datetime) -> int:
+    """Add ``spans`` in ``session``'s transaction (a re-sent span adds nothing); the number that were new."""
+    wanted = {(s.trace_id, s.span_id): s for s in spans}
+    trace_ids = sorted({s.trace_id for s in spans})
+    have = {
+        (row.trace_id, row.span_id)
+        for row in session.execute(
+            select(ReceivedSpanRecord.trace_id, ReceivedSpanRecord.span_id).where(
+                ReceivedSpanRecord.trace_id.in_(trace_ids)
+            )
+        )
+    }
+    new = [s for key, s in wanted.items() if key not in have]
+    insert_missing(
+        session,
+        ReceivedSpanRecord,
+        [
+            {
+                "trace_id": s.trace_id,
+                "span_id": s.span_id,
+                "parent_id": s.parent_id,
+                "end_ns": s.end_ns,
+                "record": s.record,
+                "received_at": at,
+            }
+            for s in new
+        ],
+    )
+    touched = sorted({s.trace_id for s in new})
+    insert_missing(
+        session,
+        ReceivedTraceRecord,
+        [
+            {
+                "trace_id": t,
+                "generation": 0,
+                "audited_generation": 0,
+                "root_ended": False,
+                "first_span_at": at,
+                "last_span_at": at,
+            }
+            for t in touched
+        ],
+    )
+    rooted = {s.trace_id for s in new if s.parent_id is None and s.end_ns is not None}
+    bumped = {"generation": ReceivedTraceRecord.generation + 1, "last_span_at": at}
+    for group, values in (
+        (sorted(rooted), {**bumped, "root_ended": True}),
+        (sorted(set(touched) - rooted), bumped),
+    ):
+        for first in range(0, len(group), UPDATE_PAGE):
+            page = group[first : first + UPDATE_PAGE]
+            session.execute(
+                update(ReceivedTraceRecord).where(ReceivedTraceRecord.trace_id.in_(page)).values(values)
+            )
+    return len(new)

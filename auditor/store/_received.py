@@ -7,13 +7,17 @@ brought it new spans, ``audited_generation`` the generation last audited; a trac
 is pending. Its ``owner`` / ``heartbeat_at`` / ``lease_seconds`` are a lease on the audit, like a
 run's (:mod:`._lease`). ``trace_audits`` records which run audited which generation, so a trace
 re-audited after a late span keeps both results apart.
+
+``received_bodies`` (migration 0014) holds request bodies acknowledged but not yet split into
+spans: the receiver commits a body there and answers; an ingest worker claims it (``owner`` /
+``heartbeat_at``, a lease), stores its spans and deletes it in one transaction.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import BigInteger, Boolean, Float, Index, Integer
+from sqlalchemy import BigInteger, Boolean, Float, Index, Integer, LargeBinary
 from sqlalchemy.orm import Mapped, mapped_column
 
 from auditor.store._schema import Base, SafeText, UTCDateTime
@@ -62,3 +66,19 @@ class TraceAuditRecord(Base):
     spans: Mapped[int] = mapped_column(Integer)
     audited_at: Mapped[datetime] = mapped_column(UTCDateTime)
     error: Mapped[str | None] = mapped_column(SafeText)
+
+
+class ReceivedBodyRecord(Base):
+    """An acknowledged request body waiting to be split into spans, and the ingest worker holding it."""
+
+    __tablename__ = "received_bodies"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    adapter: Mapped[str] = mapped_column(SafeText)  # the adapter that reads it (``otlp-proto``, ...)
+    spans: Mapped[int] = mapped_column(Integer)  # spans the pre-acknowledgement check counted
+    received_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    owner: Mapped[str | None] = mapped_column(SafeText)
+    heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # Last: SQLite reads a row's columns in order, so the counts and claims, which read the
+    # columns above, never walk a large body's overflow pages (33 ms a count at 20 bodies of 1 MB).
+    body: Mapped[bytes] = mapped_column(LargeBinary)  # zlib-compressed (:meth:`BodyQueue.put`)

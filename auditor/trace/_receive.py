@@ -3,7 +3,7 @@
 A file adapter parses a whole stream into traces; a server must instead acknowledge each request
 once its spans are stored, and assemble a trace later from spans that may arrive in many requests.
 An adapter that can read export requests also implements :class:`SpanReceiver`: ``receive`` turns
-one request body into :class:`ReceivedSpan` records, each a self-contained one-span OTLP JSON
+one request body into :class:`ReceivedSpan` records (``check`` counts them first, cheaply), each a self-contained one-span OTLP JSON
 request that the ``otlp-json`` adapter reads back, so a stored trace is audited by the same file
 adapter as ``auditor audit`` (``auditor serve`` writes a trace's records as one JSONL file).
 """
@@ -42,12 +42,27 @@ class ReceivedBatch:
     unreadable: str | None = None
 
 
+@dataclass(frozen=True)
+class BodyCheck:
+    """What one request holds, counted without building the spans: ``spans`` readable ones, the
+    ``rejected`` ones and why; ``unreadable`` set when the body is not a request at all."""
+
+    spans: int = 0
+    rejected: int = 0
+    errors: tuple[str, ...] = ()
+    unreadable: str | None = None
+
+
 @runtime_checkable
 class SpanReceiver(Protocol):
     """An adapter that reads one export request body.
 
-    Contract: ``receive`` never raises for bad input; an unreadable body is a batch with
-    ``unreadable`` set, a bad span is counted in ``rejected`` with a short reason in ``errors``.
+    Contract: neither method raises for bad input; an unreadable body has ``unreadable`` set, a
+    bad span is counted in ``rejected`` with a short reason in ``errors``. ``check`` is the fast
+    half the server answers on (the body is stored, then split by ``receive`` later): for the
+    same body it counts exactly the spans ``receive`` returns and rejects, for the same reasons.
     """
+
+    def check(self, body: bytes) -> BodyCheck: ...
 
     def receive(self, body: bytes) -> ReceivedBatch: ...

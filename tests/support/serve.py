@@ -20,6 +20,18 @@ START_TIMEOUT = 30.0
 WAIT_TIMEOUT = 30.0
 
 
+def drain(store: Any, timeout: float = WAIT_TIMEOUT) -> None:
+    """Wait until the server has read every acknowledged body of ``store`` into spans (it answers
+    once a body is committed, and reads it right after)."""
+    from auditor.store import BodyQueue
+
+    deadline = time.monotonic() + timeout
+    while BodyQueue(store).backlog()[0]:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"acknowledged bodies still unread after {timeout} s")
+        time.sleep(0.02)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

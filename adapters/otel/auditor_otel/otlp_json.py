@@ -31,7 +31,7 @@ import json
 from collections.abc import Generator, Iterator
 from typing import Any, BinaryIO
 
-from auditor.trace import Problem, ReceivedBatch, Severity, Trace, loads_fast
+from auditor.trace import BodyCheck, Problem, ReceivedBatch, Severity, Trace, loads_fast
 
 from . import ids
 from .anyvalue import as_int, decode_json_attributes
@@ -222,6 +222,12 @@ class OtlpJsonAdapter:
         from .receive import receive_json
 
         return receive_json(body)
+
+    def check(self, body: bytes) -> BodyCheck:
+        """What :meth:`receive` would find in ``body``, counted before the server answers."""
+        from .receive import check_json
+
+        return check_json(body)
 
     def parse(self, stream: BinaryIO, source: str) -> Iterator[Trace | Problem]:
         collector = TraceCollector(

@@ -25,7 +25,7 @@ from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 from opentelemetry.proto.trace.v1 import trace_pb2
 
-from auditor.trace import Problem, ReceivedBatch, Trace
+from auditor.trace import BodyCheck, Problem, ReceivedBatch, Trace
 
 from . import ids
 from .anyvalue import decode_proto_attributes
@@ -186,6 +186,12 @@ class OtlpProtoAdapter:
         from .receive import receive_proto
 
         return receive_proto(body)
+
+    def check(self, body: bytes) -> BodyCheck:
+        """What :meth:`receive` would find in ``body``, counted before the server answers."""
+        from .receive import check_proto
+
+        return check_proto(body)
 
     def evaluation_exporter(self, endpoint: str, headers: dict[str, str] | None = None) -> Any:
         """An :class:`~auditor_otel.evaluations.OtlpEvaluationExporter` sending verdicts to ``endpoint``

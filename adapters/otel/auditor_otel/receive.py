@@ -5,7 +5,9 @@ so the server can store spans as they arrive and later write a trace's spans as 
 Lines file that :class:`~auditor_otel.otlp_json.OtlpJsonAdapter` reads like any other. A protobuf
 body is turned into the same JSON through ``google.protobuf.json_format`` (ids rewritten as hex,
 as the OTLP JSON encoding requires). A span without a valid trace or span id is rejected and
-counted; a body that is not a request at all is ``unreadable``.
+counted; a body that is not a request at all is ``unreadable``. ``check_json`` / ``check_proto``
+apply the same rules without building the records: the server answers on the check and splits
+the stored body later, and both count the same spans.
 
 In OTLP/JSON, a ``scopeSpans`` or ``spans`` that is not a list, or an item of one that is not an
 object, is rejected and counted as one span (the spans it should have held cannot be counted), so
@@ -25,7 +27,7 @@ from google.protobuf import json_format  # type: ignore[import-untyped]
 from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
-from auditor.trace import ReceivedBatch, ReceivedSpan, repair_text
+from auditor.trace import BodyCheck, ReceivedBatch, ReceivedSpan, repair_text
 
 from . import ids
 
@@ -67,8 +69,12 @@ def _record(request: dict[str, Any]) -> str:
 
 
 class _Batch:
-    def __init__(self) -> None:
+    """The spans of one request; with ``keep=False`` only counted (the check before acknowledging)."""
+
+    def __init__(self, keep: bool = True) -> None:
+        self.keep = keep
         self.spans: list[ReceivedSpan] = []
+        self.counted = 0
         self.rejected = 0
         self.errors: list[str] = []
 
@@ -85,6 +91,9 @@ class _Batch:
             return
         if span_id is None or not span_ok:
             self.reject("a span has no valid spanId (8 bytes, hex)")
+            return
+        self.counted += 1
+        if not self.keep:
             return
         parent_id, _ = ids.from_text(_get(span, "parentSpanId", "parent_span_id"), 8)
         span = {**span, "traceId": trace_id, "spanId": span_id}
@@ -129,34 +138,60 @@ class _Batch:
     def done(self) -> ReceivedBatch:
         return ReceivedBatch(tuple(self.spans), self.rejected, tuple(self.errors))
 
+    def checked(self) -> BodyCheck:
+        return BodyCheck(self.counted, self.rejected, tuple(self.errors))
 
-def receive_json(body: bytes) -> ReceivedBatch:
-    """The spans of one OTLP JSON ``ExportTraceServiceRequest`` body."""
+
+def _json_request(body: bytes) -> tuple[list[Any], str | None]:
+    """The ``resourceSpans`` of an OTLP JSON request body, or why the body is not one."""
     try:
         request = json.loads(body.decode("utf-8-sig"))
     except (UnicodeDecodeError, ValueError) as exc:
-        return ReceivedBatch(unreadable=f"the body is not JSON ({exc})")
+        return [], f"the body is not JSON ({exc})"
     except RecursionError:
-        return ReceivedBatch(unreadable="the body nests JSON too deeply to be an export request")
+        return [], "the body nests JSON too deeply to be an export request"
     if not isinstance(request, dict):
-        return ReceivedBatch(unreadable="the body is not an ExportTraceServiceRequest object")
+        return [], "the body is not an ExportTraceServiceRequest object"
     resources = _get(request, "resourceSpans", "resource_spans")
     if resources is not None and not isinstance(resources, list):
-        return ReceivedBatch(
-            unreadable=f"resourceSpans is {_json_type(resources)}, not a list: the body is not an export request"
-        )
+        return [], f"resourceSpans is {_json_type(resources)}, not a list: the body is not an export request"
+    return resources or [], None
+
+
+def receive_json(body: bytes) -> ReceivedBatch:
+    """The spans of one OTLP JSON ``ExportTraceServiceRequest`` body."""
+    resources, unreadable = _json_request(body)
+    if unreadable is not None:
+        return ReceivedBatch(unreadable=unreadable)
     batch = _Batch()
-    batch.walk(resources or [])
+    batch.walk(resources)
     return batch.done()
 
 
-def receive_proto(body: bytes) -> ReceivedBatch:
-    """The spans of one protobuf ``ExportTraceServiceRequest`` body."""
+def check_json(body: bytes) -> BodyCheck:
+    """What :func:`receive_json` would find in ``body``, counted, not built (fast enough to answer on)."""
+    resources, unreadable = _json_request(body)
+    if unreadable is not None:
+        return BodyCheck(unreadable=unreadable)
+    batch = _Batch(keep=False)
+    batch.walk(resources)
+    return batch.checked()
+
+
+def _proto_request(body: bytes) -> tuple[Any, str | None]:
     request = trace_service_pb2.ExportTraceServiceRequest()
     try:
         request.ParseFromString(body)
     except DecodeError as exc:
-        return ReceivedBatch(unreadable=f"the body is not a protobuf ExportTraceServiceRequest ({exc})")
+        return None, f"the body is not a protobuf ExportTraceServiceRequest ({exc})"
+    return request, None
+
+
+def receive_proto(body: bytes) -> ReceivedBatch:
+    """The spans of one protobuf ``ExportTraceServiceRequest`` body."""
+    request, unreadable = _proto_request(body)
+    if unreadable is not None:
+        return ReceivedBatch(unreadable=unreadable)
     batch = _Batch()
     for resource_spans in request.resource_spans:
         resource = json_format.MessageToDict(resource_spans.resource, use_integers_for_enums=True)
@@ -172,3 +207,19 @@ def receive_proto(body: bytes) -> ReceivedBatch:
                     data["parentSpanId"] = bytes(span.parent_span_id).hex()
                 batch.add(resource or None, scope or None, data)
     return batch.done()
+
+
+def check_proto(body: bytes) -> BodyCheck:
+    """What :func:`receive_proto` would find in ``body``: the message parsed, its span ids checked
+    by the same rule, nothing converted (the conversion is the slow part, done after the answer)."""
+    request, unreadable = _proto_request(body)
+    if unreadable is not None:
+        return BodyCheck(unreadable=unreadable)
+    batch = _Batch(keep=False)
+    for resource_spans in request.resource_spans:
+        for scope_spans in resource_spans.scope_spans:
+            for span in scope_spans.spans:
+                batch.add(
+                    None, None, {"traceId": bytes(span.trace_id).hex(), "spanId": bytes(span.span_id).hex()}
+                )
+    return batch.checked()

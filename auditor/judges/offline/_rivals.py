@@ -5,6 +5,7 @@ alike in :mod:`auditor.judges.verify._conflicts`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from auditor.judges._verdicts import Citation
@@ -21,7 +22,8 @@ def contradicting_items(cues: ClaimCues, cited: set[str], items: Sequence[Item])
     """The offline judge's other side: admitted items it does not cite that contradict the claim.
 
     Each item is read on its own, as the judge reads all of them for a contradiction: it must name
-    every entity of the claim (a different product's figure is no contradiction), and then either
+    every entity of the claim (a different product's figure is no contradiction) and every id it
+    names by a noun ("1042" of "Order 1042"), and then either
     a window covering the claim states a rival figure (comparable, another value, and none of the
     claim's own in that item), or a sentence states the claim's words with the opposite polarity.
     At most :data:`MAX_OPPOSING_ITEMS` items; quotes are exact evidence spans.
@@ -32,6 +34,8 @@ def contradicting_items(cues: ClaimCues, cited: set[str], items: Sequence[Item])
             break
         if item.evidence_id in cited or any(not ent.present(e, item.norm) for e in cues.entities):
             continue
+        if any(re.search(rf"(?<![\w.]){re.escape(i)}(?![\w.])", item.norm) is None for i in cues.ids):
+            continue  # not the order 1042 of "Order 1042 ...": another thing, whatever its figures
         quotes = _rival_quotes(cues, item) or _keyed_rivals(cues, item)
         if not quotes and (flip := polarity_conflict(cues, [item])) is not None:
             quotes = quote(item, flip[1], cues)

@@ -22,6 +22,14 @@ from auditor.judges.reading._states import (
     quoted_opposite,
     said,
 )
+from auditor.judges.reading._values import (
+    claimed,
+    differing,
+    quoted_other,
+    quoted_value,
+    spoken,
+    states_claimed,
+)
 from auditor.judges.reading._vocabulary import STOPWORDS
 from auditor.judges.reading._windows import CLAIM_CHARS, ITEM_CHARS, Item, Window, prepare, read_limits
 
@@ -37,8 +45,10 @@ __all__ = [
     "Window",
     "claim_cues",
     "claim_state",
+    "claimed",
     "content_stems",
     "denied_and_affirmed",
+    "differing",
     "entities",
     "negated",
     "numbers",
@@ -46,10 +56,14 @@ __all__ = [
     "opposing",
     "prepare",
     "quoted_opposite",
+    "quoted_other",
+    "quoted_value",
     "read_limits",
     "said",
     "sentence_spans",
+    "spoken",
     "stated",
+    "states_claimed",
     "stem",
     "words",
 ]

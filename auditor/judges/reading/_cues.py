@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from auditor.judges.reading import _entities as ent
 from auditor.judges.reading import _numbers as num
-from auditor.judges.reading._lexical import content_stems, negated_stems, words
+from auditor.judges.reading._lexical import content_stems, negated_stems, stem, words
+from auditor.judges.reading._vocabulary import STOPWORDS
 from auditor.judges.reading._windows import MONEY_KEYS
 
 _SOURCES = r"(?:reports|documents|sources|articles|studies|papers|pages|items|results|tools|passages|reviews)"
@@ -40,6 +41,8 @@ class ClaimCues:
     aggregated: bool
     money_words: frozenset[str]  # "refund", "paid"...: covered by a window stating the claim's amount
     money: tuple[num.Quantity, ...]
+    id_stems: frozenset[str] = frozenset()  # the noun naming a figure as an id: "order" of "Order 1042"
+    ids: tuple[str, ...] = ()  # the figures it names so: "1042"
 
 
 # Figures that frame rather than state: "out of 5" (a rating's scale), "24/7" and "seven days a
@@ -94,6 +97,13 @@ def claim_cues(text: str) -> ClaimCues:
     if aggregated:
         stems -= _AGGREGATE_WORDS
     money = tuple(q for q in quantities if q.kind == "money")
+    named = [
+        (stem(m.group(1)), q.text)
+        for q in quantities
+        if q.kind == "number"
+        and (m := _ID_BEFORE.search(text, 0, max(text.find(q.text), 0))) is not None
+        and m.group(1).casefold() not in STOPWORDS
+    ]
     return ClaimCues(
         frozenset(stems),
         quantities,
@@ -102,4 +112,9 @@ def claim_cues(text: str) -> ClaimCues:
         aggregated,
         frozenset(stems & MONEY_KEYS) if money else frozenset(),
         money,
+        frozenset(noun for noun, _ in named),
+        tuple(figure for _, figure in named),
     )
+
+
+_ID_BEFORE = re.compile(r"\b([A-Za-z]{2,})\s+#?\s*$")

@@ -18,6 +18,39 @@ import simplemma
 from auditor.judges.reading._vocabulary import NEGATION, STOPWORDS, SYNONYMS
 
 _WORD = re.compile("[A-Za-z][A-Za-z0-9'\u2019]*|\\d+(?:[.,]\\d+)*")
+# "2nd" is the word "second" (a rank, read by words, never a figure: see ``_numbers``), unless it
+# is a day of a month ("March 2nd", "2nd of March"), which the date reader reads
+_ORDINAL_WORDS = (
+    "first",
+    "second",
+    "third",
+    "fourth",
+    "fifth",
+    "sixth",
+    "seventh",
+    "eighth",
+    "ninth",
+    "tenth",
+)
+_ORDINAL = re.compile(
+    r"(?<![\w.,])(10th|1st|2nd|3rd|[4-9]th)(?![\w])(?!\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))",
+    re.I,
+)
+_MONTH_BEFORE = re.compile(r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+$", re.I)
+
+
+def spelled(text: str) -> str:
+    """``text`` with the ranks 1st to 10th written as words ("finished 2nd" reads "finished second")."""
+    if not any(c.isdigit() for c in text):
+        return text
+    return _ORDINAL.sub(
+        lambda m: (
+            m.group() if _MONTH_BEFORE.search(text, 0, m.start()) else _ORDINAL_WORDS[int(m.group()[:-2]) - 1]
+        ),
+        text,
+    )
+
+
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 _ESCAPE = re.compile(r"\\[nrtbf\"\\/]")
 
@@ -94,7 +127,7 @@ def stem(word: str) -> str:
 
 def words(text: str) -> list[str]:
     """Alphabetic and numeric tokens, with camelCase and snake_case keys split."""
-    text = _ESCAPE.sub(" ", text).replace("_", " ")
+    text = _ESCAPE.sub(" ", spelled(text)).replace("_", " ")
     text = _CAMEL.sub(" ", text)
     return _WORD.findall(text)
 
@@ -186,7 +219,7 @@ def negated_stems(text: str) -> frozenset[str]:
     a conjunction, a relative word, or punctuation)."""
     if not _ANY_CUE.search(text):
         return frozenset()
-    tokens = _SCOPE_TOKEN.findall(_ESCAPE.sub(" ", text).replace("_", " "))
+    tokens = _SCOPE_TOKEN.findall(_ESCAPE.sub(" ", spelled(text)).replace("_", " "))
     out: set[str] = set()
     for i, tok in enumerate(tokens):
         if not _is_cue(tok) or _negates_nothing(tok, tokens[i + 1 : i + 2]):
@@ -213,7 +246,7 @@ def denied_and_affirmed(text: str) -> tuple[frozenset[str], frozenset[str]]:
     clauses is not read as denying its main clause's words.
     """
     # split as :func:`words` splits (camelCase, snake_case), so the stems are content_stems' own
-    tokens = _SCOPE_TOKEN.findall(_CAMEL.sub(" ", _ESCAPE.sub(" ", text).replace("_", " ")))
+    tokens = _SCOPE_TOKEN.findall(_CAMEL.sub(" ", _ESCAPE.sub(" ", spelled(text)).replace("_", " ")))
     denied_at: set[int] = set()
     for i, tok in enumerate(tokens):
         if not _is_cue(tok) or _negates_nothing(tok, tokens[i + 1 : i + 2]):

@@ -48,6 +48,7 @@ class Quantity:
     day: int | None = None
 
 
+_RANK = re.compile(r"\d+(?:st|nd|rd|th)", re.I)
 _NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     (
@@ -285,6 +286,8 @@ def _build(kind: str, m: re.Match[str], money_hint: bool) -> Quantity | None:
         return Quantity("money", value, value, cur, raw)
     if kind == "number":
         value = _float(g[0])
+        if _RANK.fullmatch(m.string, m.start(1), min(m.end(1) + 2, len(m.string))) and 1 <= value <= 10:
+            return None  # a rank, "2nd": read as the word "second" (``_lexical.spelled``), not a figure
         scale = (g[1] or "").casefold()
         if scale in ("%", "percent", "per cent"):
             return Quantity("percent", value, value, text=f"{g[0]}%")

@@ -372,8 +372,13 @@ def keyed_rival(cues: ClaimCues, window: Window) -> bool:
     key = frozenset(content_stems(m.group(1))) if m else frozenset()
     if not key or not key <= cues.stems or not cues.quantities or not window.quantities:
         return False
+    if key & (cues.id_stems | _ID_WORDS):
+        return False  # "order": 1043 beside "Order 1042 ...", "sku": "X300": another thing, not another value
     found = [e for e, _ in window.quantities]
     return not any(num.matches(q, e) for q in cues.quantities for e in found)
+
+
+_ID_WORDS = frozenset({"id", "sku", "number", "code", "ref", "reference"})
 
 
 def keyed_rival_quoted(claim: str, quotes: Sequence[tuple[str, str, str]]) -> bool:

@@ -9,7 +9,9 @@ thing a reviewer must see, so a verdict keeps both sides in ``conflicts`` and th
   (:mod:`auditor.judges.offline._rivals`): a rival figure in a window that covers the claim, or
   the claim's words with the opposite polarity, in an item naming the claim's entities;
 - the LLM judge and the fused call cite the items on the other side in ``conflicting``
-  (:mod:`auditor.judges.llm._prompts`), turned into the two sides by :func:`with_conflict`.
+  (:mod:`auditor.judges.llm._prompts`), turned into the two sides by :func:`with_conflict`;
+- for every judge alike, :func:`with_state_conflict` reads the admitted items for the opposite
+  availability state, or another price, event date or status of the thing the claim names.
 
 What every judge shares lives here too. :func:`verify_conflicts` checks each side as a verdict of
 its own stance with the very check every verdict passes (``verify_quotes``: the quote is in the
@@ -25,7 +27,7 @@ from datetime import datetime
 from typing import Literal
 
 from auditor.judges._verdicts import Citation, ClaimVerdict, ConflictQuote, Label
-from auditor.judges.reading import opposing
+from auditor.judges.reading import differing, opposing, states_claimed
 
 OnConflict = Literal["flag", "contradicted", "prefer_newest"]
 
@@ -58,15 +60,25 @@ def with_conflict(verdict: ClaimVerdict, opposing: Sequence[Citation]) -> ClaimV
 
 def with_state_conflict(verdict: ClaimVerdict, claim_text: str, texts: Mapping[str, str]) -> ClaimVerdict:
     """A ``supported`` verdict with the admitted items (``texts``: evidence id to text) that state
-    the opposite availability state about its claim as the other side of a conflict
-    (:func:`auditor.judges.reading.opposing`: "Out of stock" beside "14 units in stock"), for every
-    judge alike; a verdict that already has a conflict, or another label, is returned as it is."""
+    another state or value of the same attribute of the same thing as the other side of a
+    conflict, for every judge alike; a verdict that already has a conflict, or another label, is
+    returned as it is. Two readings, in this order:
+
+    - the opposite availability state (:func:`auditor.judges.reading.opposing`: "Out of stock"
+      beside "14 units in stock");
+    - another price, date of the same event or status of the thing the claim names
+      (:func:`auditor.judges.reading.differing`: "X200 price: $59.00" beside "The X200 costs $49"),
+      only when an item the verdict cites states the claim's own value
+      (:func:`auditor.judges.reading.states_claimed`), so that the support is one side.
+    """
     if verdict.label is not Label.SUPPORTED or verdict.conflicts:
         return verdict
     cited = {c.evidence_id for c in verdict.citations}
     others = [(i, t) for i, t in texts.items() if i not in cited]
-    found = opposing(claim_text, others)[:_MAX_STATE_ITEMS]
-    return with_conflict(verdict, [Citation(evidence_id=i, quote=s.quote) for i, s in found])
+    found = [(i, s.quote) for i, s in opposing(claim_text, others)]
+    if not found and any(states_claimed(claim_text, texts[i]) for i in cited if i in texts):
+        found = [(i, v.quote) for i, v in differing(claim_text, others)]
+    return with_conflict(verdict, [Citation(evidence_id=i, quote=q) for i, q in found[:_MAX_STATE_ITEMS]])
 
 
 def verify_conflicts(verdict: ClaimVerdict, check: Callable[[ClaimVerdict], ClaimVerdict]) -> ClaimVerdict:

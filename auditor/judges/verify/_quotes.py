@@ -13,7 +13,8 @@ from collections.abc import Mapping, Sequence
 
 from auditor.evidence import Evidence, EvidenceKind, without_call
 from auditor.judges._verdicts import Citation, ClaimVerdict, Label, UnjudgedReason
-from auditor.judges.verify._agree import QUOTE_DISAGREES, disagreement, keyed_rival_quoted
+from auditor.judges.reading import claimed, quoted_other, quoted_value, spoken
+from auditor.judges.verify._agree import QUOTE_DISAGREES, Disagreement, disagreement, keyed_rival_quoted
 from auditor.judges.verify._carry import (
     DOES_NOT_SUPPORT,
     Quoted,
@@ -72,11 +73,12 @@ def verify_quotes(
             if label is Label.SUPPORTED
             else _contradiction_shortfall(claim_text, quoted, triples)
         )
-        if shortfall is not None:
+        against = _against(claim_text, triples, shortfall) if label is Label.SUPPORTED else None
+        if shortfall is not None and (against is None or not against.certain):
             why = f"{shortfall}, quoted {kept[0].quote[:80]!r}"
             errors.append(DOES_NOT_SUPPORT)
             kept = []
-        elif label is Label.SUPPORTED and (against := disagreement(claim_text, triples)) is not None:
+        elif against is not None:
             # the quote holds the claim's words but says otherwise: never support, whatever the
             # judge said (the mark of an obeyed instruction planted in the evidence)
             errors.append(QUOTE_DISAGREES)
@@ -100,15 +102,38 @@ def verify_quotes(
     )
 
 
+def _against(
+    claim_text: str, triples: Sequence[tuple[str, str, str]], shortfall: str | None
+) -> Disagreement | None:
+    """How the quotes of a ``supported`` verdict disagree with the claim: :func:`disagreement`
+    when they carry it, else (or when it is not certain) another price, event date or status of
+    the claim's thing (:func:`quoted_value`), certain when surely about it and then found even
+    where the quotes lack the claim's figure ("The X200 costs $59" quoted for "... costs $49")."""
+    against = disagreement(claim_text, triples) if shortfall is None else None
+    if against is not None and against.certain:
+        return against
+    other = quoted_value(claim_text, triples)
+    c = claimed(claim_text)
+    if other is None or c is None or (shortfall is not None and not other[1]):
+        return against
+    value, certain = other
+    why = f"the quote says {spoken(value.value)} where the claim says {spoken(c.value)}"
+    return Disagreement(why, certain, value.quote)
+
+
 def _contradiction_shortfall(
     claim_text: str, quoted: Quoted, triples: Sequence[tuple[str, str, str]]
 ) -> str | None:
-    """None when the quotes contradict the claim: by :func:`contradiction_shortfall`, or by a
-    certain disagreement (a supported verdict the check turned, checked again in the pipeline)."""
+    """None when the quotes contradict the claim: by :func:`contradiction_shortfall`, by a
+    certain disagreement (a supported verdict the check turned, checked again in the pipeline), or
+    by another price, event date or status of the claim's thing (:func:`quoted_other`: the other
+    side of a conflict by attribute)."""
     shortfall = contradiction_shortfall(claim_text, quoted)
     if shortfall is None:
         return None
     against = disagreement(claim_text, triples)
     if against is not None and against.certain:
         return None
-    return None if keyed_rival_quoted(claim_text, triples) else shortfall
+    if keyed_rival_quoted(claim_text, triples) or quoted_other(claim_text, triples) is not None:
+        return None
+    return shortfall
