@@ -73,6 +73,8 @@ def routes(end: Any, policy_sha: str, answer_ids: list[tuple[str, str]]) -> dict
     """Each route's name -> the URLs its repeats ask (one per repeat)."""
     week = (end - timedelta(days=7)).strftime("%Y-%m-%dT%H:%M:%S")
     last_hour = (end - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%S")
+    last_day = (end - timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%S")
+    inside = (end - timedelta(hours=6, minutes=30)).strftime("%Y-%m-%dT%H:%M:%S")
     one = [f"/answers/{a}?run={r}" for r, a in answer_ids]
     return {
         "baseline: GET /healthz": ["/healthz"],
@@ -99,9 +101,19 @@ def routes(end: Any, policy_sha: str, answer_ids: list[tuple[str, str]]) -> dict
         "api /api/summary source_class": ["/api/summary?source_class=tool-results"],
         f"api /api/summary service={SERVICES[1]}": [f"/api/summary?service={SERVICES[1]}"],
         "api /api/summary last 7 days": [f"/api/summary?since={week}"],
-        "api /api/summary verdict, last hour (raw rows)": [
+        # Filters the rollups cannot answer: the sum of the matching answers' counts column.
+        "api /api/summary verdict, last hour (answers' counts)": [
             f"/api/summary?verdict=grounded&since={last_hour}"
         ],
+        "api /api/summary verdict, last day (answers' counts)": [
+            f"/api/summary?verdict=ungrounded&since={last_day}"
+        ],
+        "api /api/summary outcome, last day (answers' counts)": [
+            f"/api/summary?outcome=excluded&since={last_day}"
+        ],
+        "api /api/summary q, last day (answers' counts)": [f"/api/summary?q=refund&since={last_day}"],
+        "api /api/summary bound inside an hour (answers' counts)": [f"/api/summary?since={inside}"],
+        "api /api/summary run_id (answers' counts)": [f"/api/summary?run_id={r}" for r, _ in answer_ids],
     }
 
 

@@ -11,7 +11,8 @@ of :data:`SERVICES` as its ``service.name`` (what the ``service`` filter reads).
 
 The rollups are not computed answer by answer (that is what the benchmark avoids): the answers of
 each hour, policy, judge, service and question type are counted per template, and the template's
-own counts (:func:`auditor.metrics.answer_counts`) multiplied in (numpy). ``tests/test_benchmarks_bigstore.py``
+own counts (:func:`auditor.metrics.answer_counts`) multiplied in (numpy). Each copy's own
+``answers.counts`` is its template's counts under its question type. ``tests/test_benchmarks_bigstore.py``
 checks that the rows equal :func:`auditor.store.rebuild_rollups` on a small store.
 """
 
@@ -265,7 +266,19 @@ def fill(db_url: str, count: int, *, days: int = 30, seed: int = 33, end: dateti
                 "question_type",
                 "generated_at",
                 "saved_at",
+                "counts",
             )
+        }
+        # Each template's own counts (answers.counts) under each question type, encoded once.
+        own = {
+            (policy, which, question_type): w.value(
+                AnswerRecord,
+                "counts",
+                answer_counts(out.model_copy(update={"question_type": question_type})),
+            )
+            for policy in POLICIES
+            for which, out in enumerate(found.outs[policy])
+            for question_type in QUESTION_TYPES
         }
         buffers: dict[Any, list[list[Any]]] = {}
         for start in range(0, count, RUN_ANSWERS):
@@ -325,6 +338,7 @@ def fill(db_url: str, count: int, *, days: int = 30, seed: int = 33, end: dateti
                     ("question_type", question_type),
                     ("generated_at", w.value(AnswerRecord, "generated_at", when)),
                     ("saved_at", w.value(AnswerRecord, "saved_at", when + timedelta(seconds=2))),
+                    ("counts", own[(policy, which, question_type)]),
                 ):
                     row[answer_at[key]] = value
                 buffers.setdefault(AnswerRecord, []).append(row)

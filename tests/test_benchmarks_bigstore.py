@@ -1,7 +1,8 @@
 """The million-answer benchmark's generator and timing, on a small store of each kind.
 
 The generator writes the rollups itself (the templates' counts times their copies, for speed), so
-they are checked here against :func:`auditor.store.rebuild_rollups` on the same answers; the
+they are checked here against :func:`auditor.store.rebuild_rollups` on the same answers, and each
+answer's own ``counts`` column against :func:`auditor.metrics.answer_counts` of the answer read back; the
 timing runs every route once and each must answer 200. No figure is asserted against a clock.
 """
 
@@ -14,7 +15,8 @@ from typing import Any
 import pytest
 from sqlalchemy import create_engine, func, select
 
-from auditor.store import Store, rebuild_rollups
+from auditor.metrics import answer_counts
+from auditor.store import AnswerFilter, Store, list_answers, rebuild_rollups
 from auditor.store._schema import AnswerRecord, EvidenceRecord, RollupRecord, RunRecord
 from benchmarks import bigstore, bigstore_data
 from tests.test_store import pg_schema, pg_url  # noqa: F401  (the session's PostgreSQL server)
@@ -57,6 +59,18 @@ def test_the_generated_store_holds_the_rollups_a_rebuild_computes(url: str) -> N
     assert before[("tables",)][1]["evidence"] > 300
     with Store(url) as store:
         assert rebuild_rollups(store) == filled.rollup_rows
+        # Each copy's own counts column: what the answer as read back gives.
+        with store.engine.connect() as conn:
+            kept = {
+                (r, a): c
+                for r, a, c in conn.execute(
+                    select(AnswerRecord.run_id, AnswerRecord.answer_id, AnswerRecord.counts)
+                )
+            }
+        page = list_answers(store, AnswerFilter(), limit=300)
+        assert len(page.answers) == 300
+        for run_id, answer in zip(page.run_ids, page.answers, strict=True):
+            assert kept[(run_id, answer.answer_id)] == answer_counts(answer), answer.answer_id
     assert rows(url) == before
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from sqlalchemy import create_engine, select
+from sqlalchemy import create_engine, select, update
 
 from auditor.cli import cli
 from auditor.metrics import (
@@ -29,8 +29,8 @@ from auditor.metrics import (
 from auditor.policy import Thresholds, load_policy
 from auditor.run import reaudit
 from auditor.serve._figures import points, summary_of, trend, window
-from auditor.store import AnswerFilter, Store, iter_answers, rebuild_rollups, rollup_grain
-from auditor.store._schema import RollupRecord
+from auditor.store import AnswerFilter, Store, iter_answers, rebuild_rollups, rollup_grain, summed_counts
+from auditor.store._schema import AnswerRecord, RollupRecord
 from tests.support.serve_data import Stored, store_audits
 from tests.test_store import pg_schema, pg_url  # noqa: F401  (the session's PostgreSQL server)
 
@@ -148,6 +148,38 @@ def test_filters_rollups_cannot_express_read_the_answers(backend: str, stored: S
             assert summary_of(store, wanted) == summarise(list(iter_answers(store, wanted)))
 
 
+def test_other_filters_sum_the_stored_counts_of_their_answers(backend: str, stored: Stored) -> None:
+    # Filters the rollups cannot answer: the summary is the sum of the matching rows' counts column,
+    # and must equal summarise over the same answers read with their children.
+    first = min(a.generated_at for _, a in stored.answers)
+    run_id, answer = next((r, a) for r, a in stored.answers if a.claims and not a.refusal)
+    conversation = next(a.conversation_id for _, a in stored.answers if a.conversation_id)
+    wanted_all = [
+        *(
+            AnswerFilter(verdict=v)
+            for v in ("grounded", "ungrounded", "contradicted", "refusal", "undecided")
+        ),
+        *(AnswerFilter(outcome=o) for o in ("excluded", "all_admitted", "inadmissible_support")),
+        AnswerFilter(q="refund"),
+        AnswerFilter(trace_id=answer.trace_id[:8]),
+        AnswerFilter(run_id=run_id),
+        AnswerFilter(conversation_id=conversation),
+        AnswerFilter(since=first.replace(minute=30)),
+        AnswerFilter(verdict="ungrounded", source_class="policy_doc", policy="strict"),
+        AnswerFilter(verdict="grounded", until=first.replace(minute=30) + timedelta(hours=5)),
+    ]
+    with Store(backend) as store:
+        for wanted in wanted_all:
+            assert rollup_grain(wanted) is None, wanted
+            raw = list(iter_answers(store, wanted))
+            counts = summed_counts(store, wanted)
+            assert counts is not None, wanted
+            assert counts.get("answers", 0) == len(raw), wanted
+            for limits in THRESHOLDS:
+                assert summary_of(store, wanted, limits) == summarise(raw, thresholds=limits), wanted
+        assert any(summed_counts(store, w) for w in wanted_all[:5])  # the verdicts select answers
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def fresh(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, Stored]]:
     if request.param == "sqlite":
@@ -191,6 +223,53 @@ def test_migration_fills_the_rollups_of_a_store_from_before(backend: str, stored
     with Store(backend, upgrade=True):
         pass
     assert rollup_rows(backend) == expected
+
+
+def stored_counts(url: str) -> dict[tuple[str, str], dict[str, int] | None]:
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(select(AnswerRecord.run_id, AnswerRecord.answer_id, AnswerRecord.counts))
+            return {(r, a): c for r, a, c in rows}
+    finally:
+        engine.dispose()
+
+
+def test_each_answer_keeps_its_counts_and_the_migration_fills_them(backend: str, stored: Stored) -> None:
+    from alembic import command
+
+    from auditor.store.migrations import alembic_config
+
+    expected = {(r, a.answer_id): answer_counts(a) for r, a in stored.answers}
+    assert stored_counts(backend) == expected  # written with each answer
+    with Store(backend) as store, store.engine.begin() as conn:
+        config = alembic_config(store.url)
+        config.attributes["connection"] = conn
+        command.downgrade(config, "0014")
+    with Store(backend, upgrade=True):
+        pass
+    assert stored_counts(backend) == expected  # filled from the answers by migration 0015
+
+
+def test_answers_without_counts_are_summed_from_the_answers(fresh: tuple[str, Stored]) -> None:
+    url, stored = fresh
+    run_id, answer = next((r, a) for r, a in stored.answers if a.claims and not a.refusal)
+    engine = create_engine(url)
+    try:
+        with engine.begin() as conn:  # as a row written before migration 0015 (not filled)
+            conn.execute(
+                update(AnswerRecord)
+                .where(AnswerRecord.run_id == run_id, AnswerRecord.answer_id == answer.answer_id)
+                .values(counts=None)
+            )
+    finally:
+        engine.dispose()
+    wanted = AnswerFilter(verdict="grounded" if answer.grounded else "ungrounded")
+    with Store(url) as store:
+        assert summed_counts(store, wanted) is None
+        raw = list(iter_answers(store, wanted))
+        assert answer.answer_id in {a.answer_id for a in raw}
+        assert summary_of(store, wanted) == summarise(raw)
 
 
 def test_cli_rebuilds_the_rollups(backend: str, stored: Stored) -> None:

@@ -2,7 +2,9 @@
 
 Read from the store's rollups (each hour's and day's summed answer counts, :mod:`auditor.store._rollups`)
 when the filter names only rollup dimensions (policy, source class, question type, service) and
-time bounds on an hour's edge, so the cost does not grow with the store; otherwise computed by
+time bounds on an hour's edge, so the cost does not grow with the store; otherwise the summary is
+the sum of the matching answers' stored counts (``answers.counts``, one column per answer, no
+children read), or, when one of them has none (stored before migration 0015 filled them),
 :func:`auditor.metrics.summarise` on the matching answers themselves. Both give the same figures
 (:func:`auditor.metrics.summary_from_counts`), which mean what they mean in a report: the groundedness rate over judged claims
 (with its denominator; no interval, since claims of one answer are not independent trials), and
@@ -36,6 +38,7 @@ from auditor.store import (
     newest_rollup,
     rollup_grain,
     rollup_slices,
+    summed_counts,
 )
 
 Bucket = Literal["hour", "day"]
@@ -64,6 +67,9 @@ def summary_of(store: Store, wanted: AnswerFilter, thresholds: Thresholds | None
         return summary_from_counts(
             sum_counts(counts for _, counts in rollup_slices(store, wanted, grain)), thresholds
         )
+    counts = summed_counts(store, wanted)
+    if counts is not None:
+        return summary_from_counts(counts, thresholds)
     return summarise(list(iter_answers(store, wanted)), thresholds=thresholds)
 
 

@@ -47,6 +47,7 @@ from auditor.store._prune import PruneReport, Retention, Skipped, parse_age, pru
 from auditor.store._rollup_reads import newest as newest_rollup
 from auditor.store._rollup_reads import rebuild as rebuild_rollups
 from auditor.store._rollup_reads import slices as rollup_slices
+from auditor.store._rollup_reads import summed as summed_counts
 from auditor.store._rollups import grain as rollup_grain
 from auditor.store._runs import FinishHook
 from auditor.store._sign_ins import SIGN_IN_LIFETIME, SignIns
@@ -116,6 +117,7 @@ __all__ = [
     "rollup_slices",
     "sample_json",
     "samples_of",
+    "summed_counts",
     "trace_digest",
     "upgrade",
 ]

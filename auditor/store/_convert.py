@@ -14,6 +14,7 @@ from typing import Any
 from pydantic_core import to_jsonable_python
 
 from auditor.evidence import EvidenceKind, count_unanswered
+from auditor.metrics import answer_counts
 from auditor.results import (
     AnswerOut,
     AuditResult,
@@ -135,6 +136,7 @@ def answer_record(
         "grounded": answer.grounded,
         "saved_at": saved_at,
         "usage": usage,
+        "counts": answer_counts(answer),
     }
     claims: list[dict[str, Any]] = []
     verdicts: list[dict[str, Any]] = []

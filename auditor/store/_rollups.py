@@ -31,9 +31,9 @@ from dataclasses import fields
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from sqlalchemy import Table, delete, select, text
+from sqlalchemy import Table, delete, select, text, tuple_, update
 from sqlalchemy.dialects import postgresql
-from sqlalchemy.orm import Session, subqueryload
+from sqlalchemy.orm import Session, defer, subqueryload
 
 from auditor.metrics import add_counts, answer_counts
 from auditor.results import AnswerOut
@@ -240,6 +240,8 @@ def recompute(session: Session, batch: int = 500) -> int:
             query = (
                 select(AnswerRecord)
                 .options(
+                    # Not read (migration 0013 runs this before 0015 adds the column).
+                    defer(AnswerRecord.counts),
                     subqueryload(AnswerRecord.evidence),
                     subqueryload(AnswerRecord.claims).subqueryload(ClaimRecord.verdict),
                 )
@@ -258,6 +260,38 @@ def recompute(session: Session, batch: int = 500) -> int:
             session.expunge_all()
     apply(session, total)
     return len(total)
+
+
+def fill_counts(session: Session, batch: int = 500) -> int:
+    """Write :func:`auditor.metrics.answer_counts` into ``answers.counts`` where it is None (what
+    migration 0015 fills the column with), ``batch`` answers at a time; the number filled."""
+    filled = 0
+    after = ("", "")
+    while True:
+        query = (
+            select(AnswerRecord)
+            .options(
+                subqueryload(AnswerRecord.evidence),
+                subqueryload(AnswerRecord.claims).subqueryload(ClaimRecord.verdict),
+            )
+            .where(
+                AnswerRecord.counts.is_(None),
+                tuple_(AnswerRecord.run_id, AnswerRecord.answer_id) > after,
+            )
+            .order_by(AnswerRecord.run_id, AnswerRecord.answer_id)
+            .limit(batch)
+        )
+        rows = list(session.scalars(query))
+        if not rows:
+            return filled
+        values = [
+            {"run_id": row.run_id, "answer_id": row.answer_id, "counts": answer_counts(answer_out(row))}
+            for row in rows
+        ]
+        after = (rows[-1].run_id, rows[-1].answer_id)
+        session.expunge_all()
+        session.execute(update(AnswerRecord), values)  # by primary key, one statement per batch
+        filled += len(values)
 
 
 def expressible(wanted: AnswerFilter) -> bool:

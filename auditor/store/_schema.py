@@ -203,6 +203,9 @@ class AnswerRecord(Base):
     saved_at: Mapped[datetime] = mapped_column(UTCDateTime)
     # 0011: the judge usage spent on it (a run on Ray sums its answers'); None when not kept.
     usage: Mapped[dict[str, Any] | None] = mapped_column(_json())
+    # 0015: its :func:`auditor.metrics.answer_counts`, written with it; a filter the rollups cannot
+    # answer sums these instead of reading the children. None: written before 0015 and not filled.
+    counts: Mapped[dict[str, int] | None] = mapped_column(_json())
 
     run: Mapped[RunRecord] = relationship(back_populates="answers")
     evidence: Mapped[list[EvidenceRecord]] = relationship(
