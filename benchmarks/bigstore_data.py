@@ -11,7 +11,7 @@ of :data:`SERVICES` as its ``service.name`` (what the ``service`` filter reads).
 
 The rollups are not computed answer by answer (that is what the benchmark avoids): the answers of
 each hour, policy, judge, service and question type are counted per template, and the template's
-own counts (:func:`auditor.metrics.answer_counts`) multiplied in (numpy). ``tests/test_bigstore.py``
+own counts (:func:`auditor.metrics.answer_counts`) multiplied in (numpy). ``tests/test_benchmarks_bigstore.py``
 checks that the rows equal :func:`auditor.store.rebuild_rollups` on a small store.
 """
 
@@ -229,7 +229,8 @@ def fill(db_url: str, count: int, *, days: int = 30, seed: int = 33, end: dateti
     times = _hours(days, end, rng, count)
     tally = _Tally(found, days, end)
     runs = traces = 0
-    with Store(db_url) as store, store.engine.begin() as conn:
+    # A transaction per chunk: one of several GB would grow SQLite's write-ahead log as large.
+    with Store(db_url) as store, store.engine.connect() as conn:
         if conn.dialect.name == "sqlite":
             conn.exec_driver_sql("PRAGMA synchronous=OFF")
         w = _Writer(conn)
@@ -344,6 +345,7 @@ def fill(db_url: str, count: int, *, days: int = 30, seed: int = 33, end: dateti
                 tally.add(when, policy, which, judge, service, question_type)
             if len(buffers.get(AnswerRecord, ())) >= CHUNK:
                 _flush(w, buffers)
+                conn.commit()
         _flush(w, buffers)
         made = 0
         page: list[list[Any]] = []
@@ -354,8 +356,10 @@ def fill(db_url: str, count: int, *, days: int = 30, seed: int = 33, end: dateti
                 w.write(RollupRecord, page)
                 page = []
         w.write(RollupRecord, page)
+        conn.commit()
         if conn.dialect.name == "postgresql":
             conn.execute(text("ANALYZE"))
+            conn.commit()
     if not db_url.startswith("postgresql"):
         with Store(db_url) as store, store.engine.begin() as conn:
             conn.exec_driver_sql("ANALYZE")

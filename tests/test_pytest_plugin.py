@@ -182,9 +182,10 @@ def test_the_plugin_loads_nothing_of_the_auditor_at_start_up() -> None:
 def test_the_documented_snippet_runs_as_written(pytester: pytest.Pytester) -> None:
     section = (Path(__file__).parent.parent / "docs" / "pytest.md").read_text(encoding="utf-8")
     code = section.split("```python\n", 1)[1].split("```", 1)[0]
-    record = section.split("with `golden.jsonl` holding records such as\n`", 1)[1].split("`.", 1)[0]
-    json.loads(record)  # the documented record is valid JSON
-    (pytester.path / "golden.jsonl").write_text(record + "\n", encoding="utf-8")
+    records = section.split("file=golden.jsonl -->\n```json\n", 1)[1].split("```", 1)[0]
+    for record in records.splitlines():
+        json.loads(record)  # each documented record is valid JSON
+    (pytester.path / "golden.jsonl").write_text(records, encoding="utf-8")
     pytester.makepyfile(test_answers=code)
     result = pytester.runpytest("-v", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=3)

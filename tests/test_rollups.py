@@ -18,7 +18,14 @@ from click.testing import CliRunner
 from sqlalchemy import create_engine, select
 
 from auditor.cli import cli
-from auditor.metrics import answer_counts, sum_counts, summarise, summary_from_counts
+from auditor.metrics import (
+    Headline,
+    answer_counts,
+    headline_from_counts,
+    sum_counts,
+    summarise,
+    summary_from_counts,
+)
 from auditor.policy import Thresholds, load_policy
 from auditor.run import reaudit
 from auditor.serve._figures import points, summary_of, trend, window
@@ -70,6 +77,8 @@ def test_counts_add_up_to_the_summary_of_the_same_answers(stored: Stored) -> Non
         total = sum_counts(answer_counts(a) for a in subset)
         for limits in THRESHOLDS:
             assert summary_from_counts(total, limits) == summarise(subset, thresholds=limits)
+        # What a trend point shows, without the segments: the same fields as the summary's.
+        assert headline_from_counts(total) == Headline.of(summarise(subset)), len(subset)
 
 
 def test_writes_keep_the_rows_a_rebuild_computes(backend: str, stored: Stored) -> None:
@@ -178,7 +187,7 @@ def test_migration_fills_the_rollups_of_a_store_from_before(backend: str, stored
     with Store(backend) as store, store.engine.begin() as conn:
         config = alembic_config(store.url)
         config.attributes["connection"] = conn
-        command.downgrade(config, "0011")
+        command.downgrade(config, "0012")
     with Store(backend, upgrade=True):
         pass
     assert rollup_rows(backend) == expected

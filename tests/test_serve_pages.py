@@ -17,7 +17,7 @@ from datetime import datetime
 import pytest
 from fastapi.testclient import TestClient
 
-from auditor.metrics import summarise
+from auditor.metrics import Headline, summarise
 from auditor.results import AnswerOut
 from auditor.serve import create_app, serve_config
 from auditor.serve._server import receivers
@@ -152,7 +152,7 @@ def test_the_trend_is_the_metrics_of_each_hour(open_client: TestClient, stored: 
     window = {h: g for h, g in hourly(answers).items() if (newest - h).total_seconds() < 48 * 3600}
     assert [p.start for p in points] == sorted(window, reverse=True) and len(points) >= 3
     for p in points:
-        assert p.summary == summarise(window[p.start])
+        assert p.summary == Headline.of(summarise(window[p.start]))
     page = text_of(open_client.get("/trend").text)
     first = points[0].summary.answers_with_unsupported_claim
     assert f"{first.numerator} / {first.denominator}" in page

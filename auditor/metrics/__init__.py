@@ -4,12 +4,21 @@
 and unjudged counts, segments per source class and question type, citation figures and, with a
 labels file, refusal accuracy and over-refusal. Intervals are on answers (Wilson, Clopper-Pearson).
 :func:`answer_counts` and :func:`summary_from_counts` give the same figures from
-per-answer counts that add up (the store's rollups). :func:`verdict_diff` compares two audits of the same answers under two policies.
+per-answer counts that add up (the store's rollups); :func:`headline_from_counts` gives only the
+headline a trend point shows. :func:`verdict_diff` compares two audits of the same answers under two policies.
 """
 
 from __future__ import annotations
 
-from auditor.metrics._counts import Counts, add_counts, answer_counts, sum_counts, summary_from_counts
+from auditor.metrics._counts import (
+    Counts,
+    Headline,
+    add_counts,
+    answer_counts,
+    headline_from_counts,
+    sum_counts,
+    summary_from_counts,
+)
 from auditor.metrics._diff import (
     FigureChange,
     PolicyComparison,
@@ -28,6 +37,7 @@ __all__ = [
     "CorrectedRate",
     "Counts",
     "FigureChange",
+    "Headline",
     "Interval",
     "Labels",
     "PolicyComparison",
@@ -39,6 +49,7 @@ __all__ = [
     "add_counts",
     "answer_counts",
     "clear_interval_cache",
+    "headline_from_counts",
     "load_labels",
     "match_labels",
     "rate",

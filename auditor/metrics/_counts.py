@@ -19,10 +19,11 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 from auditor.judges import QUOTE_DISAGREES
 from auditor.metrics._conflicts import conflicted
-from auditor.metrics._model import CitationFigures, ConflictFigures, Segment, Summary
+from auditor.metrics._model import CitationFigures, ConflictFigures, Rate, Segment, Summary
 from auditor.metrics._rates import claim_status, rate
 from auditor.metrics._summary import NO_SOURCE, UNCLASSIFIED, UNSPECIFIED, Tally, claim_source_class
 from auditor.policy import Thresholds
@@ -187,9 +188,58 @@ def _by_prefix(counts: Mapping[str, int], prefix: str) -> dict[str, int]:
     return dict(sorted((k[len(prefix) :], v) for k, v in counts.items() if k.startswith(prefix)))
 
 
+@dataclass(frozen=True)
+class Headline:
+    """The figures a trend point shows: a :class:`Summary`'s headline counts and rates, nothing else.
+
+    Drawn per bucket, so it is built without what a trend does not show (segments, citation and
+    conflict figures): :func:`headline_from_counts` reads a handful of keys where
+    :func:`summary_from_counts` builds about a hundred rates. Each field equals the
+    :class:`Summary` field of the same name (:meth:`of`).
+    """
+
+    answers: int
+    screened: int
+    unjudged: int
+    groundedness_rate: Rate
+    answers_with_unsupported_claim: Rate
+    answer_pass_rate: Rate
+
+    @classmethod
+    def of(cls, summary: Summary) -> Headline:
+        """The headline of a summary computed some other way (from the answers themselves)."""
+        return cls(
+            answers=summary.answers,
+            screened=summary.screened,
+            unjudged=summary.unjudged,
+            groundedness_rate=summary.groundedness_rate,
+            answers_with_unsupported_claim=summary.answers_with_unsupported_claim,
+            answer_pass_rate=summary.answer_pass_rate,
+        )
+
+
+def _judged(counts: Mapping[str, int]) -> int:
+    return sum(counts.get(f"status|{s}", 0) for s in _JUDGED)
+
+
+def headline_from_counts(counts: Mapping[str, int]) -> Headline:
+    """The :class:`Headline` of the answers whose counts sum to ``counts`` (as :func:`summary_from_counts`'s)."""
+    get = counts.get
+    answers, refusals = get("answers", 0), get("refusals", 0)
+    return Headline(
+        answers=answers,
+        screened=sum(v for k, v in counts.items() if k.startswith("screened|")),
+        unjudged=get("status|unjudged", 0),
+        groundedness_rate=rate(get("status|supported", 0), _judged(counts)),
+        answers_with_unsupported_claim=rate(get("unsupported", 0), get("decided", 0), intervals=True),
+        answer_pass_rate=rate(get("grounded", 0), answers - refusals, intervals=True),
+    )
+
+
 def summary_from_counts(counts: Mapping[str, int], thresholds: Thresholds | None = None) -> Summary:
     """The :class:`Summary` of the answers whose counts sum to ``counts`` (as :func:`summarise` without labels)."""
     limits = thresholds if thresholds is not None else Thresholds()
+    head = headline_from_counts(counts)
     get = counts.get
     status = {s: get(f"status|{s}", 0) for s in _STATUSES}
     judged = status["supported"] + status["contradicted"] + status["absent"]
@@ -210,21 +260,21 @@ def summary_from_counts(counts: Mapping[str, int], thresholds: Thresholds | None
         refusals=refusals,
         answer_rate=rate(answers - refusals, answers, intervals=True),
         claims=get("claims", 0),
-        screened=sum(screened.values()),
+        screened=head.screened,
         screened_by_reason=screened,
         judged_claims=judged,
         supported=status["supported"],
         contradicted=status["contradicted"],
         absent=status["absent"],
-        unjudged=status["unjudged"],
+        unjudged=head.unjudged,
         unjudged_by_reason=_by_prefix(counts, "unjudged|"),
         undecided_answers=get("undecided", 0),
         quote_disagreements=get("disagreements", 0),
         common_knowledge=status["common_knowledge"],
-        groundedness_rate=rate(status["supported"], judged),
+        groundedness_rate=head.groundedness_rate,
         contradiction_rate=rate(status["contradicted"], judged),
-        answers_with_unsupported_claim=rate(get("unsupported", 0), get("decided", 0), intervals=True),
-        answer_pass_rate=rate(get("grounded", 0), answers - refusals, intervals=True),
+        answers_with_unsupported_claim=head.answers_with_unsupported_claim,
+        answer_pass_rate=head.answer_pass_rate,
         by_source_class=_segments(counts, "class", limits),
         by_question_type=_segments(counts, "type", limits),
         refusal=None,

@@ -18,7 +18,14 @@ from datetime import datetime, timedelta
 from itertools import groupby
 from typing import Literal
 
-from auditor.metrics import Summary, sum_counts, summarise, summary_from_counts
+from auditor.metrics import (
+    Headline,
+    Summary,
+    headline_from_counts,
+    sum_counts,
+    summarise,
+    summary_from_counts,
+)
 from auditor.policy import Thresholds
 from auditor.results import AnswerOut
 from auditor.store import (
@@ -41,10 +48,13 @@ MAX_BUCKETS = 400
 
 @dataclass(frozen=True)
 class TrendPoint:
-    """The figures of the answers generated in ``[start, start + bucket)``."""
+    """The figures the trend shows of the answers generated in ``[start, start + bucket)``.
+
+    ``summary`` holds only the headline of their :class:`Summary` (the trend draws no segments).
+    """
 
     start: datetime
-    summary: Summary
+    summary: Headline
 
 
 def summary_of(store: Store, wanted: AnswerFilter, thresholds: Thresholds | None = None) -> Summary:
@@ -87,7 +97,7 @@ def points(
     """One point per bucket that has answers, newest first (``answers`` newest first too)."""
     out: list[TrendPoint] = []
     for start, group in groupby(answers, key=lambda a: floor(a.generated_at, bucket)):
-        out.append(TrendPoint(start, summarise(list(group), thresholds=thresholds)))
+        out.append(TrendPoint(start, Headline.of(summarise(list(group), thresholds=thresholds))))
         if len(out) == MAX_BUCKETS:
             break
     return out
@@ -100,5 +110,5 @@ def trend(
     used = window(store, wanted, bucket)
     if rollup_grain(used, bucket) == bucket:
         rows = rollup_slices(store, used, bucket)[:MAX_BUCKETS]
-        return used, [TrendPoint(start, summary_from_counts(counts, thresholds)) for start, counts in rows]
+        return used, [TrendPoint(start, headline_from_counts(counts)) for start, counts in rows]
     return used, points(iter_answers(store, used), bucket, thresholds)

@@ -84,7 +84,8 @@ def _service(name: str) -> ColumnElement[bool]:
     )
 
 
-def _check_text(wanted: AnswerFilter) -> None:
+def check_text(wanted: AnswerFilter) -> None:
+    """Refuse a filter whose text holds a NUL (module docstring): every read path calls this first."""
     for field in fields(wanted):
         value = getattr(wanted, field.name)
         if isinstance(value, str) and "\x00" in value:
@@ -100,7 +101,7 @@ def where(query: Select[AnswerRecord], wanted: AnswerFilter) -> Select[AnswerRec
     Raises:
         UsageError: a text field of ``wanted`` holds a NUL character (module docstring).
     """
-    _check_text(wanted)
+    check_text(wanted)
     if wanted.trace_id:
         query = query.where(AnswerRecord.trace_id.startswith(wanted.trace_id, autoescape=True))
     if wanted.run_id:

@@ -14,7 +14,7 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from auditor.metrics import Counts, add_counts
-from auditor.store._filters import AnswerFilter
+from auditor.store._filters import AnswerFilter, check_text
 from auditor.store._rollups import ALL, Bucket, recompute, table
 from auditor.store._schema import RollupRecord
 from auditor.store._store import Store
@@ -32,6 +32,7 @@ def rebuild(store: Store) -> int:
 
 
 def _slice(query: Any, wanted: AnswerFilter, bucket: Bucket) -> Any:
+    check_text(wanted)  # refused here as on the answers' path, whichever path a filter takes
     c = table().c
     query = query.where(
         c.bucket == bucket,
