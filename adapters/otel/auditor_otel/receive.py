@@ -3,8 +3,8 @@
 Each span becomes a self-contained one-span OTLP JSON request (its resource and scope beside it),
 so the server can store spans as they arrive and later write a trace's spans as one OTLP JSON
 Lines file that :class:`~auditor_otel.otlp_json.OtlpJsonAdapter` reads like any other. A protobuf
-body is turned into the same JSON through ``google.protobuf.json_format`` (ids rewritten as hex,
-as the OTLP JSON encoding requires). A span without a valid trace or span id is rejected and
+body is turned into the same JSON ``google.protobuf.json_format`` would make, by the hand-written
+:mod:`~auditor_otel.proto_dict` (ids rewritten as hex, as the OTLP JSON encoding requires). A span without a valid trace or span id is rejected and
 counted; a body that is not a request at all is ``unreadable``. ``check_json`` / ``check_proto``
 apply the same rules without building the records: the server answers on the check and splits
 the stored body later, and both count the same spans.
@@ -23,13 +23,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from google.protobuf import json_format  # type: ignore[import-untyped]
 from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from auditor.trace import BodyCheck, ReceivedBatch, ReceivedSpan, repair_text
 
 from . import ids
+from .proto_dict import resource_dict, scope_dict, span_dict
 
 #: At most this many distinct rejection reasons are kept per request (the count is exact).
 MAX_ERRORS = 5
@@ -194,12 +194,12 @@ def receive_proto(body: bytes) -> ReceivedBatch:
         return ReceivedBatch(unreadable=unreadable)
     batch = _Batch()
     for resource_spans in request.resource_spans:
-        resource = json_format.MessageToDict(resource_spans.resource, use_integers_for_enums=True)
+        resource = resource_dict(resource_spans.resource)
         for scope_spans in resource_spans.scope_spans:
-            scope = json_format.MessageToDict(scope_spans.scope, use_integers_for_enums=True)
+            scope = scope_dict(scope_spans.scope)
             for span in scope_spans.spans:
-                data = json_format.MessageToDict(span, use_integers_for_enums=True)
-                # json_format writes ids in base64; OTLP JSON wants hex (batch.add rewrites them).
+                data = span_dict(span)
+                # json_format (and so span_dict) writes ids in base64; OTLP JSON wants hex (batch.add rewrites them).
                 data["traceId"] = bytes(span.trace_id).hex()
                 data["spanId"] = bytes(span.span_id).hex()
                 data.pop("parentSpanId", None)

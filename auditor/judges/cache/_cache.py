@@ -79,7 +79,20 @@ def cache_key(
     )
 
 
-class CachingJudge:
+class _Cached:
+    """What each caching wrapper keeps: the component it wraps, where results live, the endpoint
+    and settings that are part of every key (a changed one is a miss), and hit and miss counts."""
+
+    def __init__(self, inner: Any, cache: Any, endpoint: str) -> None:
+        self.inner = inner
+        self.cache = cache
+        self.endpoint = endpoint
+        self.settings = settings_of(inner)
+        self.hits = 0
+        self.misses = 0
+
+
+class CachingJudge(_Cached):
     """Implements :class:`~auditor.judges.Judge`: cached verdicts first, ``inner`` for the misses.
 
     Args:
@@ -88,14 +101,12 @@ class CachingJudge:
         endpoint: the server ``inner`` asks (``LLMClient.endpoint``), part of the key.
     """
 
+    inner: Judge
+    cache: VerdictCache
+
     def __init__(self, inner: Judge, cache: VerdictCache, *, endpoint: str = "") -> None:
-        self.inner = inner
-        self.cache = cache
-        self.endpoint = endpoint
-        self.settings = settings_of(inner)
+        super().__init__(inner, cache, endpoint)
         self.identity: JudgeIdentity = inner.identity
-        self.hits = 0
-        self.misses = 0
 
     async def judge(
         self,
@@ -252,7 +263,7 @@ class IdentifiedExtractor(Protocol):
     async def decompose(self, answers: Sequence[Answer]) -> list[Decomposition]: ...
 
 
-class CachingExtractor:
+class CachingExtractor(_Cached):
     """Implements :class:`~auditor.claims.ClaimExtractor`: cached decompositions first, ``inner`` for the misses.
 
     Args:
@@ -264,15 +275,13 @@ class CachingExtractor:
     decomposition whose call failed (:func:`~auditor.judges.call_failed`) is not cached.
     """
 
+    inner: IdentifiedExtractor
+    cache: DecompositionCache
+
     def __init__(self, inner: IdentifiedExtractor, cache: DecompositionCache, *, endpoint: str = "") -> None:
-        self.inner = inner
-        self.cache = cache
-        self.endpoint = endpoint
-        self.settings = settings_of(inner)
+        super().__init__(inner, cache, endpoint)
         self.name = inner.name
         self.identity = inner.identity
-        self.hits = 0
-        self.misses = 0
 
     async def decompose(self, answers: Sequence[Answer]) -> list[Decomposition]:
         keys = [decomposition_key(a, self.identity, self.endpoint, self.settings) for a in answers]
@@ -317,7 +326,7 @@ class IdentifiedFused(Protocol):
     ) -> FusedResult: ...
 
 
-class CachingFused:
+class CachingFused(_Cached):
     """Fused mode with a cache: a re-audit of the same answer on the same evidence makes no call.
 
     Args:
@@ -329,14 +338,12 @@ class CachingFused:
     Concurrent audits of answers with the same key each call ``inner`` (one call per answer).
     """
 
+    inner: IdentifiedFused
+    cache: FusedCache
+
     def __init__(self, inner: IdentifiedFused, cache: FusedCache, *, endpoint: str = "") -> None:
-        self.inner = inner
-        self.cache = cache
-        self.endpoint = endpoint
-        self.settings = settings_of(inner)
+        super().__init__(inner, cache, endpoint)
         self.identity: JudgeIdentity = inner.identity
-        self.hits = 0
-        self.misses = 0
 
     async def audit(
         self,
