@@ -13,18 +13,18 @@ in a temporary directory, its telemetry and fetches from the internet turned off
 
 from __future__ import annotations
 
-import contextlib
 import os
-import socket
-import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
+
+from tests.support.server_venv import ServerProcess, free_port
+from tests.support.server_venv import ensure_venv as _ensure
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The Phoenix release the tests run against (its REST API and client change between majors).
 REQUIREMENT = "arize-phoenix==20.26.1"
+
+__all__ = ["REQUIREMENT", "PhoenixServer", "ensure_venv", "free_port", "venv_path"]
 
 
 def venv_path() -> Path:
@@ -33,90 +33,37 @@ def venv_path() -> Path:
 
 def ensure_venv() -> Path:
     """The environment's ``phoenix`` command, installing :data:`REQUIREMENT` first when missing."""
-    venv = venv_path()
-    command = venv / "bin" / "phoenix"
-    marker = venv / "installed.txt"  # written last: a half-made environment is made again
-    if command.exists() and marker.exists() and marker.read_text().strip() == REQUIREMENT:
-        return command
-    log = venv.parent / f"{venv.name}-install.log"
-    steps = [
-        [sys.executable, "-m", "venv", "--clear", str(venv)],
-        [
-            str(venv / "bin" / "python"),
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            REQUIREMENT,
-        ],
-    ]
-    with log.open("w") as out:
-        for step in steps:
-            if subprocess.run(step, stdout=out, stderr=subprocess.STDOUT, check=False).returncode:
-                raise RuntimeError(f"installing {REQUIREMENT} into {venv} failed; see {log}")
-    marker.write_text(REQUIREMENT + "\n")
-    return command
+    return _ensure(venv_path(), REQUIREMENT, "phoenix")
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class PhoenixServer:
-    """``phoenix serve`` in ``workdir``; ``url`` once :meth:`start` returned."""
+class PhoenixServer(ServerProcess):
+    """``phoenix serve`` in ``workdir`` (SQLite, telemetry and outside fetches off); ``url`` once started."""
 
     def __init__(self, command: Path, workdir: Path) -> None:
-        self.command = command
-        self.workdir = workdir
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.log = workdir / "phoenix.log"
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self, timeout: float = 120.0) -> PhoenixServer:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PHOENIX_", "OTEL_"))}
         env.update(
-            PHOENIX_WORKING_DIR=str(self.workdir),
-            PHOENIX_SQL_DATABASE_URL=f"sqlite:///{self.workdir / 'phoenix.db'}",
+            PHOENIX_WORKING_DIR=str(workdir),
+            PHOENIX_SQL_DATABASE_URL=f"sqlite:///{workdir / 'phoenix.db'}",
             PHOENIX_HOST="127.0.0.1",
             PHOENIX_PORT=str(self.port),
             PHOENIX_GRPC_PORT=str(free_port()),
             PHOENIX_TELEMETRY_ENABLED="false",
             PHOENIX_ALLOW_EXTERNAL_RESOURCES="false",
         )
-        with self.log.open("wb") as out:
-            self.process = subprocess.Popen(
-                [str(self.command), "serve"], cwd=self.workdir, env=env, stdout=out, stderr=subprocess.STDOUT
-            )
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"phoenix serve exited ({self.process.returncode}):\n{self.tail()}")
-            with (
-                contextlib.suppress(OSError),
-                urllib.request.urlopen(f"{self.url}/healthz", timeout=2) as answer,
-            ):
-                if answer.status == 200:
-                    return self
-            time.sleep(0.5)
-        self.stop()
-        raise RuntimeError(f"phoenix serve did not answer within {timeout:.0f} s:\n{self.tail()}")
+        super().__init__(
+            "phoenix serve",
+            [str(command), "serve"],
+            workdir,
+            env,
+            f"{self.url}/healthz",
+            workdir / "phoenix.log",
+        )
 
-    def tail(self, lines: int = 30) -> str:
-        return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
-
-    def stop(self) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.terminate()
-        try:
-            self.process.wait(30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(10)
+    def start(self, timeout: float = 120.0) -> PhoenixServer:
+        super().start(timeout)
+        return self
 
 
 if __name__ == "__main__":

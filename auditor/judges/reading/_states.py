@@ -26,15 +26,14 @@ every item stating a state about it contradicts (:func:`only_opposite`).
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
-from auditor.evidence import without_call
 from auditor.judges.reading import _entities as ent
+from auditor.judges.reading._items import pair_text, record_pairs, sentences, split_item
 from auditor.judges.reading._lexical import content_stems, words
 from auditor.text import normalise
 
@@ -56,7 +55,6 @@ _STOCK_KEY = frozenset({"stock", "inventory", "quantity", "qty", "available", "a
 _NEGATIVE_KEY = re.compile(r"out_?of_?stock|sold_?out|unavailable|discontinued", re.I)
 _OUT_VALUES = frozenset({"none", "no", "0", "false", "n", "out of stock", "sold out", "unavailable"})
 _IN_VALUES = frozenset({"yes", "true", "y", "in stock", "available", "limited", "low stock"})
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n")
 _OPPOSITE: dict[State, State] = {"in": "out", "out": "in"}
 _SAID: dict[State, str] = {"in": "in stock", "out": "out of stock"}
 
@@ -98,51 +96,17 @@ def _text_state(text: str) -> State | None:
 @lru_cache(maxsize=1024)
 def stated(text: str) -> tuple[Stated, ...]:
     """The states an evidence text states (module docstring): JSON pairs, else prose sentences."""
-    body = without_call(text)
+    body, record, prose = split_item(text)
     out: list[Stated] = []
-    rest = body
-    if body.lstrip()[:1] in ("{", "["):
-        start = len(body) - len(body.lstrip())
-        try:  # the record, and any text after it (a note, a planted instruction) read as prose
-            data, end = json.JSONDecoder().raw_decode(body, start)
-        except ValueError:
-            pass
-        else:
-            out += _record_states(body, data, "")
-            rest = body[end:]
-    for sentence in _SENTENCE.split(rest):
-        state = _text_state(sentence) if sentence.strip() else None
+    for key, value, subject in record_pairs(record):
+        state = _pair_state(key, value)
+        if state is not None and (written := pair_text(body, key, value)) is not None:
+            out.append(Stated(state, written, subject))
+    for sentence in sentences(prose):
+        state = _text_state(sentence)
         if state is not None:
             out.append(Stated(state, sentence.strip(), normalise(sentence), sentence=True))
     return tuple(out)
-
-
-def _scalars(obj: dict[str, Any]) -> str:
-    return " ".join(
-        str(v) for v in obj.values() if isinstance(v, str | int | float) and not isinstance(v, bool)
-    )
-
-
-def _record_states(body: str, data: Any, around: str) -> Iterator[Stated]:
-    if isinstance(data, list):
-        for element in data:
-            yield from _record_states(body, element, around)
-        return
-    if not isinstance(data, dict):
-        return
-    subject = normalise(f"{around} {' '.join(data)} {_scalars(data)}")
-    for key, value in data.items():
-        if isinstance(value, dict | list):
-            yield from _record_states(body, value, f"{around} {key} {_scalars(data)}")
-            continue
-        state = _pair_state(key, value)
-        if state is None:
-            continue
-        span = re.search(
-            rf'"{re.escape(key)}"\s*:\s*{re.escape(json.dumps(value, ensure_ascii=False))}', body
-        )
-        if span is not None:
-            yield Stated(state, span.group(0), subject)
 
 
 def _pair_state(key: str, value: Any) -> State | None:

@@ -30,16 +30,15 @@ value (:func:`states_claimed`), for every judge alike.
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
-from auditor.evidence import without_call
 from auditor.judges.reading import _entities as ent
 from auditor.judges.reading import _numbers as num
+from auditor.judges.reading._items import pair_text, record_pairs, sentences, split_item
 from auditor.judges.reading._lexical import compound_stems, content_stems, stem, words
 from auditor.text import normalise
 
@@ -79,7 +78,6 @@ _OTHER_AMOUNT = re.compile(
 )
 _PRICE_KEYS = frozenset({"price", "unitprice", "listprice", "retailprice", "saleprice"})
 _ID = re.compile(r"(?<![\w$€£.,:/-])#?(\d[\w-]*|[A-Za-z]+\d[\w-]*)")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n")
 # the attribute's own words: left out of the words a sentence about the claim must hold
 _ATTRIBUTE_WORDS = frozenset(
     content_stems(
@@ -156,51 +154,17 @@ def claimed(claim: str) -> Claimed | None:
 @lru_cache(maxsize=1024)
 def valued(text: str) -> tuple[Valued, ...]:
     """The values an item states: its JSON pairs, and its prose sentences (module docstring)."""
-    body = without_call(text)
+    body, record, prose = split_item(text)
     out: list[Valued] = []
-    rest = body
-    if body.lstrip()[:1] in ("{", "["):
-        start = len(body) - len(body.lstrip())
-        try:
-            data, end = json.JSONDecoder().raw_decode(body, start)
-        except ValueError:
-            pass
-        else:
-            out += _record_values(body, data, "")
-            rest = body[end:]
-    for sentence in _SENTENCE.split(rest):
-        read = _read(sentence) if sentence.strip() else None
+    for key, value, subject in record_pairs(record):
+        pair = _pair_value(key, value)
+        if pair is not None and (written := pair_text(body, key, value)) is not None:
+            out.append(Valued(pair[0], pair[1], written, subject))
+    for sentence in sentences(prose):
+        read = _read(sentence)
         if read is not None:
             out.append(Valued(read[0], read[1], sentence.strip(), normalise(sentence), sentence=True))
     return tuple(out)
-
-
-def _scalars(obj: dict[str, Any]) -> str:
-    return " ".join(
-        str(v) for v in obj.values() if isinstance(v, str | int | float) and not isinstance(v, bool)
-    )
-
-
-def _record_values(body: str, data: Any, around: str) -> Iterator[Valued]:
-    if isinstance(data, list):
-        for element in data:
-            yield from _record_values(body, element, around)
-        return
-    if not isinstance(data, dict):
-        return
-    subject = normalise(f"{around} {' '.join(data)} {_scalars(data)}")
-    for key, value in data.items():
-        if isinstance(value, dict | list):
-            yield from _record_values(body, value, f"{around} {key} {_scalars(data)}")
-            continue
-        pair = _pair_value(key, value)
-        if pair is None:
-            continue
-        span = re.search(
-            rf'"{re.escape(key)}"\s*:\s*{re.escape(json.dumps(value, ensure_ascii=False))}', body
-        )
-        if span is not None:
-            yield Valued(pair[0], pair[1], span.group(0), subject)
 
 
 def _pair_value(key: str, value: Any) -> tuple[str, Value] | None:
