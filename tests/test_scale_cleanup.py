@@ -94,9 +94,14 @@ def test_a_killed_driver_leaves_no_ray_process(sig: signal.Signals, tmp_path: Pa
                 assert time.monotonic() < deadline, "no shard task started"
                 time.sleep(0.2)
                 listed = tree(driver.pid)
-            time.sleep(1.5)  # the raylet's agents are up by now; list again
+            # Wait for the raylet's agents (seconds on a loaded machine), then list everything again.
+            deadline = time.monotonic() + 60
+            while not any(t.startswith("ray::DashboardAgent") for _, t in listed.values()):
+                assert time.monotonic() < deadline, listed
+                time.sleep(0.2)
+                listed = tree(driver.pid)
+            time.sleep(0.5)
             listed = tree(driver.pid)
-            assert any(t.startswith("ray::DashboardAgent") for _, t in listed.values()), listed
             driver.send_signal(sig)
             driver.wait(60)
             deadline = time.monotonic() + GONE_WITHIN
