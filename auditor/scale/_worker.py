@@ -106,7 +106,9 @@ class _Reporter:
         if time.monotonic() - self.last >= REPORT_SECONDS:
             self.send()
 
-    def send(self) -> None:
+    def send(self, wait: bool = False) -> None:
+        """Report the counts; ``wait``: until the board holds them (the shard's last report, so the
+        driver's snapshot after the task returns shows the finished shard)."""
         if self.job.board is None:
             return
         self.last = time.monotonic()
@@ -117,7 +119,9 @@ class _Reporter:
             failed=usage.failed if usage else 0,
             tokens=usage.total_tokens if usage else 0,
         )
-        self.job.board.report.remote(self.job.index, figures)  # fire-and-forget
+        sent = self.job.board.report.remote(self.job.index, figures)  # fire-and-forget, unless waited
+        if wait:
+            sent.future().result(timeout=60)  # an ObjectRef's future: no Ray import here
 
 
 def audit_shard(job: ShardJob) -> ShardOutcome:
@@ -165,7 +169,7 @@ async def _audit_shard(job: ShardJob) -> ShardOutcome:
         finally:
             await setup.aclose()
         writer.close()  # the cache entries still queued; raises a write that failed
-        reporter.send()
+        reporter.send(wait=True)
         return ShardOutcome(
             order=[(a.answer_id, a.trace_id) for a in answers],
             usage=meter.take(),  # what no saved answer carries
