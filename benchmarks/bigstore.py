@@ -24,13 +24,13 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import create_engine, make_url, text
 
-from benchmarks.bigstore_data import QUESTION_TYPES, SERVICES, fill
+from benchmarks.bigstore_data import QUESTION_TYPES, SERVICES, Filled, fill
 from benchmarks.tables import markdown_table
 
 PG_URL = os.environ.get("AUDITOR_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
@@ -176,17 +176,54 @@ def time_routes(db_url: str, end: Any, repeat: int) -> list[dict[str, Any]]:
     return out
 
 
-def one_store(kind: str, work: Path, answers: int, repeat: int) -> dict[str, Any]:
+@contextmanager
+def kept_schema(base_url: str, name: str) -> Iterator[str]:
+    """A URL whose connections see only the schema ``name`` (made when missing), left in place afterwards."""
+    admin = create_engine(base_url)
+    with admin.begin() as conn:
+        conn.execute(text(f'CREATE SCHEMA IF NOT EXISTS "{name}"'))
+    admin.dispose()
+    yield (
+        make_url(base_url)
+        .update_query_dict({"options": f"-csearch_path={name}"})
+        .render_as_string(hide_password=False)
+    )
+
+
+def _kept_fill(url: str, answers: int, keep: Path | None) -> Filled:
+    """``fill`` the store at ``url``, or, when ``keep`` names where a filled one is kept, what it holds.
+
+    A kept store was filled by an earlier run with the same ``answers`` (its note beside the SQLite
+    file or the schema says what :func:`fill` wrote); the code timed may have changed since.
+    """
+    if keep is None:
+        return fill(url, answers)
+    note = keep / f"{make_url(url).get_backend_name()}-{answers}.json"
+    if note.exists():
+        saved = json.loads(note.read_text())
+        return Filled(**{**saved, "end": datetime.fromisoformat(saved["end"])})
+    filled = fill(url, answers)
+    note.write_text(json.dumps(vars(filled), default=str))
+    return filled
+
+
+def one_store(
+    kind: str, work: Path, answers: int, repeat: int, keep: Path | None = None, fill_only: bool = False
+) -> dict[str, Any]:
+    reused = keep is not None and (keep / f"{kind}-{answers}.json").exists()
     if kind == "sqlite":
-        url = f"sqlite:///{work / 'bigstore.db'}"
-        filled = fill(url, answers)
-        timed = time_routes(url, filled.end, repeat)
-        size = (work / "bigstore.db").stat().st_size
-        (work / "bigstore.db").unlink()
+        path = (keep or work) / f"bigstore-{answers}.db"
+        url = f"sqlite:///{path}"
+        filled = _kept_fill(url, answers, keep)
+        timed = [] if fill_only else time_routes(url, filled.end, repeat)
+        size = path.stat().st_size
+        if keep is None:
+            path.unlink()
     else:
-        with pg_schema(PG_URL) as url:
-            filled = fill(url, answers)
-            timed = time_routes(url, filled.end, repeat)
+        schemas = kept_schema(PG_URL, f"bigstore_keep_{answers}") if keep else pg_schema(PG_URL)
+        with schemas as url:
+            filled = _kept_fill(url, answers, keep)
+            timed = [] if fill_only else time_routes(url, filled.end, repeat)
             engine = create_engine(url)
             with engine.connect() as conn:
                 size = int(
@@ -205,6 +242,7 @@ def one_store(kind: str, work: Path, answers: int, repeat: int) -> dict[str, Any
         "traces": filled.traces,
         "rollup_rows": filled.rollup_rows,
         "fill_seconds": filled.seconds,
+        "reused_store": reused,
         "store_mb": size / 1e6,
         "repeat": repeat,
         "routes": timed,
@@ -213,7 +251,12 @@ def one_store(kind: str, work: Path, answers: int, repeat: int) -> dict[str, Any
 
 
 def run(
-    work: Path, quick: bool, stores: tuple[str, ...] = ("sqlite", "postgresql"), answers: int | None = None
+    work: Path,
+    quick: bool,
+    stores: tuple[str, ...] = ("sqlite", "postgresql"),
+    answers: int | None = None,
+    keep: Path | None = None,
+    fill_only: bool = False,
 ) -> dict[str, Any]:
     count = answers or (QUICK_ANSWERS if quick else ANSWERS)
     repeat = 5 if quick else REPEAT
@@ -222,7 +265,7 @@ def run(
         if kind == "postgresql" and (why := pg_available()) is not None:
             results["skipped"][kind] = why
             continue
-        results["stores"].append(one_store(kind, work, count, repeat))
+        results["stores"].append(one_store(kind, work, count, repeat, keep, fill_only))
     return results
 
 
@@ -246,9 +289,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--answers", type=int, default=ANSWERS)
     parser.add_argument("--store", choices=["sqlite", "postgresql"], action="append")
     parser.add_argument("--out", type=Path)
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        metavar="DIR",
+        help="keep the filled stores (the SQLite file in DIR, the PostgreSQL schema bigstore_keep_N) and "
+        "time them again on the next run with the same --keep and --answers instead of refilling",
+    )
+    parser.add_argument("--fill-only", action="store_true", help="with --keep: fill the stores, time nothing")
     args = parser.parse_args(argv)
+    if args.keep:
+        args.keep.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as work:
-        result = run(Path(work), False, tuple(args.store or ("sqlite", "postgresql")), args.answers)
+        result = run(
+            Path(work),
+            False,
+            tuple(args.store or ("sqlite", "postgresql")),
+            args.answers,
+            args.keep,
+            args.fill_only,
+        )
     if args.out:
         args.out.write_text(json.dumps(result, indent=2, default=str) + "\n")
     print(markdown_table(*table(result)))

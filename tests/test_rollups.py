@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import timedelta
+from itertools import groupby
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +29,16 @@ from auditor.metrics import (
 )
 from auditor.policy import Thresholds, load_policy
 from auditor.run import reaudit
-from auditor.serve._figures import points, summary_of, trend, window
-from auditor.store import AnswerFilter, Store, iter_answers, rebuild_rollups, rollup_grain, summed_counts
+from auditor.serve._figures import floor, points, summary_of, trend, window
+from auditor.store import (
+    AnswerFilter,
+    Store,
+    iter_answers,
+    rebuild_rollups,
+    rollup_grain,
+    summed_counts,
+    summed_counts_by,
+)
 from auditor.store._schema import AnswerRecord, RollupRecord
 from tests.support.serve_data import Stored, store_audits
 from tests.test_store import pg_schema, pg_url  # noqa: F401  (the session's PostgreSQL server)
@@ -175,8 +184,22 @@ def test_other_filters_sum_the_stored_counts_of_their_answers(backend: str, stor
             counts = summed_counts(store, wanted)
             assert counts is not None, wanted
             assert counts.get("answers", 0) == len(raw), wanted
+            assert counts == sum_counts(answer_counts(a) for a in raw), wanted
             for limits in THRESHOLDS:
                 assert summary_of(store, wanted, limits) == summarise(raw, thresholds=limits), wanted
+            # The trend of the same filter: the counts summed per hour or day in SQL.
+            for bucket in ("hour", "day"):
+                used, got = trend(store, wanted, bucket)
+                assert used == window(store, wanted, bucket)
+                in_window = list(iter_answers(store, used))
+                assert got == points(in_window, bucket), (wanted, bucket)
+                by_bucket = summed_counts_by(store, used, bucket)
+                assert by_bucket is not None
+                expected = [
+                    (start, sum_counts(answer_counts(a) for a in group))
+                    for start, group in groupby(in_window, key=lambda a: floor(a.generated_at, bucket))
+                ]
+                assert by_bucket == expected, (wanted, bucket)
         assert any(summed_counts(store, w) for w in wanted_all[:5])  # the verdicts select answers
 
 
@@ -270,6 +293,9 @@ def test_answers_without_counts_are_summed_from_the_answers(fresh: tuple[str, St
         raw = list(iter_answers(store, wanted))
         assert answer.answer_id in {a.answer_id for a in raw}
         assert summary_of(store, wanted) == summarise(raw)
+        assert summed_counts_by(store, wanted, "day") is None
+        used, got = trend(store, wanted, "day")
+        assert got == points(iter_answers(store, used), "day")
 
 
 def test_cli_rebuilds_the_rollups(backend: str, stored: Stored) -> None:

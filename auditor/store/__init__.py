@@ -47,11 +47,12 @@ from auditor.store._prune import PruneReport, Retention, Skipped, parse_age, pru
 from auditor.store._rollup_reads import newest as newest_rollup
 from auditor.store._rollup_reads import rebuild as rebuild_rollups
 from auditor.store._rollup_reads import slices as rollup_slices
-from auditor.store._rollup_reads import summed as summed_counts
 from auditor.store._rollups import grain as rollup_grain
 from auditor.store._runs import FinishHook
 from auditor.store._sign_ins import SIGN_IN_LIFETIME, SignIns
 from auditor.store._store import DB_URL_VARIABLE, Store, revision, trace_digest, upgrade
+from auditor.store._summed import summed as summed_counts
+from auditor.store._summed import summed_by as summed_counts_by
 from auditor.store._writer import StoreWriter
 
 __all__ = [
@@ -118,6 +119,7 @@ __all__ = [
     "sample_json",
     "samples_of",
     "summed_counts",
+    "summed_counts_by",
     "trace_digest",
     "upgrade",
 ]

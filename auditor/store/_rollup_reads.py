@@ -14,9 +14,9 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from auditor.metrics import Counts, add_counts
-from auditor.store._filters import AnswerFilter, check_text, where
+from auditor.store._filters import AnswerFilter, check_text
 from auditor.store._rollups import ALL, Bucket, recompute, table
-from auditor.store._schema import AnswerRecord, RollupRecord
+from auditor.store._schema import RollupRecord
 from auditor.store._store import Store
 from auditor.store._translate import store_errors
 
@@ -70,26 +70,6 @@ def slices(store: Store, wanted: AnswerFilter, bucket: Bucket) -> list[tuple[dat
             else:
                 out.append((start, Counter(counts)))
     return [(start, dict(counts)) for start, counts in out if counts.get("answers")]
-
-
-def summed(store: Store, wanted: AnswerFilter) -> Counts | None:
-    """The sum of the stored counts (``answers.counts``) of every answer matching ``wanted``, any filter.
-
-    None when one of them has no counts (stored before migration 0015 filled them): the caller then
-    reads the answers themselves.
-    """
-    query: Any = where(select(AnswerRecord.counts), wanted)  # the counts column alone
-    total: Counter[str] = Counter()
-    with store_errors(store.url), Session(store.engine) as session:
-        rows = session.scalars(query.execution_options(yield_per=2000))
-        try:
-            for counts in rows:
-                if counts is None:
-                    return None
-                add_counts(total, counts)
-        finally:
-            rows.close()  # a server-side cursor on PostgreSQL, left open by an early return
-    return dict(total)
 
 
 def newest(store: Store, wanted: AnswerFilter, bucket: Bucket) -> datetime | None:
