@@ -371,6 +371,8 @@ def fill(db_url: str, count: int, *, days: int = 30, seed: int = 33, end: dateti
                 page = []
         w.write(RollupRecord, page)
         conn.commit()
+        fill_intake(conn)
+        conn.commit()
         if conn.dialect.name == "postgresql":
             conn.execute(text("ANALYZE"))
             conn.commit()
@@ -378,6 +380,36 @@ def fill(db_url: str, count: int, *, days: int = 30, seed: int = 33, end: dateti
         with Store(db_url) as store, store.engine.begin() as conn:
             conn.exec_driver_sql("ANALYZE")
     return Filled(count, runs, traces, made, end, time.perf_counter() - began)
+
+
+def fill_intake(conn: Connection) -> int:
+    """What a live server's intake holds beside the answers: a received trace and an audit pass per
+    trace that has a received span (one generation, audited, by the run of its answers); the rows added.
+
+    Made from the stored rows in SQL, so a store filled before this was part of :func:`fill` gets
+    them too (it does nothing when the intake already has traces).
+    """
+    if conn.execute(text("SELECT count(*) FROM received_traces")).scalar():
+        return 0
+    spans = "SELECT trace_id, count(*) AS n, min(received_at) AS at FROM received_spans GROUP BY trace_id"
+    runs = "SELECT trace_id, max(run_id) AS run_id FROM answers GROUP BY trace_id"
+    true = "true" if conn.dialect.name == "postgresql" else "1"
+    added = conn.execute(
+        text(
+            "INSERT INTO received_traces (trace_id, generation, audited_generation, root_ended,"
+            " first_span_at, last_span_at, owner, heartbeat_at, lease_seconds, run_id, error)"
+            f" SELECT s.trace_id, 1, 1, {true}, s.at, s.at, NULL, NULL, NULL, r.run_id, NULL"
+            f" FROM ({spans}) s JOIN ({runs}) r ON r.trace_id = s.trace_id"
+        )
+    ).rowcount
+    conn.execute(
+        text(
+            "INSERT INTO trace_audits (trace_id, generation, run_id, spans, audited_at, error)"
+            " SELECT t.trace_id, 1, t.run_id, s.n, t.last_span_at, NULL FROM received_traces t"
+            f" JOIN ({spans}) s ON s.trace_id = t.trace_id"
+        )
+    )
+    return int(added) * 2
 
 
 def _flush(writer: _Writer, buffers: dict[Any, list[list[Any]]]) -> None:

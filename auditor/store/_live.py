@@ -156,34 +156,35 @@ def samples_of(
             ]
             return shares, CapShare(0, None, None, ())
     base = where(select(AnswerRecord.run_id), wanted).subquery()
-    by_sample = (
-        select(live, share, chosen, func.count())
-        .select_from(base)
-        .join(RunRecord, RunRecord.id == base.c.run_id)
-        .group_by(live, share, chosen)
-        .order_by(func.count().desc())
-    )
     limit, hit = RunRecord.cap[("limit",)].as_string(), RunRecord.cap[("hit_at",)].as_string()
-    by_cap = (
-        select(limit, func.count(), func.min(hit), func.max(hit))
+    is_capped = case((RunRecord.cap.is_(None), 0), else_=1)
+    # One pass over the matching answers: their count per sample and cap (a store with one sample
+    # and no cap answered above, from the runs alone).
+    kinds = (
+        select(live, share, chosen, is_capped, limit, func.count(), func.min(hit), func.max(hit))
         .select_from(base)
         .join(RunRecord, RunRecord.id == base.c.run_id)
-        .where(RunRecord.cap.is_not(None))
-        .group_by(limit)
+        .group_by(live, share, chosen, is_capped, limit)
     )
     with store_errors(store.url), Session(store.engine) as session:
-        shares = [
-            SampleShare({"share": float(s if s is not None else 1.0), "filter": f} if is_live else None, n)
-            for is_live, s, f, n in session.execute(by_sample)
-        ]
-        caps = list(session.execute(by_cap))
-    firsts = [first for _, _, first, _ in caps if first]
-    lasts = [last for _, _, _, last in caps if last]
+        rows: list[Any] = list(session.execute(kinds))
+    per_sample: dict[tuple[Any, Any, Any], int] = {}
+    cap_rows = [
+        (cap_limit, n, first, last) for *_, capped_run, cap_limit, n, first, last in rows if capped_run
+    ]
+    for is_live, s, f, _, _, n, _, _ in rows:
+        per_sample[(is_live, s, f)] = per_sample.get((is_live, s, f), 0) + int(n)
+    shares = [
+        SampleShare({"share": float(s if s is not None else 1.0), "filter": f} if is_live else None, n)
+        for (is_live, s, f), n in sorted(per_sample.items(), key=lambda item: -item[1])
+    ]
+    firsts = [first for _, _, first, _ in cap_rows if first]
+    lasts = [last for _, _, _, last in cap_rows if last]
     return shares, CapShare(
-        sum(n for _, n, _, _ in caps),
+        sum(int(n) for _, n, _, _ in cap_rows),
         min(firsts, default=None),
         max(lasts, default=None),
-        tuple(sorted(str(c) for c, _, _, _ in caps if c)),
+        tuple(sorted({str(c) for c, _, _, _ in cap_rows if c})),
     )
 
 

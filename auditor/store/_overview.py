@@ -169,24 +169,24 @@ def _state(row: ReceivedTraceRecord, at: datetime) -> TraceState:
 
 
 def received_traces(store: Store, limit: int = 100) -> list[ReceivedTrace]:
-    """The traces received most recently (by their last span), newest first."""
-    spans = (
-        select(ReceivedSpanRecord.trace_id, func.count().label("n"))
-        .group_by(ReceivedSpanRecord.trace_id)
-        .subquery()
-    )
-    query = (
-        select(ReceivedTraceRecord, spans.c.n)
-        .outerjoin(spans, spans.c.trace_id == ReceivedTraceRecord.trace_id)
-        .order_by(ReceivedTraceRecord.last_span_at.desc())
-        .limit(limit)
-    )
+    """The traces received most recently (by their last span), newest first.
+
+    The newest are read from the ``last_span_at`` index, then only their spans are counted.
+    """
+    query = select(ReceivedTraceRecord).order_by(ReceivedTraceRecord.last_span_at.desc()).limit(limit)
     at = now()
     with store_errors(store.url), Session(store.engine) as session:
+        rows = session.scalars(query).all()
+        spans = (
+            select(ReceivedSpanRecord.trace_id, func.count())
+            .where(ReceivedSpanRecord.trace_id.in_([row.trace_id for row in rows]))
+            .group_by(ReceivedSpanRecord.trace_id)
+        )
+        counted: dict[str, int] = {t: int(n) for t, n in session.execute(spans)} if rows else {}
         return [
             ReceivedTrace(
                 trace_id=row.trace_id,
-                spans=int(n or 0),
+                spans=counted.get(row.trace_id, 0),
                 generation=row.generation,
                 audited_generation=row.audited_generation,
                 root_ended=row.root_ended,
@@ -196,5 +196,5 @@ def received_traces(store: Store, limit: int = 100) -> list[ReceivedTrace]:
                 run_id=row.run_id,
                 error=row.error,
             )
-            for row, n in session.execute(query)
+            for row in rows
         ]

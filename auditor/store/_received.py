@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import BigInteger, Boolean, Float, Index, Integer, LargeBinary
+from sqlalchemy import BigInteger, Boolean, Float, Index, Integer, LargeBinary, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from auditor.store._schema import Base, SafeText, UTCDateTime
@@ -36,11 +36,24 @@ class ReceivedSpanRecord(Base):
     received_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
+#: A received trace with spans its latest audit has not seen (the partial index's condition).
+WAITING = "generation > audited_generation"
+
+
 class ReceivedTraceRecord(Base):
     """A received trace: whether its root has ended, when its last span came, and its audit state."""
 
     __tablename__ = "received_traces"
-    __table_args__ = (Index("ix_received_traces_pending", "audited_generation", "generation"),)
+    __table_args__ = (
+        Index("ix_received_traces_last_span_at", "last_span_at"),  # 0016: the newest traces (runs page)
+        # 0016: the traces waiting for an audit, however many were received (/healthz, a worker's claim).
+        Index(
+            "ix_received_traces_waiting",
+            "last_span_at",
+            sqlite_where=text(WAITING),
+            postgresql_where=text(WAITING),
+        ),
+    )
 
     trace_id: Mapped[str] = mapped_column(SafeText, primary_key=True)
     generation: Mapped[int] = mapped_column(Integer)
