@@ -6,10 +6,16 @@ the server's own (:func:`auditor.serve.create_app` on the store), driven in this
 Starlette's test client, so a figure is the route's own work (SQL, metrics, templates), without a
 socket. Each route is asked ``repeat`` times after one warm-up request (the answer routes a
 different answer each time); p50 and p95 are reported, and the p95 as a ratio to ``/healthz``'s
-p95 measured in the same run (the framework and one indexed query: the baseline).
+p95 measured in the same run (the framework and one indexed query: the baseline). A route whose
+first request takes over :data:`SLOW_S` is asked :data:`SLOW_REPEAT` times (its p95 is then about
+its slowest). The summaries and hourly trends are then timed again with half the runs under
+another sample and one in a hundred capped (:func:`two_samples`; undone afterwards), since the
+``sample`` block beside every figure reads the runs behind the answers.
 
     python -m benchmarks --only bigstore                          # 1,000,000 answers, both stores
     python -m benchmarks.bigstore --answers 100000 --store sqlite  # one store, smaller
+    python -m benchmarks.bigstore --keep /tmp/big --fill-only     # fill and keep both stores
+    python -m benchmarks.bigstore --keep /tmp/big --routes summary  # time the kept stores again, some routes
 """
 
 from __future__ import annotations

@@ -3,7 +3,9 @@
 The generator writes the rollups itself (the templates' counts times their copies, for speed), so
 they are checked here against :func:`auditor.store.rebuild_rollups` on the same answers, and each
 answer's own ``counts`` column against :func:`auditor.metrics.answer_counts` of the answer read back; the
-timing runs every route once and each must answer 200. No figure is asserted against a clock.
+timing runs every route once and each must answer 200; the intake's rows the generator adds (a
+live server's received traces and audit passes) and the two samples the timing sets for a while are
+checked. No figure is asserted against a clock.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ import pytest
 from sqlalchemy import create_engine, func, select
 
 from auditor.metrics import answer_counts
-from auditor.store import AnswerFilter, Store, list_answers, rebuild_rollups
+from auditor.store import AnswerFilter, Intake, Store, list_answers, rebuild_rollups, samples_of
+from auditor.store._received import ReceivedSpanRecord, ReceivedTraceRecord
 from auditor.store._schema import AnswerRecord, EvidenceRecord, RollupRecord, RunRecord
 from benchmarks import bigstore, bigstore_data
 from tests.test_store import pg_schema, pg_url  # noqa: F401  (the session's PostgreSQL server)
@@ -77,6 +80,34 @@ def test_the_generated_store_holds_the_rollups_a_rebuild_computes(url: str) -> N
 def test_every_route_answers_on_a_small_generated_store(url: str) -> None:
     filled = bigstore_data.fill(url, 400, days=2)
     timed = bigstore.time_routes(url, filled.end, repeat=2)
-    assert [r["route"] for r in timed] == list(bigstore.routes(filled.end, "x", [("r", "a")]))
+    names = list(bigstore.routes(filled.end, "x", [("r", "a")], ["t"]))
+    again = [f"two samples: {n}" for n in names if "summary" in n or ("/trend" in n and "day " not in n)]
+    assert [r["route"] for r in timed] == names + again
     assert {r["route"]: r["status"] for r in timed} == {r["route"]: 200 for r in timed}
     assert all(r["p95_ms"] >= r["p50_ms"] > 0 for r in timed)
+
+
+def test_the_generated_store_has_a_live_servers_intake_and_two_samples_are_undone(url: str) -> None:
+    filled = bigstore_data.fill(url, 200, days=2)
+    with Store(url) as store:
+        with store.engine.connect() as conn:
+            received = int(conn.scalar(select(func.count(func.distinct(ReceivedSpanRecord.trace_id)))) or 0)
+            traces = int(conn.scalar(select(func.count()).select_from(ReceivedTraceRecord)) or 0)
+        assert 0 < received == traces <= filled.traces
+        passes = Intake(store).audits()
+        assert len(passes) == traces and all(p.run_id and p.error is None for p in passes)
+        assert Intake(store).pending() == 0
+        with store.engine.begin() as conn:
+            assert bigstore_data.fill_intake(conn) == 0  # already there: nothing added
+        runs = store.list_runs(1000)
+        with bigstore.two_samples(store):
+            shares, capped = samples_of(store, AnswerFilter(), filled.answers)
+            assert sorted(s.answers for s in shares) == [100, 100]  # half the runs each
+            assert (
+                capped.answers
+                == sum(  # the runs whose id ends in 00
+                    1 for r in runs if r.id.endswith("00")
+                )
+                * bigstore_data.RUN_ANSWERS
+            )
+        assert store.list_runs(1000) == runs

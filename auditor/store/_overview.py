@@ -177,9 +177,10 @@ def received_traces(store: Store, limit: int = 100) -> list[ReceivedTrace]:
     at = now()
     with store_errors(store.url), Session(store.engine) as session:
         rows = session.scalars(query).all()
+        shown = query.with_only_columns(ReceivedTraceRecord.trace_id).subquery()  # any limit: no bound list
         spans = (
             select(ReceivedSpanRecord.trace_id, func.count())
-            .where(ReceivedSpanRecord.trace_id.in_([row.trace_id for row in rows]))
+            .where(ReceivedSpanRecord.trace_id.in_(select(shown.c.trace_id)))
             .group_by(ReceivedSpanRecord.trace_id)
         )
         counted: dict[str, int] = {t: int(n) for t, n in session.execute(spans)} if rows else {}
