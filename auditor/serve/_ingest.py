@@ -88,7 +88,7 @@ def _main(db_url: str, lease: float, parent: int, stored: Event, stop: Event) ->
     _die_with_parent()
     readers = span_readers()
     owner = new_owner()
-    with Store(db_url) as store:
+    with Store(db_url, background_checkpoints=True) as store:
         bodies = BodyQueue(store)
         while not stop.is_set() and os.getppid() == parent:
             stored.clear()

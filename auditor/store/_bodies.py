@@ -10,10 +10,15 @@ Guarantees:
   runs out, or at once when it was a process of this host that has exited (a restart after
   ``kill -9`` reads the killed process's bodies without waiting out its lease).
 - :meth:`BodyQueue.ingest` stores the body's spans (:func:`~auditor.store._intake.store_spans`)
-  and deletes the body in one transaction, and only while its owner still holds it: a worker
-  killed at any point leaves either the body or its spans, never neither. Storing spans is
-  idempotent (a re-sent span adds nothing), so a body ingested twice after a lapsed lease adds
-  nothing the second time.
+  and deletes the body, only while its owner still holds it: a worker killed at any point leaves
+  the body or its spans, never neither. Storing spans is idempotent (a re-sent span adds
+  nothing), so a body ingested twice (after a lapsed lease, or a kill between the two commits
+  below) adds nothing the second time.
+
+Where the bodies wait: in the store's ``received_bodies`` table, one transaction storing the spans
+and deleting the body; for a SQLite file, in a database file of its own beside the store
+(:mod:`._bodies_file`: the receiver's commits then never wait for the store's writers), the spans
+committed first and the body deleted after.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from sqlalchemy import delete, func, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
@@ -56,7 +61,9 @@ class BodyQueue:
 
     def __init__(self, store: Store) -> None:
         self.url = store.url
-        self._sessions = sessionmaker(store.engine, expire_on_commit=False)
+        self._sessions = sessionmaker(store.bodies_engine, expire_on_commit=False)
+        self._apart = store.bodies_engine is not store.engine
+        self._store_sessions = sessionmaker(store.engine, expire_on_commit=False)
 
     @contextmanager
     def _session(self) -> Iterator[Session]:
@@ -83,6 +90,13 @@ class BodyQueue:
                 select(func.count(), func.coalesce(func.sum(ReceivedBodyRecord.spans), 0))
             ).one()
             return int(count or 0), int(spans or 0)
+
+    def older_than(self, cutoff: datetime) -> int:
+        """Bodies received before ``cutoff`` and still waiting (retention never deletes them)."""
+        with self._session() as session:
+            return int(
+                session.scalar(select(func.count()).where(ReceivedBodyRecord.received_at < cutoff)) or 0
+            )
 
     def claim(self, owner: str, lease: float) -> Body | None:
         """Hold the oldest waiting body for ``owner`` for ``lease`` seconds, or None if none waits."""
@@ -121,12 +135,30 @@ class BodyQueue:
     def ingest(self, body: Body, owner: str, spans: Sequence[ReceivedSpan]) -> int | None:
         """Store ``spans`` and delete ``body``, in one transaction; the new spans, or None if
         ``owner`` no longer held the body (another worker took it over: nothing is written)."""
+        if not self._apart:
+            with self._session() as session:
+                if not self._delete(session, body, owner):
+                    return None
+                return store_spans(session, spans, now()) if spans else 0
+        if not self.holds(body, owner):
+            return None
+        with store_errors(self.url), self._store_sessions() as session, session.begin():
+            new = store_spans(session, spans, now()) if spans else 0
         with self._session() as session:
-            gone = session.connection().execute(
-                delete(ReceivedBodyRecord).where(
-                    ReceivedBodyRecord.id == body.id, ReceivedBodyRecord.owner == owner
-                )
+            # Lost meanwhile: the new holder reads the body again and stores nothing more.
+            return new if self._delete(session, body, owner) else None
+
+    def holds(self, body: Body, owner: str) -> bool:
+        """Whether ``owner`` still holds ``body``."""
+        with self._session() as session:
+            holder = session.scalar(select(ReceivedBodyRecord.owner).where(ReceivedBodyRecord.id == body.id))
+            return holder == owner
+
+    @staticmethod
+    def _delete(session: Session, body: Body, owner: str) -> bool:
+        gone = session.connection().execute(
+            delete(ReceivedBodyRecord).where(
+                ReceivedBodyRecord.id == body.id, ReceivedBodyRecord.owner == owner
             )
-            if gone.rowcount != 1:
-                return None
-            return store_spans(session, spans, now()) if spans else 0
+        )
+        return gone.rowcount == 1
