@@ -100,6 +100,13 @@ class BodyQueue:
 
     def claim(self, owner: str, lease: float) -> Body | None:
         """Hold the oldest waiting body for ``owner`` for ``lease`` seconds, or None if none waits."""
+        held = self.claim_many(owner, lease, 1)
+        return held[0] if held else None
+
+    def claim_many(self, owner: str, lease: float, most: int) -> list[Body]:
+        """Hold up to ``most`` of the oldest waiting bodies for ``owner`` for ``lease`` seconds, in
+        one short write (a reader that claims one body at a time competes with the receiver's
+        commits once per body), oldest first; none if none waits."""
         at = now()
         with self._session() as session:
             # A holder that has exited (a process of this host, killed): its bodies are free at once.
@@ -117,42 +124,63 @@ class BodyQueue:
                 select(ReceivedBodyRecord.id)
                 .where(claimable)
                 .order_by(ReceivedBodyRecord.id)
-                .limit(CLAIM_CANDIDATES)
+                .limit(max(most, CLAIM_CANDIDATES))
             ).all()
-        for body_id in candidates:
-            with self._session() as session:
-                taken = session.connection().execute(
-                    update(ReceivedBodyRecord)
-                    .where(ReceivedBodyRecord.id == body_id, claimable)
-                    .values(owner=owner, heartbeat_at=at)
-                )
-                if taken.rowcount != 1:
-                    continue
-                row = session.get_one(ReceivedBodyRecord, body_id)
-                return Body(row.id, row.adapter, zlib.decompress(row.body), row.spans)
-        return None
+        if not candidates:
+            return []
+        with self._session() as session:
+            # Another worker may take some of them first: the rest are held, in one statement.
+            session.connection().execute(
+                update(ReceivedBodyRecord)
+                .where(ReceivedBodyRecord.id.in_(candidates[:most]), claimable)
+                .values(owner=owner, heartbeat_at=at)
+            )
+            rows = session.scalars(
+                select(ReceivedBodyRecord)
+                .where(ReceivedBodyRecord.id.in_(candidates[:most]), ReceivedBodyRecord.owner == owner)
+                .order_by(ReceivedBodyRecord.id)
+            ).all()
+            return [Body(row.id, row.adapter, zlib.decompress(row.body), row.spans) for row in rows]
 
     def ingest(self, body: Body, owner: str, spans: Sequence[ReceivedSpan]) -> int | None:
-        """Store ``spans`` and delete ``body``, in one transaction; the new spans, or None if
-        ``owner`` no longer held the body (another worker took it over: nothing is written)."""
+        """Store ``spans`` and delete ``body``; the new spans, or None if ``owner`` no longer held
+        the body (another worker took it over: nothing is written)."""
+        return self.ingest_many([(body, spans)], owner)[0]
+
+    def ingest_many(
+        self, read: Sequence[tuple[Body, Sequence[ReceivedSpan]]], owner: str
+    ) -> list[int | None]:
+        """:meth:`ingest` of several bodies, their spans in one commit and the bodies deleted in
+        one: for each body, its new spans, or None if ``owner`` no longer held it."""
         if not self._apart:
             with self._session() as session:
-                if not self._delete(session, body, owner):
-                    return None
-                return store_spans(session, spans, now()) if spans else 0
-        if not self.holds(body, owner):
-            return None
+                return [
+                    (store_spans(session, spans, now()) if spans else 0)
+                    if self._delete(session, body, owner)
+                    else None
+                    for body, spans in read
+                ]
+        held = self._held(owner, [body.id for body, _ in read])
+        new: dict[int, int] = {}
         with store_errors(self.url), self._store_sessions() as session, session.begin():
-            new = store_spans(session, spans, now()) if spans else 0
+            for body, spans in read:
+                if body.id in held:
+                    new[body.id] = store_spans(session, spans, now()) if spans else 0
         with self._session() as session:
-            # Lost meanwhile: the new holder reads the body again and stores nothing more.
-            return new if self._delete(session, body, owner) else None
+            # One lost meanwhile: its new holder reads it again and stores nothing more.
+            deleted = {body.id for body, _ in read if body.id in new and self._delete(session, body, owner)}
+        return [new[body.id] if body.id in deleted else None for body, _ in read]
 
-    def holds(self, body: Body, owner: str) -> bool:
-        """Whether ``owner`` still holds ``body``."""
+    def _held(self, owner: str, ids: Sequence[int]) -> set[int]:
+        """Which of the bodies ``ids`` ``owner`` still holds."""
         with self._session() as session:
-            holder = session.scalar(select(ReceivedBodyRecord.owner).where(ReceivedBodyRecord.id == body.id))
-            return holder == owner
+            return set(
+                session.scalars(
+                    select(ReceivedBodyRecord.id).where(
+                        ReceivedBodyRecord.id.in_(ids), ReceivedBodyRecord.owner == owner
+                    )
+                )
+            )
 
     @staticmethod
     def _delete(session: Session, body: Body, owner: str) -> bool:
