@@ -94,4 +94,4 @@ class ReceivedBodyRecord(Base):
     heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     # Last: SQLite reads a row's columns in order, so the counts and claims, which read the
     # columns above, never walk a large body's overflow pages (33 ms a count at 20 bodies of 1 MB).
-    body: Mapped[bytes] = mapped_column(LargeBinary)  # zlib-compressed (:meth:`BodyQueue.put`)
+    body: Mapped[bytes] = mapped_column(LargeBinary)  # as received, or compressed (:meth:`BodyQueue.put`)
