@@ -34,6 +34,8 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -42,14 +44,19 @@ from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from auditor.trace import Trace
 from auditor.trace._ingest import iter_file
+from benchmarks.bigstore import PG_URL, pg_available, pg_schema
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "fixtures" / "single_retrieval" / "openinference.otlp.pb"
 TRACES_PER_REQUEST = 30
 #: The paced runs offer this share of the file adapter's spans/s (the stored-rate target).
 PACED_SHARE = 0.9
+#: The paced runs send this many times the saturation runs' requests.
+PACED_TIMES = 4
 #: Client threads of the saturation runs; the soak uses the first.
 CLIENTS = (4, 16)
+#: The stores each run is made on (PostgreSQL skipped with a note when it does not answer).
+STORES = ("sqlite", "postgresql")
 PROTO = {"Content-Type": "application/x-protobuf"}
 
 
@@ -246,9 +253,31 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def _load(tmp: Path, clients: int, bodies: list[bytes], per_request: int, offset: int) -> dict[str, Any]:
+@contextmanager
+def fresh_store(kind: str, tmp: Path, name: str) -> Iterator[str]:
+    """The URL of a new, empty store: a SQLite file in ``tmp``, or a PostgreSQL schema of its own
+    (migrated here, as ``auditor db upgrade`` would: the server does not migrate PostgreSQL)."""
+    if kind == "sqlite":
+        yield f"sqlite:///{tmp / f'{name}.db'}"
+        return
+    from auditor.store import upgrade
+
+    with pg_schema(PG_URL) as url:
+        upgrade(url)
+        yield url
+
+
+def _load(
+    kind: str, tmp: Path, clients: int, bodies: list[bytes], per_request: int, offset: int
+) -> dict[str, Any]:
     """One saturation run with ``clients`` threads on a fresh server and store."""
-    server = _Server(f"sqlite:///{tmp / f'serve-{clients}.db'}")
+    with fresh_store(kind, tmp, f"serve-{clients}") as db:
+        return _timed_load(_Server(db), clients, bodies, per_request, offset)
+
+
+def _timed_load(
+    server: _Server, clients: int, bodies: list[bytes], per_request: int, offset: int
+) -> dict[str, Any]:
     try:
         _post_all(server.url, requests(clients, offset=offset), clients)  # warm-up, not counted
         _drained(server.url)
@@ -274,9 +303,17 @@ def _load(tmp: Path, clients: int, bodies: list[bytes], per_request: int, offset
     }
 
 
-def _paced(tmp: Path, clients: int, bodies: list[bytes], per_request: int, rate: float) -> dict[str, Any]:
+def _paced(
+    kind: str, tmp: Path, clients: int, bodies: list[bytes], per_request: int, rate: float
+) -> dict[str, Any]:
     """``clients`` threads offering ``rate`` spans/s between them, on a fresh server and store."""
-    server = _Server(f"sqlite:///{tmp / f'serve-paced-{clients}.db'}")
+    with fresh_store(kind, tmp, f"serve-paced-{clients}") as db:
+        return _timed_paced(_Server(db), clients, bodies, per_request, rate)
+
+
+def _timed_paced(
+    server: _Server, clients: int, bodies: list[bytes], per_request: int, rate: float
+) -> dict[str, Any]:
     interval = clients * per_request / rate
     try:
         _post_all(server.url, requests(clients, offset=40_000), clients)  # warm-up, not counted
@@ -301,9 +338,15 @@ def _paced(tmp: Path, clients: int, bodies: list[bytes], per_request: int, rate:
     }
 
 
-def _soak(tmp: Path, clients: int, count: int, per_request: int, seconds: float) -> dict[str, Any]:
-    """Saturation for ``seconds`` on a fresh server, its resident set sampled twice a second."""
-    server = _Server(f"sqlite:///{tmp / 'serve-soak.db'}")
+def _soak(kind: str, tmp: Path, clients: int, count: int, per_request: int, seconds: float) -> dict[str, Any]:
+    """Saturation for ``seconds`` on a fresh server and store, its resident set sampled twice a second."""
+    with fresh_store(kind, tmp, "serve-soak") as db:
+        return _timed_soak(_Server(db), clients, count, per_request, seconds)
+
+
+def _timed_soak(
+    server: _Server, clients: int, count: int, per_request: int, seconds: float
+) -> dict[str, Any]:
     try:
         _post_all(server.url, requests(clients, offset=30_000), clients)  # warm-up
         _drained(server.url)
@@ -352,86 +395,102 @@ def run(
     count: int | None = None,
     soak_seconds: float | None = None,
     clients: tuple[int, ...] = CLIENTS,
+    stores: tuple[str, ...] = STORES,
 ) -> dict[str, Any]:
-    """The figures; ``quick`` for a smoke run (fewer requests, a short soak)."""
+    """The figures on each of ``stores``; ``quick`` for a smoke run (fewer requests, a short soak)."""
     count = count or (16 if quick else 64)
     soak_seconds = soak_seconds or (2.0 if quick else 30.0)
     bodies = requests(count)
+    # The paced runs send PACED_TIMES as many (fresh trace ids): at the target rate that is about
+    # 15 s, enough requests for a p99 that is not simply the slowest of a few.
+    paced_bodies = requests(count * PACED_TIMES, offset=count)
     per_request = spans_in(bodies[0])
+    skipped: dict[str, str] = {}
+    if "postgresql" in stores and (why := pg_available()) is not None:
+        skipped["postgresql"] = why
+        stores = tuple(s for s in stores if s != "postgresql")
     with tempfile.TemporaryDirectory(prefix="auditor-bench-serve-") as tmp:
         work = workdir or Path(tmp)
-        reference = file_rate(bodies, work)
-        loads = [
-            _load(Path(tmp), n, bodies, per_request, offset=10_000 * (i + 1)) for i, n in enumerate(clients)
-        ]
+        file_rates = [file_rate(bodies, work)["spans_per_second"]]
         # The target load: the spans/s the receiver must store (0.9 of the file adapter's rate).
-        target = PACED_SHARE * reference["spans_per_second"]
-        paced = [_paced(Path(tmp), n, bodies, per_request, target) for n in clients]
-        soak = _soak(Path(tmp), clients[0], count, per_request, soak_seconds)
+        target = PACED_SHARE * file_rates[0]
+        runs: dict[str, dict[str, Any]] = {}
+        for n, kind in enumerate(stores):
+            offset = 100_000 * (n + 1)
+            loads = [
+                _load(kind, Path(tmp), c, bodies, per_request, offset=offset + 10_000 * (i + 1))
+                for i, c in enumerate(clients)
+            ]
+            paced = [_paced(kind, Path(tmp), c, paced_bodies, per_request, target) for c in clients]
+            soak = _soak(kind, Path(tmp), clients[0], count, per_request, soak_seconds)
+            runs[kind] = {"loads": loads, "paced": paced, "soak": soak}
         # Again at the end: on a shared machine the rate drifts; the higher of the two is the
         # reference (the stricter ratio for the server).
-        again = file_rate(bodies, work)
-    file_rates = [reference["spans_per_second"], again["spans_per_second"]]
-    for load in [*loads, *paced, soak]:
-        load["ratio_to_file"] = load["spans_per_second"] / max(file_rates)
+        file_rates.append(file_rate(bodies, work)["spans_per_second"])
+    for figures in runs.values():
+        for load in [*figures["loads"], *figures["paced"], figures["soak"]]:
+            load["ratio_to_file"] = load["spans_per_second"] / max(file_rates)
     return {
         "spans_per_request": per_request,
         "file_spans_per_second": max(file_rates),
         "file_spans_per_second_runs": file_rates,
-        "loads": loads,
-        "paced": paced,
-        "soak": soak,
+        "stores": runs,
+        "skipped": skipped,
     }
 
 
 def table(results: dict[str, Any]) -> tuple[str, list[str], list[list[Any]]]:
-    """Title, header and rows for the benchmark table."""
+    """Title, header and rows for the benchmark table (one block of rows per store)."""
     r = results
-    rows = [
-        [
-            f"{load['clients']} clients, {load['requests']} requests",
-            f"{load['ack_p50_ms']:.1f}",
-            f"{load['ack_p99_ms']:.1f}",
-            f"{load['acked_spans_per_second']:.0f}",
-            f"{load['spans_per_second']:.0f}",
-            f"{load['ratio_to_file']:.2f}x",
-            load["throttled"],
-            "",
+    rows: list[list[Any]] = []
+    for kind, figures in r["stores"].items():
+        rows += [
+            [
+                f"{kind}: {load['clients']} clients, {load['requests']} requests",
+                f"{load['ack_p50_ms']:.1f}",
+                f"{load['ack_p99_ms']:.1f}",
+                f"{load['acked_spans_per_second']:.0f}",
+                f"{load['spans_per_second']:.0f}",
+                f"{load['ratio_to_file']:.2f}x",
+                load["throttled"],
+                "",
+            ]
+            for load in figures["loads"]
         ]
-        for load in r["loads"]
-    ]
-    rows += [
-        [
-            f"{load['clients']} clients paced, {load['offered_spans_per_second']:.0f} spans/s offered",
-            f"{load['ack_p50_ms']:.1f}",
-            f"{load['ack_p99_ms']:.1f}",
-            "",
-            f"{load['spans_per_second']:.0f}",
-            f"{load['ratio_to_file']:.2f}x",
-            "",
-            "",
+        rows += [
+            [
+                f"{kind}: {load['clients']} clients paced, {load['offered_spans_per_second']:.0f} spans/s offered",
+                f"{load['ack_p50_ms']:.1f}",
+                f"{load['ack_p99_ms']:.1f}",
+                "",
+                f"{load['spans_per_second']:.0f}",
+                f"{load['ratio_to_file']:.2f}x",
+                "",
+                "",
+            ]
+            for load in figures["paced"]
         ]
-        for load in r.get("paced", [])
-    ]
-    soak = r["soak"]
-    rows.append(
-        [
-            f"soak {soak['seconds']:.0f} s, {soak['clients']} clients",
-            f"{soak['ack_p50_ms']:.1f}",
-            f"{soak['ack_p99_ms']:.1f}",
-            "",
-            f"{soak['spans_per_second']:.0f}",
-            f"{soak['ratio_to_file']:.2f}x",
-            soak["throttled"],
-            f"{soak['rss_start_mb']:.0f} / {soak['rss_peak_mb']:.0f} / {soak['rss_end_mb']:.0f} "
-            f"(2nd half {soak['rss_second_half_growth_mb']:+.1f})",
-        ]
-    )
+        soak = figures["soak"]
+        rows.append(
+            [
+                f"{kind}: soak {soak['seconds']:.0f} s, {soak['clients']} clients",
+                f"{soak['ack_p50_ms']:.1f}",
+                f"{soak['ack_p99_ms']:.1f}",
+                "",
+                f"{soak['spans_per_second']:.0f}",
+                f"{soak['ratio_to_file']:.2f}x",
+                soak["throttled"],
+                f"{soak['rss_start_mb']:.0f} / {soak['rss_peak_mb']:.0f} / {soak['rss_end_mb']:.0f} "
+                f"(2nd half {soak['rss_second_half_growth_mb']:+.1f})",
+            ]
+        )
+    for kind, why in r.get("skipped", {}).items():
+        rows.append([f"{kind}: skipped ({why})", "", "", "", "", "", "", ""])
     return (
-        f"auditor serve: OTLP/HTTP receiver at saturation ({r['spans_per_request']} spans a request, "
-        f"SQLite store; file adapter {r['file_spans_per_second']:.0f} spans/s on the same bodies)",
+        f"auditor serve: OTLP/HTTP receiver ({r['spans_per_request']} spans a request; "
+        f"file adapter {r['file_spans_per_second']:.0f} spans/s on the same bodies)",
         [
-            "load",
+            "store and load",
             "ack p50 ms",
             "ack p99 ms",
             "spans/s acknowledged",

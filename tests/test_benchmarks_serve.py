@@ -17,11 +17,15 @@ def test_the_serve_benchmark_runs_on_small_inputs(tmp_path: Path) -> None:
     assert len(set(bodies)) == 2 and serve.spans_in(bodies[0]) == 17 * serve.TRACES_PER_REQUEST
     assert serve.file_rate(bodies, tmp_path)["spans"] == 2 * 17 * serve.TRACES_PER_REQUEST
     results = serve.run(tmp_path, count=4, soak_seconds=0.5, clients=(2, 4))
-    assert [load["clients"] for load in results["loads"]] == [2, 4]
-    assert all(load["requests"] == 4 and load["spans"] == 4 * 510 for load in results["loads"])
-    assert all(load["stored_seconds"] >= load["ack_seconds"] > 0 for load in results["loads"])
-    assert [load["clients"] for load in results["paced"]] == [2, 4]
-    assert all(load["requests"] == 4 for load in results["paced"])
-    soak = results["soak"]
-    assert soak["spans"] > 0 and soak["rss_peak_mb"] >= soak["rss_start_mb"] > 0
-    assert "OTLP/HTTP receiver at saturation" in render({"serve": results})
+    assert set(results["stores"]) == {"sqlite", "postgresql"}, results["skipped"]
+    for figures in results["stores"].values():
+        loads = figures["loads"]
+        assert [load["clients"] for load in loads] == [2, 4]
+        assert all(load["requests"] == 4 and load["spans"] == 4 * 510 for load in loads)
+        assert all(load["stored_seconds"] >= load["ack_seconds"] > 0 for load in loads)
+        assert [load["clients"] for load in figures["paced"]] == [2, 4]
+        assert all(load["requests"] == 4 * serve.PACED_TIMES for load in figures["paced"])
+        soak = figures["soak"]
+        assert soak["spans"] > 0 and soak["rss_peak_mb"] >= soak["rss_start_mb"] > 0
+    rendered = render({"serve": results})
+    assert "OTLP/HTTP receiver" in rendered and "postgresql: 4 clients paced" in rendered

@@ -83,7 +83,7 @@ def serve(config: ServeConfig, announce: Callable[[str], None] | None = None) ->
     run_sync(lambda: _check_judge(config))
     _check_port(config)
     events = event_sender(config.events_endpoint)
-    with Store(config.db_url) as store:
+    with Store(config.db_url, background_checkpoints=True) as store:
         if store.in_memory:
             raise UsageError(
                 "auditor serve needs a store on disk or a server: pass --db sqlite:///FILE or a PostgreSQL URL."

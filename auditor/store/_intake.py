@@ -31,12 +31,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import and_, delete, func, or_, select, text, update
+from sqlalchemy import and_, delete, func, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.sql.elements import ColumnElement
 
 from auditor.store._convert import inputs_digest
-from auditor.store._received import WAITING, ReceivedSpanRecord, ReceivedTraceRecord, TraceAuditRecord
+from auditor.store._received import ReceivedSpanRecord, ReceivedTraceRecord, TraceAuditRecord
 from auditor.store._runs import FinishHook, now
 from auditor.store._schema import RunRecord
 from auditor.store._store import Store
@@ -101,9 +101,9 @@ class Intake:
         with self._session() as session:
             return int(
                 session.scalar(
-                    select(func.count())
-                    .select_from(ReceivedTraceRecord)
-                    .where(text(WAITING))  # the partial index's own condition
+                    select(func.count()).where(
+                        ReceivedTraceRecord.generation > ReceivedTraceRecord.audited_generation
+                    )
                 )
                 or 0
             )
@@ -121,7 +121,7 @@ class Intake:
         # audit resumes that run instead of starting a second one beside it.
         lease_cutoff = at - timedelta(seconds=lease * TAKEOVER_AFTER)
         ready = and_(
-            text(WAITING),
+            ReceivedTraceRecord.generation > ReceivedTraceRecord.audited_generation,
             or_(
                 and_(
                     ReceivedTraceRecord.root_ended.is_(True), ReceivedTraceRecord.last_span_at <= quiet_cutoff

@@ -91,7 +91,7 @@ def json_text(value: Any) -> str:
     return json.dumps(value)
 
 
-def make_engine(url: URL) -> Engine:
+def make_engine(url: URL, *, wal_autocheckpoint: int | None = None) -> Engine:
     """An engine for ``url``. SQLite gets foreign keys on, a patient lock wait (``busy_timeout``),
     write-ahead logging with ``synchronous=NORMAL`` for files, and in-memory sharing.
 
@@ -99,7 +99,8 @@ def make_engine(url: URL) -> Engine:
     commits, and a commit appends to the log instead of rewriting pages and syncing twice. With
     ``synchronous=NORMAL`` a committed transaction survives a killed process (the log is in the OS's
     hands); only a power loss or an OS crash can roll back the last commits before a checkpoint,
-    never corrupt the database.
+    never corrupt the database. ``wal_autocheckpoint`` sets the log pages past which a commit
+    checkpoints (SQLite's default, 1,000, when None; :mod:`._checkpoint` raises it).
 
     Raises:
         StoreError: the URL's database kind or driver is not installed (saying what to install).
@@ -122,7 +123,7 @@ def make_engine(url: URL) -> Engine:
         wal = not is_in_memory(url)
 
         def configure(dbapi_connection: Any, _record: Any) -> None:
-            _sqlite_pragmas(dbapi_connection, busy, wal=wal)
+            _sqlite_pragmas(dbapi_connection, busy, wal=wal, autocheckpoint=wal_autocheckpoint)
 
         event.listen(engine, "connect", configure)
     return engine
@@ -135,7 +136,9 @@ def _seconds(value: str | tuple[str, ...], default: float) -> float:
         return default  # the driver reports a bad timeout itself
 
 
-def _sqlite_pragmas(dbapi_connection: Any, busy_seconds: float, *, wal: bool) -> None:
+def _sqlite_pragmas(
+    dbapi_connection: Any, busy_seconds: float, *, wal: bool, autocheckpoint: int | None = None
+) -> None:
     cursor = dbapi_connection.cursor()
     try:
         cursor.execute("PRAGMA foreign_keys=ON")
@@ -147,6 +150,8 @@ def _sqlite_pragmas(dbapi_connection: Any, busy_seconds: float, *, wal: bool) ->
             with contextlib.suppress(sqlite3.DatabaseError):
                 cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute("PRAGMA synchronous=NORMAL")
+            if autocheckpoint is not None:
+                cursor.execute(f"PRAGMA wal_autocheckpoint={int(autocheckpoint)}")
     finally:
         cursor.close()
 

@@ -32,8 +32,8 @@ from sqlalchemy import and_, delete, func, or_, select
 from sqlalchemy.orm import Session
 
 from auditor.errors import UsageError
+from auditor.store._bodies import BodyQueue
 from auditor.store._received import (
-    ReceivedBodyRecord,
     ReceivedSpanRecord,
     ReceivedTraceRecord,
     TraceAuditRecord,
@@ -107,6 +107,8 @@ def prune(
         gone_traces: set[str] = set()
         if retention.spans is not None:
             gone_traces = _spans(session, at - retention.spans, pruned, skipped, dry_run)
+            unread = BodyQueue(store).older_than(at - retention.spans)
+            skipped.append(Skipped("received bodies", unread, "acknowledged, not yet read into spans"))
         gone_runs: set[str] = set()
         if retention.answers is not None:
             gone_runs = _runs(session, at - retention.answers, gone_traces, pruned, skipped, dry_run)
@@ -135,8 +137,6 @@ def _spans(
     traces = sorted(session.scalars(select(ReceivedTraceRecord.trace_id).where(old, done)))
     waiting = session.scalar(select(func.count()).where(old, ~done)) or 0
     skipped.append(Skipped("received traces", int(waiting), "waiting for an audit (or held by a worker)"))
-    unread = session.scalar(select(func.count()).where(ReceivedBodyRecord.received_at < cutoff)) or 0
-    skipped.append(Skipped("received bodies", int(unread), "acknowledged, not yet read into spans"))
     spans = 0
     for first in range(0, len(traces), PAGE):
         page = traces[first : first + PAGE]

@@ -36,7 +36,7 @@ class ReceivedSpanRecord(Base):
     received_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
-#: A received trace with spans its latest audit has not seen (the partial index's condition).
+#: A received trace waiting for an audit: new spans since the generation last audited.
 WAITING = "generation > audited_generation"
 
 
@@ -45,8 +45,9 @@ class ReceivedTraceRecord(Base):
 
     __tablename__ = "received_traces"
     __table_args__ = (
-        Index("ix_received_traces_last_span_at", "last_span_at"),  # 0016: the newest traces (runs page)
-        # 0016: the traces waiting for an audit, however many were received (/healthz, a worker's claim).
+        Index("ix_received_traces_last_span_at", "last_span_at"),  # 0017: the newest traces (runs page)
+        # 0016: only the traces waiting for an audit, so counting and claiming them costs what
+        # waits (it replaced an index of every trace's two generations, which a count scanned whole).
         Index(
             "ix_received_traces_waiting",
             "last_span_at",
@@ -94,4 +95,4 @@ class ReceivedBodyRecord(Base):
     heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     # Last: SQLite reads a row's columns in order, so the counts and claims, which read the
     # columns above, never walk a large body's overflow pages (33 ms a count at 20 bodies of 1 MB).
-    body: Mapped[bytes] = mapped_column(LargeBinary)  # zlib-compressed (:meth:`BodyQueue.put`)
+    body: Mapped[bytes] = mapped_column(LargeBinary)  # as received, or compressed (:meth:`BodyQueue.put`)

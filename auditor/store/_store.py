@@ -41,6 +41,8 @@ from auditor.store import _kept as kept
 from auditor.store import _queries as queries
 from auditor.store import _rollups as rollups
 from auditor.store import _write as write
+from auditor.store._bodies_file import bodies_engine
+from auditor.store._checkpoint import SAFETY_PAGES, WalCheckpointer
 from auditor.store._listing import RunRow, run_row
 from auditor.store._migrate import (
     check_at_head,
@@ -79,6 +81,9 @@ class Store(RunLedger):
             so for SQLite only; other databases are migrated with ``auditor db upgrade``.
         create: False for readers: a SQLite file that does not exist is a :class:`StoreError`,
             and no file or folder is made.
+        background_checkpoints: on a SQLite file, copy the write-ahead log back from a thread of
+            this store's own instead of inside the commits (:mod:`._checkpoint`): for a process
+            that commits without pause, as ``auditor serve`` does. Ignored on other databases.
 
     Use it as a context manager, or call :meth:`close`.
 
@@ -87,11 +92,22 @@ class Store(RunLedger):
             naming it, password masked, and what to do).
     """
 
-    def __init__(self, url: str | None = None, *, upgrade: bool | None = None, create: bool = True) -> None:
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        upgrade: bool | None = None,
+        create: bool = True,
+        background_checkpoints: bool = False,
+    ) -> None:
         self.url = url or self.default_url()
         parsed = parse_url(self.url)
         check_sqlite_path(parsed, create=create)
-        self.engine: Engine = make_engine(parsed)
+        background = background_checkpoints and sqlite_file(parsed) is not None
+        self._autocheckpoint = SAFETY_PAGES if background else None
+        self.engine: Engine = make_engine(parsed, wal_autocheckpoint=self._autocheckpoint)
+        self._checkpointer: WalCheckpointer | None = None
+        self._bodies_engine: Engine | None = None
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         self._linked: set[tuple[str, str]] = set()  # (run id, trace key) pairs written by this store
         self._positions: dict[str, int] = {}  # the next answer position of each run this store writes
@@ -104,6 +120,8 @@ class Store(RunLedger):
         except BaseException:
             self.engine.dispose()
             raise
+        if background:
+            self._checkpointer = WalCheckpointer(self.engine).start()
 
     @staticmethod
     def default_url() -> str:
@@ -122,8 +140,24 @@ class Store(RunLedger):
         self.close()
 
     def close(self) -> None:
-        """Release the connections."""
+        """Release the connections (and stop the checkpoints' thread, if it runs)."""
+        if self._checkpointer is not None:
+            self._checkpointer.stop()
+            self._checkpointer = None
+        if self._bodies_engine is not None and self._bodies_engine is not self.engine:
+            self._bodies_engine.dispose()
         self.engine.dispose()
+
+    @property
+    def bodies_engine(self) -> Engine:
+        """Where acknowledged request bodies wait to be read (:class:`~auditor.store.BodyQueue`):
+        this database, or for a SQLite file a database of their own beside it (:mod:`._bodies`)."""
+        if self._bodies_engine is None:
+            with store_errors(self.url):
+                self._bodies_engine = bodies_engine(self.engine, self._autocheckpoint)
+            if self._checkpointer is not None and self._bodies_engine is not self.engine:
+                self._checkpointer.add(self._bodies_engine)
+        return self._bodies_engine
 
     def __repr__(self) -> str:
         return f"Store({shown(self.url)!r})"

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
 from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
@@ -68,6 +69,30 @@ def _record(request: dict[str, Any]) -> str:
     return record
 
 
+#: Compact JSON at C speed (the record of every received protobuf span; ``json.dumps`` took two
+#: thirds of the ingest worker's time). Its text reads back as ``json.dumps`` would write it, but
+#: for exponents (``1e16``, not ``1e+16``).
+_ENCODE = msgspec.json.Encoder().encode
+
+
+class _Wrapping:
+    """The text around one span of a resource and scope in its one-span request, encoded once per
+    scope: the record is ``head + span + tail``, keys in the order :meth:`_Batch.add` writes them."""
+
+    def __init__(self, resource: dict[str, Any] | None, scope: dict[str, Any] | None) -> None:
+        self.head = b'{"resourceSpans":[{"scopeSpans":[{"spans":['
+        tail = b"]"
+        if scope is not None:
+            tail += b',"scope":' + _ENCODE(scope)
+        tail += b"}]"
+        if resource is not None:
+            tail += b',"resource":' + _ENCODE(resource)
+        self.tail = tail + b"}]}"
+
+    def record(self, span: dict[str, Any]) -> str:
+        return (self.head + _ENCODE(span) + self.tail).decode("utf-8")
+
+
 class _Batch:
     """The spans of one request; with ``keep=False`` only counted (the check before acknowledging)."""
 
@@ -110,6 +135,30 @@ class _Batch:
         record = _record({"resourceSpans": [resource_spans]})
         end = _end_ns(_get(span, "endTimeUnixNano", "end_time_unix_nano"))
         self.spans.append(ReceivedSpan(trace_id, span_id, parent_id, end, record))
+
+    def add_proto(self, span: Any, wrapping: _Wrapping) -> None:
+        """:meth:`add` for a protobuf span: the same checks and record, the record encoded by
+        msgspec around its resource and scope's text (proto text is valid UTF-8: no surrogates)."""
+        trace_id = ids.from_bytes(bytes(span.trace_id), 16)
+        if trace_id is None:
+            self.reject("a span has no valid traceId (16 bytes, hex)")
+            return
+        span_id = ids.from_bytes(bytes(span.span_id), 8)
+        if span_id is None:
+            self.reject("a span has no valid spanId (8 bytes, hex)")
+            return
+        self.counted += 1
+        if not self.keep:
+            return
+        data = span_dict(span)
+        # json_format (and so span_dict) writes ids in base64; OTLP JSON wants hex.
+        data["traceId"], data["spanId"] = trace_id, span_id
+        data.pop("parentSpanId", None)
+        parent_id = ids.from_bytes(bytes(span.parent_span_id), 8) if span.parent_span_id else None
+        if parent_id is not None:
+            data["parentSpanId"] = parent_id
+        end = _end_ns(span.end_time_unix_nano)
+        self.spans.append(ReceivedSpan(trace_id, span_id, parent_id, end, wrapping.record(data)))
 
     def items(self, value: Any, where: str) -> list[dict[str, Any]]:
         """The objects of the list ``value``; a value that is not a list, or an item that is not an
@@ -194,18 +243,11 @@ def receive_proto(body: bytes) -> ReceivedBatch:
         return ReceivedBatch(unreadable=unreadable)
     batch = _Batch()
     for resource_spans in request.resource_spans:
-        resource = resource_dict(resource_spans.resource)
+        resource = resource_dict(resource_spans.resource) or None
         for scope_spans in resource_spans.scope_spans:
-            scope = scope_dict(scope_spans.scope)
+            wrapping = _Wrapping(resource, scope_dict(scope_spans.scope) or None)
             for span in scope_spans.spans:
-                data = span_dict(span)
-                # json_format (and so span_dict) writes ids in base64; OTLP JSON wants hex (batch.add rewrites them).
-                data["traceId"] = bytes(span.trace_id).hex()
-                data["spanId"] = bytes(span.span_id).hex()
-                data.pop("parentSpanId", None)
-                if span.parent_span_id:
-                    data["parentSpanId"] = bytes(span.parent_span_id).hex()
-                batch.add(resource or None, scope or None, data)
+                batch.add_proto(span, wrapping)
     return batch.done()
 
 
@@ -219,7 +261,9 @@ def check_proto(body: bytes) -> BodyCheck:
     for resource_spans in request.resource_spans:
         for scope_spans in resource_spans.scope_spans:
             for span in scope_spans.spans:
-                batch.add(
-                    None, None, {"traceId": bytes(span.trace_id).hex(), "spanId": bytes(span.span_id).hex()}
-                )
+                batch.add_proto(span, _NO_WRAPPING)
     return batch.checked()
+
+
+#: What :func:`check_proto` passes for the records it never builds.
+_NO_WRAPPING = _Wrapping(None, None)

@@ -1,0 +1,137 @@
+"""Where ``auditor serve``'s acknowledged bodies wait, and the store's checkpoints off the commits.
+
+A SQLite store keeps the bodies in a database file of its own beside it (``<file>-bodies``), so the
+receiver's commits never queue behind the store's writers; PostgreSQL keeps them in the store. A
+body moves to the store as spans in two commits (spans first), so reading one again must add
+nothing; bodies an earlier release left in the store's own table are moved over, never lost.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import zlib
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sqlalchemy import create_engine, text
+from sqlalchemy.orm import Session
+
+from auditor.store import BodyQueue, Store, new_owner, received_traces, upgrade
+from auditor.store._bodies_file import bodies_path
+from auditor.store._checkpoint import SAFETY_PAGES
+from auditor.store._intake import store_spans
+from auditor.store._received import ReceivedBodyRecord
+from auditor.store._runs import now
+from auditor.trace import ReceivedSpan
+from tests.test_store import db_url, fresh_pg_url, pg_url  # noqa: F401  (SQLite and PostgreSQL stores)
+
+
+def _span(trace: str, span: str, parent: str | None = None) -> ReceivedSpan:
+    record = json.dumps(
+        {"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": trace, "spanId": span}]}]}]}
+    )
+    return ReceivedSpan(trace, span, parent, 1, record)
+
+
+def _count(url: str, table: str) -> int:
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return int(conn.scalar(text(f"select count(*) from {table}")) or 0)
+    finally:
+        engine.dispose()
+
+
+def test_a_sqlite_store_keeps_bodies_in_a_file_beside_it(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'store.db'}"
+    with Store(db) as store:
+        BodyQueue(store).put("otlp-proto", b"\x0a\x00", 1)
+    assert bodies_path(tmp_path / "store.db") == tmp_path / "store.db-bodies"
+    assert _count(f"sqlite:///{tmp_path / 'store.db-bodies'}", "received_bodies") == 1
+    assert _count(db, "received_bodies") == 0
+    with Store(db) as store:
+        assert BodyQueue(store).backlog() == (1, 1)
+
+
+def test_postgresql_keeps_bodies_in_the_store(fresh_pg_url: str) -> None:  # noqa: F811
+    upgrade(fresh_pg_url)
+    with Store(fresh_pg_url) as store:
+        assert store.bodies_engine is store.engine
+        BodyQueue(store).put("otlp-proto", b"\x0a\x00", 1)
+    assert _count(fresh_pg_url, "received_bodies") == 1
+
+
+def test_a_body_read_twice_stores_its_spans_once(db_url: str) -> None:  # noqa: F811
+    """A kill between the spans' commit and the body's delete leaves the body: read again (here by
+    a second owner once the first one's lease ran out), it adds nothing and the body goes."""
+    upgrade(db_url)
+    spans = [_span("a1" * 16, "b1" * 8), _span("a1" * 16, "b2" * 8, "b1" * 8)]
+    with Store(db_url) as store:
+        queue = BodyQueue(store)
+        queue.put("otlp-proto", b"\x0a\x00", len(spans))
+        first, second = new_owner(), new_owner()
+        body = queue.claim(first, lease=0.05)
+        assert body is not None
+        apart = store.bodies_engine is not store.engine
+        if apart:  # the spans' commit alone, as a kill before the body's delete leaves it
+            with Session(store.engine) as session, session.begin():
+                assert store_spans(session, spans, now()) == 2
+        time.sleep(0.1)  # the lease runs out (a claim judges others' leases by its own)
+        again = queue.claim(second, lease=0.05)
+        assert again is not None and again.id == body.id
+        added = queue.ingest(again, second, spans)
+        assert added == (0 if apart else 2)
+        assert queue.ingest(body, first, spans) is None  # the first owner lost it: nothing written
+        assert queue.backlog() == (0, 0)
+        assert {t.trace_id: t.spans for t in received_traces(store, 10)} == {"a1" * 16: 2}
+
+
+def test_bodies_an_earlier_release_left_in_the_store_are_moved_and_read(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'store.db'}"
+    upgrade(db)
+    engine = create_engine(db)
+    try:
+        with Session(engine) as session, session.begin():
+            for n in range(3):
+                session.add(
+                    ReceivedBodyRecord(
+                        adapter="otlp-proto",
+                        spans=n + 1,
+                        received_at=datetime(2026, 12, 1, tzinfo=UTC),
+                        owner="old-owner",
+                        body=zlib.compress(b"\x0a\x00"),
+                    )
+                )
+    finally:
+        engine.dispose()
+    with Store(db) as store:
+        assert BodyQueue(store).backlog() == (3, 6)
+        body = BodyQueue(store).claim(new_owner(), lease=30)  # moved without their old holder
+        assert body is not None and body.body == b"\x0a\x00" and body.spans == 1
+    assert _count(db, "received_bodies") == 0
+    with Store(db) as store:  # opened again: nothing more to move, nothing doubled
+        assert BodyQueue(store).backlog() == (3, 6)
+
+
+def test_background_checkpoints_keep_the_log_copied_and_commits_free_of_it(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'store.db'}"
+    with Store(db, background_checkpoints=True) as store:
+        with store.engine.connect() as conn:
+            assert conn.exec_driver_sql("pragma wal_autocheckpoint").scalar() == SAFETY_PAGES
+        with store.bodies_engine.connect() as conn:
+            assert conn.exec_driver_sql("pragma wal_autocheckpoint").scalar() == SAFETY_PAGES
+        for n in range(20):
+            BodyQueue(store).put("otlp-proto", bytes(range(256)) * 400, n)
+        deadline = time.monotonic() + 10
+        while True:  # a pass copies the whole log back: what it read equals what it copied
+            with store.bodies_engine.connect() as conn:
+                _, logged, copied = conn.exec_driver_sql("pragma wal_checkpoint(PASSIVE)").one()
+            checker = store._checkpointer
+            assert checker is not None
+            if checker.checkpoints >= 2 and logged == copied:
+                break
+            assert time.monotonic() < deadline, "no background checkpoint ran"
+            time.sleep(0.05)
+    with Store(db) as store, store.engine.connect() as conn:  # an ordinary store keeps SQLite's default
+        assert conn.exec_driver_sql("pragma wal_autocheckpoint").scalar() == 1000
