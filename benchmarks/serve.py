@@ -267,27 +267,28 @@ def fresh_store(kind: str, tmp: Path, name: str) -> Iterator[str]:
         yield url
 
 
+@contextmanager
+def server_on(kind: str, tmp: Path, name: str) -> Iterator[_Server]:
+    """A fresh server on a fresh store of ``kind``, stopped afterwards."""
+    with fresh_store(kind, tmp, name) as db:
+        server = _Server(db)
+        try:
+            yield server
+        finally:
+            server.stop()
+
+
 def _load(
-    kind: str, tmp: Path, clients: int, bodies: list[bytes], per_request: int, offset: int
-) -> dict[str, Any]:
-    """One saturation run with ``clients`` threads on a fresh server and store."""
-    with fresh_store(kind, tmp, f"serve-{clients}") as db:
-        return _timed_load(_Server(db), clients, bodies, per_request, offset)
-
-
-def _timed_load(
     server: _Server, clients: int, bodies: list[bytes], per_request: int, offset: int
 ) -> dict[str, Any]:
-    try:
-        _post_all(server.url, requests(clients, offset=offset), clients)  # warm-up, not counted
-        _drained(server.url)
-        started = time.perf_counter()
-        latencies, acknowledged, throttled = _post_all(server.url, bodies, clients)
-        acked = time.perf_counter() - started
-        _drained(server.url)
-        stored = time.perf_counter() - started
-    finally:
-        server.stop()
+    """One saturation run with ``clients`` threads."""
+    _post_all(server.url, requests(clients, offset=offset), clients)  # warm-up, not counted
+    _drained(server.url)
+    started = time.perf_counter()
+    latencies, acknowledged, throttled = _post_all(server.url, bodies, clients)
+    acked = time.perf_counter() - started
+    _drained(server.url)
+    stored = time.perf_counter() - started
     spans = acknowledged * per_request
     return {
         "clients": clients,
@@ -304,27 +305,17 @@ def _timed_load(
 
 
 def _paced(
-    kind: str, tmp: Path, clients: int, bodies: list[bytes], per_request: int, rate: float
-) -> dict[str, Any]:
-    """``clients`` threads offering ``rate`` spans/s between them, on a fresh server and store."""
-    with fresh_store(kind, tmp, f"serve-paced-{clients}") as db:
-        return _timed_paced(_Server(db), clients, bodies, per_request, rate)
-
-
-def _timed_paced(
     server: _Server, clients: int, bodies: list[bytes], per_request: int, rate: float
 ) -> dict[str, Any]:
+    """``clients`` threads offering ``rate`` spans/s between them."""
     interval = clients * per_request / rate
-    try:
-        _post_all(server.url, requests(clients, offset=40_000), clients)  # warm-up, not counted
-        _drained(server.url)
-        started = time.perf_counter()
-        latencies = _post_paced(server.url, bodies, clients, interval)
-        sent = time.perf_counter() - started
-        _drained(server.url)
-        stored = time.perf_counter() - started
-    finally:
-        server.stop()
+    _post_all(server.url, requests(clients, offset=40_000), clients)  # warm-up, not counted
+    _drained(server.url)
+    started = time.perf_counter()
+    latencies = _post_paced(server.url, bodies, clients, interval)
+    sent = time.perf_counter() - started
+    _drained(server.url)
+    stored = time.perf_counter() - started
     return {
         "clients": clients,
         "requests": len(latencies),
@@ -338,40 +329,30 @@ def _timed_paced(
     }
 
 
-def _soak(kind: str, tmp: Path, clients: int, count: int, per_request: int, seconds: float) -> dict[str, Any]:
-    """Saturation for ``seconds`` on a fresh server and store, its resident set sampled twice a second."""
-    with fresh_store(kind, tmp, "serve-soak") as db:
-        return _timed_soak(_Server(db), clients, count, per_request, seconds)
+def _soak(server: _Server, clients: int, count: int, per_request: int, seconds: float) -> dict[str, Any]:
+    """Saturation for ``seconds``, the server's resident set sampled twice a second."""
+    _post_all(server.url, requests(clients, offset=30_000), clients)  # warm-up
+    _drained(server.url)
+    samples: list[float] = [_rss_mb(server.process.pid)]
+    done = threading.Event()
 
+    def sample() -> None:
+        while not done.wait(0.5):
+            samples.append(_rss_mb(server.process.pid))
 
-def _timed_soak(
-    server: _Server, clients: int, count: int, per_request: int, seconds: float
-) -> dict[str, Any]:
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    started = time.perf_counter()
     try:
-        _post_all(server.url, requests(clients, offset=30_000), clients)  # warm-up
+        latencies, soaked, throttled = _post_all(
+            server.url, requests(count, offset=20_000), clients, until=time.monotonic() + seconds
+        )
         _drained(server.url)
-        samples: list[float] = [_rss_mb(server.process.pid)]
-        done = threading.Event()
-
-        def sample() -> None:
-            while not done.wait(0.5):
-                samples.append(_rss_mb(server.process.pid))
-
-        sampler = threading.Thread(target=sample)
-        sampler.start()
-        started = time.perf_counter()
-        try:
-            latencies, soaked, throttled = _post_all(
-                server.url, requests(count, offset=20_000), clients, until=time.monotonic() + seconds
-            )
-            _drained(server.url)
-        finally:
-            done.set()
-            sampler.join()
-        stored = time.perf_counter() - started
-        samples.append(_rss_mb(server.process.pid))
     finally:
-        server.stop()
+        done.set()
+        sampler.join()
+    stored = time.perf_counter() - started
+    samples.append(_rss_mb(server.process.pid))
     half = len(samples) // 2
     return {
         "clients": clients,
@@ -417,12 +398,15 @@ def run(
         runs: dict[str, dict[str, Any]] = {}
         for n, kind in enumerate(stores):
             offset = 100_000 * (n + 1)
-            loads = [
-                _load(kind, Path(tmp), c, bodies, per_request, offset=offset + 10_000 * (i + 1))
-                for i, c in enumerate(clients)
-            ]
-            paced = [_paced(kind, Path(tmp), c, paced_bodies, per_request, target) for c in clients]
-            soak = _soak(kind, Path(tmp), clients[0], count, per_request, soak_seconds)
+            loads, paced = [], []
+            for i, c in enumerate(clients):
+                with server_on(kind, Path(tmp), f"serve-{c}") as server:
+                    loads.append(_load(server, c, bodies, per_request, offset=offset + 10_000 * (i + 1)))
+            for c in clients:
+                with server_on(kind, Path(tmp), f"serve-paced-{c}") as server:
+                    paced.append(_paced(server, c, paced_bodies, per_request, target))
+            with server_on(kind, Path(tmp), "serve-soak") as server:
+                soak = _soak(server, clients[0], count, per_request, soak_seconds)
             runs[kind] = {"loads": loads, "paced": paced, "soak": soak}
         # Again at the end: on a shared machine the rate drifts; the higher of the two is the
         # reference (the stricter ratio for the server).

@@ -20,7 +20,7 @@ from auditor.evidence import Answer, Evidence
 from auditor.judges import CachingJudge, ClaimVerdict, JudgeIdentity, Label
 from auditor.policy import load_policy
 from auditor.run import Progress, audit
-from auditor.store import SqlDecompositionCache, SqlVerdictCache, Store, StoreWriter, trace_digest
+from auditor.store import Intake, SqlDecompositionCache, SqlVerdictCache, Store, StoreWriter, trace_digest
 from auditor.store import _cache as cache_module
 from auditor.store import _write as write_module
 from auditor.store import _writer as writer_module
@@ -28,6 +28,7 @@ from auditor.store._lookup import driver_rows, driver_select
 from auditor.store._migrate import json_text
 from auditor.store._schema import AnswerRecord
 from auditor.store._writer import _Save
+from auditor.trace import ReceivedSpan
 from tests.conftest import FIXTURES
 from tests.test_audit_runs import INPUTS
 from tests.test_store import answer, run_info
@@ -388,18 +389,35 @@ def test_sqlite_rows_through_the_driver_are_the_rows_sqlalchemy_writes(
             first = ClaimVerdict(claim_id="c1", label=Label.SUPPORTED, rationale="first", settled_by="llm")
             cache.put_many({"k1": first, "k2": first.model_copy(update={"label": Label.ABSENT})})
             cache.put_many({"k1": first.model_copy(update={"rationale": "overwritten"})})  # the upsert
+            spans = [
+                ReceivedSpan("a1" * 16, f"{n:016x}", None, n or None, '{"resourceSpans":[]}')
+                for n in range(3)
+            ]
+            Intake(opened).receive(spans)
+            Intake(opened).receive(spans[1:])  # rows that are there already are left alone
             with opened.engine.connect() as conn:
                 return {
                     table: [
-                        tuple(v for k, v in row._mapping.items() if k not in ("saved_at", "created_at"))
+                        tuple(
+                            v
+                            for k, v in row._mapping.items()
+                            if k not in ("saved_at", "created_at", "received_at")
+                        )
                         for row in conn.exec_driver_sql(f"SELECT * FROM {table} ORDER BY rowid")
                     ]
-                    for table in ("answers", "evidence", "claims", "verdicts", "verdict_cache")
+                    for table in (
+                        "answers",
+                        "evidence",
+                        "claims",
+                        "verdicts",
+                        "verdict_cache",
+                        "received_spans",
+                    )
                 }
 
     direct = saved_rows("direct.db")
     monkeypatch.setattr(
-        write_module, "_driver_insert", lambda table, dialect, upsert=False: None
+        write_module, "_driver_insert", lambda table, dialect, upsert=False, missing=False: None
     )  # SQLAlchemy's executemany
     through_sqlalchemy = saved_rows("orm.db")
     assert direct == through_sqlalchemy

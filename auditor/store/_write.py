@@ -67,10 +67,18 @@ class _DriverInsert:
 
     def parameters(self, rows: Sequence[Mapping[str, Any]]) -> list[tuple[Any, ...]]:
         out = []
+        # Rows often share a value (one time for a batch's rows): processed once, then reused.
+        last: dict[int, tuple[Any, Any]] = {}
         for row in rows:
             values = list(self.values(row))
             for index, process in self.processors:
-                values[index] = process(values[index])
+                raw = values[index]
+                seen = last.get(index)
+                if seen is not None and seen[0] is raw:
+                    values[index] = seen[1]
+                else:
+                    values[index] = process(raw)
+                    last[index] = (raw, values[index])
             out.append(tuple(values))
         return out
 

@@ -156,7 +156,12 @@ def _attributes(pairs: Any) -> list[dict[str, Any]]:
         if pair.key:
             item["key"] = pair.key
         if pair.HasField("value"):
-            item["value"] = _any(pair.value)
+            value = pair.value
+            # A string is most attributes' value: read here rather than through _any's dispatch.
+            if value.WhichOneof("value") == "string_value":
+                item["value"] = {"stringValue": value.string_value}
+            else:
+                item["value"] = _any(value)
         if pair.key_strindex:
             item["keyStrindex"] = pair.key_strindex
         out.append(item)
