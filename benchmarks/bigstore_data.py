@@ -526,6 +526,8 @@ class _Tally:
                             service,
                             source_class,
                             question_type,
+                            "",  # no live server's sample
+                            "",  # no spending cap
                         )
                         yield {
                             "key": _digest(key),

@@ -19,6 +19,7 @@ from sqlalchemy import create_engine, func, select
 
 from auditor.metrics import answer_counts
 from auditor.store import AnswerFilter, Intake, Store, list_answers, rebuild_rollups, samples_of
+from auditor.store._live import counted
 from auditor.store._received import ReceivedSpanRecord, ReceivedTraceRecord
 from auditor.store._schema import AnswerRecord, EvidenceRecord, RollupRecord, RunRecord
 from benchmarks import bigstore, bigstore_data
@@ -100,8 +101,12 @@ def test_the_generated_store_has_a_live_servers_intake_and_two_samples_are_undon
         with store.engine.begin() as conn:
             assert bigstore_data.fill_intake(conn) == 0  # already there: nothing added
         runs = store.list_runs(1000)
+        rollups = select(RollupRecord.__table__).order_by(RollupRecord.key)
+        with store.engine.connect() as conn:
+            before = conn.execute(rollups).all()
         with bigstore.two_samples(store):
             shares, capped = samples_of(store, AnswerFilter(), filled.answers)
+            assert (shares, capped) == counted(store, AnswerFilter())  # the rollups follow the runs
             assert sorted(s.answers for s in shares) == [100, 100]  # half the runs each
             assert (
                 capped.answers
@@ -111,3 +116,5 @@ def test_the_generated_store_has_a_live_servers_intake_and_two_samples_are_undon
                 * bigstore_data.RUN_ANSWERS
             )
         assert store.list_runs(1000) == runs
+        with store.engine.connect() as conn:
+            assert conn.execute(rollups).all() == before

@@ -34,11 +34,16 @@ from auditor.store import (
     AnswerFilter,
     Store,
     iter_answers,
+    live_record,
+    note_live,
     rebuild_rollups,
     rollup_grain,
+    sample_json,
+    samples_of,
     summed_counts,
     summed_counts_by,
 )
+from auditor.store._live import counted
 from auditor.store._schema import AnswerRecord, RollupRecord
 from tests.support.serve_data import Stored, store_audits
 from tests.test_store import pg_schema, pg_url  # noqa: F401  (the session's PostgreSQL server)
@@ -74,6 +79,7 @@ def rollup_rows(url: str, *, services: bool = True) -> dict[tuple[Any, ...], dic
             continue
         key = tuple(row[c] for c in ("bucket", "start", "policy_name", "policy_sha256", "judge_kind"))
         key += tuple(row[c] for c in ("judge_model", "service", "source_class", "question_type"))
+        key += (row["sample"], row["cap"])
         assert row["answer_count"] == row["counts"]["answers"]
         out[key] = row["counts"]
     return out
@@ -304,3 +310,111 @@ def test_cli_rebuilds_the_rollups(backend: str, stored: Stored) -> None:
     assert result.output == f"Rollups rebuilt from the stored answers: {len(rollup_rows(backend))} rows.\n"
     result = CliRunner().invoke(cli, ["db", "rollups", "--db", backend])
     assert result.exit_code == 2 and "pass --rebuild" in result.output
+
+
+CAP = {
+    "limit": "1000 tokens a day",
+    "then": "offline",
+    "spent": 1200.0,
+    "hit_at": "2026-11-20T12:00:00+00:00",
+}
+
+
+def old_shaped(rows: dict[tuple[Any, ...], dict[str, int]]) -> dict[tuple[Any, ...], dict[str, int]]:
+    """The rows as migration 0013 keyed them: every sample and cap merged."""
+    out: dict[tuple[Any, ...], dict[str, int]] = {}
+    for key, counts in rows.items():
+        total = out.setdefault(key[:-2], {})
+        for name, n in counts.items():
+            total[name] = total.get(name, 0) + n
+    return out
+
+
+def test_samples_and_caps_are_rollup_dimensions(fresh: tuple[str, Stored]) -> None:
+    url, stored = fresh
+    runs = sorted({r for r, _ in stored.answers})
+    assert len(runs) == 2
+    run_id, answer = next((r, a) for r, a in stored.answers if a.claims and not a.refusal)
+    with Store(url) as store:
+        rebuild_rollups(store)  # the service rows too (the traces were received after the audits)
+        # Recorded after the answers were written: their counts move to the new rows.
+        note_live(store, runs[0], {"share": 0.5, "filter": None})
+        note_live(store, runs[1], {"share": 0.25, "filter": "service=support-agent-demo"}, CAP)
+        info = store.load_run(run_id).run
+        store.begin_run(info.model_copy(update={"id": "run-late"}))
+        for _, again in stored.answers[:3]:
+            store.save_answer("run-late", again)
+        later = {**CAP, "hit_at": "2026-11-21T08:00:00+00:00"}
+        note_live(store, "run-late", {"share": 1.0, "filter": None}, later)
+        # Recorded when the run begins, as auditor serve's workers do: its answers are keyed by them.
+        store.begin_run(info.model_copy(update={"id": "run-live"}), also=live_record({"share": 0.1}, CAP))
+        store.save_answer("run-live", answer)
+        kept = rollup_rows(url)
+        assert {k[-2] for k in kept} == {
+            '{"filter": null, "share": 0.5}',
+            '{"filter": "service=support-agent-demo", "share": 0.25}',
+            '{"filter": null, "share": 1.0}',
+            '{"filter": null, "share": 0.1}',
+        }
+        assert len({k[-1] for k in kept}) == 3  # none, and two hits of the cap
+        with pytest.raises(StopIteration):  # every run has a sample now
+            next(k for k in kept if k[-2] == "")
+        rebuild_rollups(store)
+        assert rollup_rows(url) == kept  # rebuild gives what the writes (and the moves) kept
+        wanted_all = [
+            *filters(stored),
+            AnswerFilter(verdict="grounded"),
+            AnswerFilter(run_id=runs[1]),
+            AnswerFilter(since=min(a.generated_at for _, a in stored.answers).replace(minute=30)),
+        ]
+        for wanted in wanted_all:
+            raw = list(iter_answers(store, wanted))
+            summary = summary_of(store, wanted)
+            assert summary == summarise(raw), wanted
+            expected = counted(store, wanted)  # from the answers joined to their runs
+            assert samples_of(store, wanted, summary.answers) == expected, wanted
+            assert sum(s.answers for s in expected[0]) == len(raw), wanted
+            used, points_ = trend(store, wanted, "day")
+            answers = sum(p.summary.answers for p in points_)
+            assert samples_of(store, used, answers) == counted(store, used), wanted
+        block = sample_json(*samples_of(store, AnswerFilter(), len(stored.answers) + 1))
+        assert len(block["samples"]) == 4
+        capped = block["judged_offline_by_cap"]
+        assert capped["answers"] > 1
+        assert (
+            capped["first_hit_at"] == CAP["hit_at"] and capped["last_hit_at"] == "2026-11-21T08:00:00+00:00"
+        )
+        assert capped["caps"] == [CAP["limit"]]
+        # Back to every trace: the rows return to the unsampled ones.
+        note_live(store, "run-live", {"share": 1.0, "filter": None})
+        moved = rollup_rows(url)
+        rebuild_rollups(store)
+        assert rollup_rows(url) == moved
+
+
+def test_migration_keys_rollups_by_sample_and_cap_and_back(fresh: tuple[str, Stored]) -> None:
+    from alembic import command
+
+    from auditor.store.migrations import alembic_config
+
+    url, stored = fresh
+    runs = sorted({r for r, _ in stored.answers})
+    with Store(url) as store:
+        note_live(store, runs[0], {"share": 0.5, "filter": None}, CAP)
+        rebuild_rollups(store)
+    expected = rollup_rows(url)
+    assert {k[-1] for k in expected} != {""}
+    old_columns = [c for c in RollupRecord.__table__.c if c.name not in ("key", "sample", "cap")]
+    with Store(url) as store, store.engine.begin() as conn:
+        config = alembic_config(store.url)
+        config.attributes["connection"] = conn
+        command.downgrade(config, "0017")
+        rows = conn.execute(select(*old_columns)).mappings().all()
+    downgraded = {
+        tuple(row[c.name] for c in old_columns if c.name not in ("answer_count", "counts")): row["counts"]
+        for row in rows
+    }
+    assert downgraded == old_shaped(expected)
+    with Store(url, upgrade=True):
+        pass
+    assert rollup_rows(url) == expected

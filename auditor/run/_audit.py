@@ -51,12 +51,15 @@ async def audit_async(
     *,
     on_progress: Callable[[Progress], None] | None = None,
     finish_with: FinishHook | None = None,
+    begin_with: FinishHook | None = None,
     **changes: Unpack[AuditArgs],
 ) -> tuple[AuditResult, list[AnswerAudit]]:
     """Audit every answer in ``paths``; see :func:`audit`. Returns the result and the audits made now.
 
     ``finish_with`` runs in the transaction that marks the stored run finished (``auditor serve``
-    marks its trace audited there, so the two commit together).
+    marks its trace audited there, so the two commit together); ``begin_with`` in the one that
+    records a new run, before any of its answers is written (``auditor serve`` records its sample
+    and cap there, which the rollups key its answers by).
     """
     options = with_changes(options, changes, "audit_async")
     policy = options.policy or load_policy()
@@ -64,7 +67,14 @@ async def audit_async(
     with fewer_collections():  # the answers' reconstruction too, not only the reading
         ingested, answers = find_answers(paths, options.format, policy, options.trace_id)
     return await audit_answers_async(
-        ingested, answers, policy, options, started=started, on_progress=on_progress, finish_with=finish_with
+        ingested,
+        answers,
+        policy,
+        options,
+        started=started,
+        on_progress=on_progress,
+        finish_with=finish_with,
+        begin_with=begin_with,
     )
 
 
@@ -77,6 +87,7 @@ async def audit_answers_async(
     started: datetime,
     on_progress: Callable[[Progress], None] | None = None,
     finish_with: FinishHook | None = None,
+    begin_with: FinishHook | None = None,
 ) -> tuple[AuditResult, list[AnswerAudit]]:
     """Audit ``answers`` (reconstructed from ``ingested``) as one stored run; see :func:`audit_async`.
 
@@ -86,7 +97,9 @@ async def audit_answers_async(
     """
     # Fewer collections while the run is on (shared with the readers: auditor/trace/_gc.py).
     with fewer_collections():
-        return await _audit_answers(ingested, answers, policy, options, started, on_progress, finish_with)
+        return await _audit_answers(
+            ingested, answers, policy, options, started, on_progress, finish_with, begin_with
+        )
 
 
 async def _audit_answers(
@@ -97,6 +110,7 @@ async def _audit_answers(
     started: datetime,
     on_progress: Callable[[Progress], None] | None,
     finish_with: FinishHook | None,
+    begin_with: FinishHook | None = None,
 ) -> tuple[AuditResult, list[AnswerAudit]]:
     labels, calibration = options.labels, options.calibration
     owner, lease = new_owner(), run_lease()
@@ -113,7 +127,7 @@ async def _audit_answers(
         chosen = choose_calibration(db, calibration, info.judge)  # a bad id fails before any work
         traced = [trace_digest(t) for t in ingested.traces] if db is not None else []
         run_id, done = open_run(
-            db, info, policy, options.resume, ingested.traces, traced, owner, lease, writer
+            db, info, policy, options.resume, ingested.traces, traced, owner, lease, writer, begin_with
         )
         if db is not None:
             keeper = RunLease(db, run_id, owner, lease).start()
@@ -205,6 +219,7 @@ def open_run(
     owner: str,
     lease: float,
     writer: StoreWriter | None = None,
+    begin_with: FinishHook | None = None,
 ) -> tuple[str, set[str]]:
     """The run to write into, held by ``owner``: an interrupted or abandoned one on the same
     inputs, policy and judge (claimed; a run another process still renews is never taken), or a new one.
@@ -212,6 +227,8 @@ def open_run(
     With ``writer``, the traces are recorded on its thread, ahead of the run's answers, while the
     first requests go out (about 0.07 s for 768 small traces); a resumed run records them again
     (nothing is written twice), in case its first process died before they were committed.
+    ``begin_with`` runs in the transaction that records a new run (a resumed run's hook, if any,
+    is its finishing one).
     """
     if db is None:
         return info.id, set()
@@ -221,7 +238,7 @@ def open_run(
             if writer is not None:
                 writer.record_traces(previous, traces, digests)
             return previous, db.finished_answer_ids(previous)
-    run_id = db.begin_run(info, policy.source_text, owner=owner, lease_seconds=lease)
+    run_id = db.begin_run(info, policy.source_text, owner=owner, lease_seconds=lease, also=begin_with)
     if writer is not None:
         writer.record_traces(run_id, traces, digests)
     else:

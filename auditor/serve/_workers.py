@@ -136,9 +136,14 @@ class AuditWorkers:
             return f"{NOT_AUDITED}no span matches the filter {sampling.filter_text()}"
         return None
 
+    def _live(self, capped: CapState | None) -> FinishHook:
+        """The run's sample (and cap) on the run."""
+        return live_record(self.config.sampling.recorded(), capped.recorded() if capped else None)
+
     def _hook(self, claim: Claim, owner: str, recorded: list[bool], capped: CapState | None) -> FinishHook:
-        """The run's finishing work: its sample (and cap) on the run, the trace marked audited."""
-        sampled = live_record(self.config.sampling.recorded(), capped.recorded() if capped else None)
+        """The run's finishing work: its sample (and cap) on the run (a resumed run's were not
+        recorded when it began), the trace marked audited."""
+        sampled = self._live(capped)
         finish = self.intake.finish_hook(claim, owner, recorded.append)
 
         def hook(session: Session, run_id: str) -> None:
@@ -174,6 +179,8 @@ class AuditWorkers:
                         format=FILE_FORMAT,
                         db_url=self.config.db_url,
                         finish_with=self._hook(claim, owner, recorded, capped),
+                        # The sample and cap from the start: the rollups key the answers by them.
+                        begin_with=self._live(capped),
                     )
                 )
             run_id = result.run.id

@@ -2,9 +2,10 @@
 
 A live server audits a share of its traces (:class:`auditor.trace.TraceSampling`) and may judge
 some offline because its LLM spending cap was reached; both are stored on the run
-(``runs.sampling``, ``runs.cap``, migration 0012) in the transaction that finishes it, and read
-back beside every figure over its answers (:func:`samples_of`), so a rate is never quoted without
-the sample it was measured on, nor an offline verdict mistaken for the LLM judge's.
+(``runs.sampling``, ``runs.cap``, migration 0012) in the transaction that begins it, and read
+back beside every figure over its answers (:func:`samples_of`: from the rollups, which are keyed
+by them, when the filter allows), so a rate is never quoted without the sample it was measured
+on, nor an offline verdict mistaken for the LLM judge's.
 
 What the judge spent is read from the runs themselves (:func:`judge_spend`: the ``usage`` of the
 LLM-judged runs started in a window), so every replica over one database sees one budget.
@@ -12,7 +13,8 @@ LLM-judged runs started in a window), so every replica over one database sees on
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -21,6 +23,8 @@ from sqlalchemy import and_, case, func, select, update
 from sqlalchemy.orm import Session
 
 from auditor.store._filters import AnswerFilter, where
+from auditor.store._rollup_reads import samples as rollup_samples
+from auditor.store._rollups import grain, rekey, run_dimensions, sample_key, sample_of
 from auditor.store._runs import FinishHook
 from auditor.store._schema import AnswerRecord, RunRecord
 from auditor.store._store import Store
@@ -32,10 +36,14 @@ NOT_AUDITED = "not audited: "
 
 
 def live_record(sampling: dict[str, Any], cap: dict[str, Any] | None = None) -> FinishHook:
-    """A finish hook storing the run's sample and, when it was judged offline by the cap, the cap."""
+    """A hook storing the run's sample and, when it was judged offline by the cap, the cap: given
+    to the transaction that begins the run, so its answers are counted under them in the rollups
+    as they are written; given later (the one that finishes it), the rollups follow (:func:`rekey`)."""
 
     def record(session: Session, run_id: str) -> None:
+        before = run_dimensions(session, run_id)
         session.execute(update(RunRecord).where(RunRecord.id == run_id).values(sampling=sampling, cap=cap))
+        rekey(session, run_id, before)
 
     return record
 
@@ -132,11 +140,18 @@ def samples_of(
 ) -> tuple[list[SampleShare], CapShare]:
     """The samples behind the answers ``wanted`` selects, and how many of them the cap sent offline.
 
-    ``answers``, when the caller has it (the summary's count of the same selection), lets a store
-    whose runs all share one sample and none was capped answer from the runs alone, without reading
-    the selected answers (the summary itself may come from rollups). Otherwise the answers are
-    counted per sample in SQL (a live server stores one run per trace: runs are not read one by one).
+    A filter the rollups can answer (:func:`auditor.store.rollup_grain`) is answered from them: they
+    are keyed by each run's sample and cap. Otherwise ``answers``, when the caller has it (the
+    summary's count of the same selection), lets a store whose runs all share one sample and none
+    was capped answer from the runs alone; else the matching answers are counted per sample and cap
+    in SQL (a live server stores one run per trace: runs are not read one by one).
     """
+    bucket = grain(wanted)
+    if bucket is not None:
+        return _shares(
+            (sample_of(sample), cap or None, json.loads(cap) if cap else {}, n)
+            for sample, cap, n in rollup_samples(store, wanted, bucket)
+        )
     share = RunRecord.sampling[("share",)].as_float()
     chosen = RunRecord.sampling[("filter",)].as_string()
     live = case((RunRecord.sampling.is_(None), 0), else_=1)
@@ -146,20 +161,22 @@ def samples_of(
         with store_errors(store.url), Session(store.engine) as session:
             found = list(session.execute(kinds))
         if len(found) <= 1 and not (found and found[0][3]):
-            one = [(found[0][0], found[0][1], found[0][2])] if found else [(0, None, None)]
-            shares = [
-                SampleShare(
-                    {"share": float(s if s is not None else 1.0), "filter": f} if on else None, answers
-                )
-                for on, s, f in one
-                if answers
-            ]
-            return shares, CapShare(0, None, None, ())
+            on, s, f = (found[0][0], found[0][1], found[0][2]) if found else (0, None, None)
+            return _shares(
+                [({"share": s, "filter": f} if on else None, None, {}, answers)] if answers else []
+            )
+    return counted(store, wanted)
+
+
+def counted(store: Store, wanted: AnswerFilter) -> tuple[list[SampleShare], CapShare]:
+    """:func:`samples_of` from the answers themselves: each matching answer joined to its run."""
+    share = RunRecord.sampling[("share",)].as_float()
+    chosen = RunRecord.sampling[("filter",)].as_string()
+    live = case((RunRecord.sampling.is_(None), 0), else_=1)
     base = where(select(AnswerRecord.run_id), wanted).subquery()
     limit, hit = RunRecord.cap[("limit",)].as_string(), RunRecord.cap[("hit_at",)].as_string()
     is_capped = case((RunRecord.cap.is_(None), 0), else_=1)
-    # One pass over the matching answers: their count per sample and cap (a store with one sample
-    # and no cap answered above, from the runs alone).
+    # One pass over the matching answers: their count per sample and cap.
     kinds = (
         select(live, share, chosen, is_capped, limit, func.count(), func.min(hit), func.max(hit))
         .select_from(base)
@@ -168,23 +185,42 @@ def samples_of(
     )
     with store_errors(store.url), Session(store.engine) as session:
         rows: list[Any] = list(session.execute(kinds))
-    per_sample: dict[tuple[Any, Any, Any], int] = {}
-    cap_rows = [
-        (cap_limit, n, first, last) for *_, capped_run, cap_limit, n, first, last in rows if capped_run
-    ]
-    for is_live, s, f, _, _, n, _, _ in rows:
-        per_sample[(is_live, s, f)] = per_sample.get((is_live, s, f), 0) + int(n)
+    return _shares(
+        (
+            {"share": s, "filter": f} if on else None,
+            "capped" if capped_run else None,
+            {"limit": cap_limit, "first": first, "last": last},
+            int(n),
+        )
+        for on, s, f, capped_run, cap_limit, n, first, last in rows
+    )
+
+
+def _shares(
+    rows: Iterable[tuple[dict[str, Any] | None, str | None, dict[str, Any], int]],
+) -> tuple[list[SampleShare], CapShare]:
+    """The samples and the cap's share from ``(sampling, capped or None, cap, answers)`` rows, where
+    ``cap`` holds ``limit`` and ``hit_at`` (a rollup's) or ``first`` and ``last`` (a group of runs')."""
+    per_sample: dict[str, int] = {}
+    capped: list[tuple[Any, int, Any, Any]] = []
+    for sampling, is_capped, cap, n in rows:
+        key = sample_key(sampling)
+        per_sample[key] = per_sample.get(key, 0) + n
+        if is_capped:
+            capped.append(
+                (cap.get("limit"), n, cap.get("first", cap.get("hit_at")), cap.get("last", cap.get("hit_at")))
+            )
     shares = [
-        SampleShare({"share": float(s if s is not None else 1.0), "filter": f} if is_live else None, n)
-        for (is_live, s, f), n in sorted(per_sample.items(), key=lambda item: -item[1])
+        SampleShare(sample_of(key), n)
+        for key, n in sorted(per_sample.items(), key=lambda item: (-item[1], item[0]))
     ]
-    firsts = [first for _, _, first, _ in cap_rows if first]
-    lasts = [last for _, _, _, last in cap_rows if last]
+    firsts = [first for _, _, first, _ in capped if first]
+    lasts = [last for _, _, _, last in capped if last]
     return shares, CapShare(
-        sum(int(n) for _, n, _, _ in cap_rows),
+        sum(n for _, n, _, _ in capped),
         min(firsts, default=None),
         max(lasts, default=None),
-        tuple(sorted({str(c) for c, _, _, _ in cap_rows if c})),
+        tuple(sorted({str(c) for c, _, _, _ in capped if c})),
     )
 
 

@@ -83,3 +83,13 @@ def newest(store: Store, wanted: AnswerFilter, bucket: Bucket) -> datetime | Non
     if isinstance(value, str):  # an aggregate bypasses the column type: SQLite's stored text, naive UTC
         value = datetime.fromisoformat(value)
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def samples(store: Store, wanted: AnswerFilter, bucket: Bucket) -> list[tuple[str, str, int]]:
+    """``(sample key, cap key, answers)`` over the buckets ``wanted`` selects (as :func:`slices`):
+    the summary's ``sample`` block, from the same rows as its figures."""
+    c = table().c
+    query = _slice(select(c.sample, c.cap, func.sum(c.answer_count)), wanted, bucket)
+    query = query.group_by(c.sample, c.cap).order_by(c.sample, c.cap)
+    with store_errors(store.url), Session(store.engine) as session:
+        return [(sample, cap, int(n or 0)) for sample, cap, n in session.execute(query) if n]

@@ -3,7 +3,9 @@
 A row of ``answer_rollups`` (:class:`._schema.RollupRecord`) sums :func:`auditor.metrics.answer_counts`
 over the answers generated in one hour (or day) under one policy and judge, of one question type,
 in one service / source class slice: ``"*"`` (every answer), or the answers whose trace was received
-from that service, or that have an evidence item of that source class. Every answer write
+from that service, or that have an evidence item of that source class; and of runs under one
+sample and cap (``runs.sampling`` and ``runs.cap`` as the summary's ``sample`` block groups them:
+:func:`sample_key`, :func:`cap_key`), so that block is read from the same rows. Every answer write
 (:meth:`Store.write_answers`) adds its answers' counts in the same transaction, and takes back the
 counts of the answers it replaces, so the rows always sum to what the answers give.
 
@@ -12,6 +14,10 @@ Concurrency: rows are read, added to and written back. On PostgreSQL the rows ar
 queue instead of losing an addition; on SQLite the transaction already holds the database's write
 lock (the answers were inserted first). :func:`recompute` recomputes every row from the answers, under
 a table lock on PostgreSQL so writers wait for it.
+
+A run's sample and cap are recorded when it begins (``auditor serve``'s workers, the span
+processor); one recorded later (:func:`rekey`, called by :func:`auditor.store.live_record`) moves
+the counts of the run's stored answers to the rows of its new sample and cap.
 
 Reading (:mod:`._rollup_reads`): a filter is answered from rollups only when every condition it holds is
 a rollup dimension (policy, source class, question type, service) or a time bound on a bucket's
@@ -63,11 +69,13 @@ _KEY_COLUMNS = (
     "service",
     "source_class",
     "question_type",
+    "sample",
+    "cap",
 )
 
-Key = tuple[str, datetime, str, str, str, str, str, str, str]
-#: A run's policy name and SHA-256, judge kind and model.
-RunDimensions = tuple[str, str, str, str]
+Key = tuple[str, datetime, str, str, str, str, str, str, str, str, str]
+#: A run's policy name and SHA-256, judge kind and model, sample and cap (:func:`sample_key`, :func:`cap_key`).
+RunDimensions = tuple[str, str, str, str, str, str]
 
 
 def floor(at: datetime, bucket: Bucket) -> datetime:
@@ -113,14 +121,44 @@ def services_of(session: Session, trace_ids: Iterable[str]) -> dict[str, set[str
     return found
 
 
+def sample_key(sampling: dict[str, Any] | None) -> str:
+    """A run's sample as a rollup key: ``""`` for a run that is not a live server's (every trace),
+    else its share (1.0 when absent) and filter, as canonical JSON (:func:`sample_of` reads it back)."""
+    if sampling is None:
+        return ""
+    share = sampling.get("share")
+    chosen = {"share": float(share if share is not None else 1.0), "filter": sampling.get("filter")}
+    return json.dumps(chosen, sort_keys=True, ensure_ascii=False)
+
+
+def sample_of(key: str) -> dict[str, Any] | None:
+    """The sample a :func:`sample_key` names (None: not a live server's run)."""
+    return json.loads(key) if key else None
+
+
+def cap_key(cap: dict[str, Any] | None) -> str:
+    """A run's cap as a rollup key: ``""`` when the run was not judged offline by a spending cap, else
+    the cap's limit and when it was hit, as canonical JSON (what the ``sample`` block shows of it)."""
+    if cap is None:
+        return ""
+    return json.dumps(
+        {"limit": cap.get("limit"), "hit_at": cap.get("hit_at")}, sort_keys=True, ensure_ascii=False
+    )
+
+
 def run_dimensions(session: Session, run_id: str) -> RunDimensions:
-    """The policy (name, SHA-256) and judge (kind, model) of a run, ``""`` where it has none."""
+    """The policy (name, SHA-256), judge (kind, model), sample and cap of a run, ``""`` where it has none."""
     row = session.execute(
         select(
-            RunRecord.policy_name, RunRecord.policy_sha256, RunRecord.judge_kind, RunRecord.judge_model
+            RunRecord.policy_name,
+            RunRecord.policy_sha256,
+            RunRecord.judge_kind,
+            RunRecord.judge_model,
+            RunRecord.sampling,
+            RunRecord.cap,
         ).where(RunRecord.id == run_id)
     ).one()
-    return (row[0] or "", row[1] or "", row[2] or "", row[3] or "")
+    return (row[0] or "", row[1] or "", row[2] or "", row[3] or "", sample_key(row[4]), cap_key(row[5]))
 
 
 def deltas(
@@ -128,7 +166,7 @@ def deltas(
 ) -> dict[Key, Counter[str]]:
     """The counts ``answers`` (of a run with these dimensions) add to each rollup row, by key."""
     out: dict[Key, Counter[str]] = {}
-    policy, judge = run[:2], run[2:]
+    policy, judge, live = run[:2], run[2:4], run[4:]
     for answer in answers:
         counts = answer_counts(answer)
         classes = {e.source_class for e in answer.evidence if e.source_class is not None}
@@ -137,7 +175,7 @@ def deltas(
             start = floor(answer.generated_at, bucket)
             for service in (ALL, *sorted(services.get(answer.trace_id, ()))):
                 for source_class in (ALL, *sorted(classes)):
-                    key: Key = (bucket, start, *policy, *judge, service, source_class, question_type)
+                    key: Key = (bucket, start, *policy, *judge, service, source_class, question_type, *live)
                     add_counts(out.setdefault(key, Counter()), counts)
     return out
 
@@ -194,8 +232,13 @@ def _write(session: Session, rows: Sequence[dict[str, Any]]) -> None:
     upsert(session, RollupRecord, {row["key"]: {k: v for k, v in row.items() if k != "key"} for row in rows})
 
 
-def stored(session: Session, run_id: str, answer_ids: Sequence[str]) -> list[AnswerOut]:
-    """The answers of ``run_id`` among ``answer_ids`` that are stored (what a write replaces)."""
+def stored(session: Session, run_id: str, answer_ids: Sequence[str] | None = None) -> list[AnswerOut]:
+    """The answers of ``run_id`` among ``answer_ids`` that are stored (what a write replaces); every
+    stored answer of the run when ``answer_ids`` is None."""
+    if answer_ids is None:
+        answer_ids = list(
+            session.scalars(select(AnswerRecord.answer_id).where(AnswerRecord.run_id == run_id))
+        )
     out: list[AnswerOut] = []
     for start in range(0, len(answer_ids), CHUNK):
         query = (
@@ -227,8 +270,25 @@ def record(
     apply(session, change)
 
 
+def rekey(session: Session, run_id: str, before: RunDimensions) -> None:
+    """Move the counts of ``run_id``'s stored answers from the rows of ``before`` (its dimensions
+    when they were written) to those of its dimensions now, in ``session``'s transaction: a sample
+    or cap recorded on the run after some of its answers were written."""
+    after = run_dimensions(session, run_id)
+    if after == before:
+        return
+    answers = stored(session, run_id)
+    if not answers:
+        return
+    found = services_of(session, (a.trace_id for a in answers))
+    change = deltas(after, answers, found)
+    for key, counts in deltas(before, answers, found).items():
+        add_counts(change.setdefault(key, Counter()), counts, -1)
+    apply(session, change)
+
+
 def recompute(session: Session, batch: int = 500) -> int:
-    """:func:`rebuild` in ``session``'s transaction (also what migration 0013 fills the table with)."""
+    """:func:`rebuild` in ``session``'s transaction (also what migration 0018 fills the table with)."""
     if session.get_bind().dialect.name == "postgresql":
         session.execute(text("LOCK TABLE answer_rollups IN SHARE ROW EXCLUSIVE MODE"))
     session.execute(delete(table()))
@@ -240,7 +300,7 @@ def recompute(session: Session, batch: int = 500) -> int:
             query = (
                 select(AnswerRecord)
                 .options(
-                    # Not read (migration 0013 runs this before 0015 adds the column).
+                    # Not read: what a rollup counts is computed here from the answer itself.
                     defer(AnswerRecord.counts),
                     subqueryload(AnswerRecord.evidence),
                     subqueryload(AnswerRecord.claims).subqueryload(ClaimRecord.verdict),

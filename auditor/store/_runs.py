@@ -27,8 +27,8 @@ from auditor.store._queries import JudgeLike
 from auditor.store._schema import RUN_STATUSES, RunRecord
 from auditor.store._translate import store_errors
 
-#: More work for the transaction that finishes a run, given the session and the run id: what was
-#: waiting on the run is marked done in the same commit (``auditor serve``'s trace, for one).
+#: More work for the transaction that finishes (or begins) a run, given the session and the run id:
+#: what was waiting on the run is marked done in the same commit (``auditor serve``'s trace, for one).
 FinishHook = Callable[[Session, str], None]
 
 
@@ -63,6 +63,7 @@ class RunLedger:
         *,
         owner: str | None = None,
         lease_seconds: float | None = None,
+        also: FinishHook | None = None,
     ) -> str:
         """Record a new run as ``running`` and return its id (``run.id``).
 
@@ -71,11 +72,16 @@ class RunLedger:
             policy_text: the policy file's text as read, so the run can be reconstructed.
             owner: the process writing it (:func:`~auditor.store.new_owner`), holding its lease.
             lease_seconds: how long the lease lasts unrenewed (default: ``AUDITOR_RUN_LEASE``).
+            also: more work for the same transaction, after the row is added (a live server's
+                sample and cap, :func:`~auditor.store.live_record`).
         """
         record = convert.run_record(run, policy_text, __version__, "running")
         record.owner, record.heartbeat_at, record.lease_seconds = owner, now(), run_lease(lease_seconds)
         with self._session() as session:
             session.add(record)
+            if also is not None:
+                session.flush()
+                also(session, run.id)
         return run.id
 
     def claim_run(self, run_id: str, owner: str, lease_seconds: float | None = None) -> bool:

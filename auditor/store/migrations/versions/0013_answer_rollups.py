@@ -2,8 +2,8 @@
 indexes on ``answers.answer_id`` (one answer's page) and ``answers.conversation_id`` (sessions).
 
 ``answer_rollups`` (``auditor.store._rollups``) lets the server's summary and trend read a few rows
-per bucket instead of every answer. Created here and filled from the answers already stored (the
-same computation as ``auditor db rollups --rebuild``), so it may take a while on a large store.
+per bucket instead of every answer. Created here empty: migration 0018, which adds the sample and
+cap to its key, fills it from the answers already stored (as ``auditor db rollups --rebuild``).
 
 Revision ID: 0013
 Revises: 0012
@@ -17,7 +17,6 @@ from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
-from sqlalchemy.orm import Session
 
 revision: str = "0013"
 down_revision: str | Sequence[str] | None = "0012"
@@ -50,11 +49,6 @@ def upgrade() -> None:
     with op.batch_alter_table("answers", schema=None) as batch_op:
         batch_op.create_index("ix_answers_answer_id", ["answer_id"], unique=False)
         batch_op.create_index("ix_answers_conversation_id", ["conversation_id"], unique=False)
-    # Filled by the library's own computation: the answers as the current models read them.
-    from auditor.store._rollups import recompute
-
-    with Session(bind=op.get_bind()) as session:
-        recompute(session)
 
 
 def downgrade() -> None:
