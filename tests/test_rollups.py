@@ -408,7 +408,7 @@ def test_migration_keys_rollups_by_sample_and_cap_and_back(fresh: tuple[str, Sto
     with Store(url) as store, store.engine.begin() as conn:
         config = alembic_config(store.url)
         config.attributes["connection"] = conn
-        command.downgrade(config, "0017")
+        command.downgrade(config, "0018")
         rows = conn.execute(select(*old_columns)).mappings().all()
     downgraded = {
         tuple(row[c.name] for c in old_columns if c.name not in ("answer_count", "counts")): row["counts"]

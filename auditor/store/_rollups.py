@@ -288,7 +288,7 @@ def rekey(session: Session, run_id: str, before: RunDimensions) -> None:
 
 
 def recompute(session: Session, batch: int = 500) -> int:
-    """:func:`rebuild` in ``session``'s transaction (also what migration 0018 fills the table with)."""
+    """:func:`rebuild` in ``session``'s transaction (also what migration 0019 fills the table with)."""
     if session.get_bind().dialect.name == "postgresql":
         session.execute(text("LOCK TABLE answer_rollups IN SHARE ROW EXCLUSIVE MODE"))
     session.execute(delete(table()))

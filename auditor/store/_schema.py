@@ -369,7 +369,7 @@ class CalibrationRecord(Base):
 class RollupRecord(Base):
     """The summed counts (:func:`auditor.metrics.answer_counts`) of the answers of one hour or day
     that share a policy, judge, service, source class and question type (migration 0013), and
-    whose runs share a sample and a cap (migration 0018).
+    whose runs share a sample and a cap (migration 0019).
 
     Kept by every answer write in the same transaction (:mod:`._rollups`), so a summary or trend
     reads a few rows per bucket instead of every answer. An answer counts once in the rows of its
@@ -392,7 +392,7 @@ class RollupRecord(Base):
     service: Mapped[str] = mapped_column(SafeText)
     source_class: Mapped[str] = mapped_column(SafeText)
     question_type: Mapped[str] = mapped_column(SafeText)
-    # 0018: the run's sample and cap (``auditor.store._rollups.sample_key`` / ``cap_key``).
+    # 0019: the run's sample and cap (``auditor.store._rollups.sample_key`` / ``cap_key``).
     sample: Mapped[str] = mapped_column(SafeText)
     cap: Mapped[str] = mapped_column(SafeText)
     answer_count: Mapped[int] = mapped_column(Integer)

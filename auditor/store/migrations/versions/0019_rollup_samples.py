@@ -7,8 +7,8 @@ two key columns and filled again from the stored answers (the same computation a
 rollups --rebuild``, which migration 0013 no longer runs), so it may take a while on a large store.
 The downgrade merges the rows of every sample and cap back into one.
 
-Revision ID: 0018
-Revises: 0017
+Revision ID: 0019
+Revises: 0018
 Create Date: 2026-12-07
 
 """
@@ -23,8 +23,8 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.orm import Session
 
-revision: str = "0018"
-down_revision: str | Sequence[str] | None = "0017"
+revision: str = "0019"
+down_revision: str | Sequence[str] | None = "0018"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
