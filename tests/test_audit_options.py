@@ -38,6 +38,7 @@ NOT_OPTIONS = {
     "options",
     "on_progress",
     "finish_with",
+    "begin_with",  # like finish_with: work in the run's own transaction (auditor serve's sample and cap)
     "address",
     "workers",
     "max_retries",
