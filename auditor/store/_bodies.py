@@ -47,8 +47,6 @@ PACK_FROM = 8
 #: A stored body's first byte says how it is kept. Bodies of the release before carry no mark:
 #: they are all zlib streams, whose first byte is 0x78, which neither mark is.
 PACKED, AS_RECEIVED = b"z", b"r"
-#: Bodies looked at per claim attempt (the first that can still be claimed is taken).
-CLAIM_CANDIDATES = 4
 
 
 def _unpacked(kept: bytes) -> bytes:
@@ -141,10 +139,7 @@ class BodyQueue:
         )
         with self._session() as session:
             candidates = session.scalars(
-                select(ReceivedBodyRecord.id)
-                .where(claimable)
-                .order_by(ReceivedBodyRecord.id)
-                .limit(max(most, CLAIM_CANDIDATES))
+                select(ReceivedBodyRecord.id).where(claimable).order_by(ReceivedBodyRecord.id).limit(most)
             ).all()
         if not candidates:
             return []
@@ -152,12 +147,12 @@ class BodyQueue:
             # Another worker may take some of them first: the rest are held, in one statement.
             session.connection().execute(
                 update(ReceivedBodyRecord)
-                .where(ReceivedBodyRecord.id.in_(candidates[:most]), claimable)
+                .where(ReceivedBodyRecord.id.in_(candidates), claimable)
                 .values(owner=owner, heartbeat_at=at)
             )
             rows = session.scalars(
                 select(ReceivedBodyRecord)
-                .where(ReceivedBodyRecord.id.in_(candidates[:most]), ReceivedBodyRecord.owner == owner)
+                .where(ReceivedBodyRecord.id.in_(candidates), ReceivedBodyRecord.owner == owner)
                 .order_by(ReceivedBodyRecord.id)
             ).all()
             return [Body(row.id, row.adapter, _unpacked(row.body), row.spans) for row in rows]
