@@ -3,10 +3,15 @@
 Autoescaped (trace content is untrusted and nothing from a trace is marked safe) and strict
 (``StrictUndefined``: a missing figure fails the render instead of printing an empty cell); the
 stylesheet and script are included inline, so the document makes no network request.
+
+The environment is made once per process and keeps its compiled templates: compiling
+``report.html.j2`` and its includes took about 0.2 s, paid by every report (``auditor serve``'s
+attribution page renders one per request). The templates are package data, not edited at run time.
 """
 
 from __future__ import annotations
 
+import functools
 from importlib import resources
 
 from jinja2 import Environment, FunctionLoader, StrictUndefined, Template
@@ -14,6 +19,7 @@ from jinja2 import Environment, FunctionLoader, StrictUndefined, Template
 from auditor.metrics import Interval, Rate
 
 
+@functools.cache
 def environment() -> Environment:
     env = Environment(
         loader=FunctionLoader(_load_template),

@@ -13,10 +13,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, fields
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
-from sqlalchemy import Select, String, cast, exists, or_
+from sqlalchemy import Boolean, Select, String, and_, cast, exists, literal, or_
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.orm import InstrumentedAttribute
 from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.sql.visitors import InternalTraversal
 
 from auditor.errors import UsageError
 from auditor.store._received import ReceivedSpanRecord
@@ -38,7 +41,8 @@ POLICY_OUTCOMES: tuple[PolicyOutcome, ...] = ("excluded", "all_admitted", "inadm
 class AnswerFilter:
     """Which stored answers to list (every field optional; all given ones must hold).
 
-    ``trace_id`` and ``run_id`` match a prefix; ``q`` is a case-insensitive substring of the
+    ``trace_id`` and ``run_id`` match a prefix (``run_id``'s case-sensitive on both stores, an
+    index range: :func:`prefix`); ``q`` is a case-insensitive substring of the
     question or the answer; ``policy`` is a policy name or a prefix of its SHA-256; ``service``
     is the ``service.name`` resource attribute of a trace received by ``auditor serve``;
     ``conversation_id`` is a session (exact).
@@ -56,6 +60,61 @@ class AnswerFilter:
     outcome: PolicyOutcome | None = None
     service: str | None = None
     conversation_id: str | None = None
+
+
+def _after(text: str) -> str | None:
+    """The least string above every string that starts with ``text`` (code point order), None when there is none."""
+    while text:
+        point = ord(text[-1]) + 1
+        if 0xD800 <= point <= 0xDFFF:  # surrogates are not text: the next character is U+E000
+            point = 0xE000
+        if point <= 0x10FFFF:
+            return text[:-1] + chr(point)
+        text = text[:-1]
+    return None
+
+
+def prefix(column: ColumnElement[str] | InstrumentedAttribute[str], text: str) -> ColumnElement[bool]:
+    """``column`` starts with ``text``, as a range an index answers: ``text <= column < _after(text)``.
+
+    A ``LIKE 'text%'`` is read row by row on both stores (SQLite's is case-insensitive and escaped;
+    PostgreSQL's needs a C collation), a range on the index is a seek. Strings compare by code point
+    on SQLite (UTF-8 bytes) and through PostgreSQL's ``~>=~`` / ``~<~`` (bytes, whatever the
+    database's collation; the ``text_pattern_ops`` index of migration 0020 answers them), so the
+    range holds exactly the strings with that prefix, case-sensitive on both.
+    """
+    target = column.expression if isinstance(column, InstrumentedAttribute) else column
+    low = _Bytewise(target, ">=", literal(text, target.type))
+    upper = _after(text)
+    return low if upper is None else and_(low, _Bytewise(target, "<", literal(upper, target.type)))
+
+
+class _Bytewise(ColumnElement[bool]):
+    """``left op right`` comparing strings by their bytes (code points): :func:`prefix`'s range."""
+
+    inherit_cache = True
+    type = Boolean()
+    _is_implicitly_boolean = True  # a comparison: no ``= 1`` after it on SQLite
+
+    def __init__(self, left: ColumnElement[str], sign: Literal[">=", "<"], right: ColumnElement[str]) -> None:
+        self.left, self.sign, self.right = left, sign, right
+
+    _traverse_internals = [  # noqa: RUF012  (SQLAlchemy's own declaration: what a cache key holds)
+        ("left", InternalTraversal.dp_clauseelement),
+        ("sign", InternalTraversal.dp_string),
+        ("right", InternalTraversal.dp_clauseelement),
+    ]
+
+
+@compiles(_Bytewise)
+def _bytewise(element: _Bytewise, compiler: Any, **kw: Any) -> str:
+    return f"{compiler.process(element.left, **kw)} {element.sign} {compiler.process(element.right, **kw)}"
+
+
+@compiles(_Bytewise, "postgresql")
+def _bytewise_pg(element: _Bytewise, compiler: Any, **kw: Any) -> str:
+    # The pattern operators: byte order whatever the collation (the index of migration 0020).
+    return f"{compiler.process(element.left, **kw)} ~{element.sign}~ {compiler.process(element.right, **kw)}"
 
 
 def _same_answer() -> list[ColumnElement[bool]]:
@@ -105,7 +164,7 @@ def where(query: Select[AnswerRecord], wanted: AnswerFilter) -> Select[AnswerRec
     if wanted.trace_id:
         query = query.where(AnswerRecord.trace_id.startswith(wanted.trace_id, autoescape=True))
     if wanted.run_id:
-        query = query.where(AnswerRecord.run_id.startswith(wanted.run_id, autoescape=True))
+        query = query.where(prefix(AnswerRecord.run_id, wanted.run_id))
     if wanted.since is not None:
         query = query.where(AnswerRecord.generated_at >= wanted.since)
     if wanted.until is not None:

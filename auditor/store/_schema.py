@@ -182,6 +182,13 @@ class AnswerRecord(Base):
     """One answer as audited in one run, with its per-answer figures."""
 
     __tablename__ = "answers"
+    __table_args__ = (
+        # 0020: the run_id prefix filter as a byte-order range (``_filters.prefix``); PostgreSQL's
+        # ``~>=~`` / ``~<~`` need this operator class. SQLite's primary key already answers it.
+        Index("ix_answers_run_id_pattern", "run_id", postgresql_ops={"run_id": "text_pattern_ops"}).ddl_if(
+            dialect="postgresql"
+        ),
+    )
 
     run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
     answer_id: Mapped[str] = mapped_column(SafeText, primary_key=True, index=True)  # 0013: one answer's page
@@ -228,6 +235,8 @@ class EvidenceRecord(Base):
             name="fk_evidence_answer",
         ),
         Index("ix_evidence_evidence_id", "evidence_id"),
+        # 0020: the ``outcome`` filter's "has an excluded item" from the index alone, one seek an answer.
+        Index("ix_evidence_admitted", "run_id", "answer_id", "admitted"),
     )
 
     run_id: Mapped[str] = mapped_column(SafeText, primary_key=True)
