@@ -392,6 +392,39 @@ def test_samples_and_caps_are_rollup_dimensions(fresh: tuple[str, Stored]) -> No
         assert rollup_rows(url) == moved
 
 
+def test_one_sample_behind_every_answer_is_read_from_the_rollups(
+    fresh: tuple[str, Stored], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A filter the rollups cannot express, on a store whose answers all share one sample and none
+    # was capped: the block is the summary's count under that sample, read without the answers.
+    url, stored = fresh
+    runs = sorted({r for r, _ in stored.answers})
+    wanted_all = [AnswerFilter(verdict="grounded"), AnswerFilter(run_id=runs[1]), AnswerFilter(q="refund")]
+    with Store(url) as store:
+
+        def same_as_counted() -> None:
+            expected = {w: counted(store, w) for w in wanted_all}
+            with monkeypatch.context() as patched:
+                patched.setattr("auditor.store._live.counted", lambda *_: pytest.fail("read the answers"))
+                for wanted in wanted_all:
+                    answers = summary_of(store, wanted).answers
+                    assert samples_of(store, wanted, answers) == expected[wanted], wanted
+                    assert sum(s.answers for s in expected[wanted][0]) == answers, wanted
+
+        same_as_counted()  # every trace (not a live server's runs)
+        for run_id in runs:
+            note_live(store, run_id, {"share": 0.5, "filter": None})
+        same_as_counted()  # one live sample
+        # A run begun under a cap that stored no answer yet: no answer was judged offline.
+        info = store.load_run(runs[0]).run
+        store.begin_run(info.model_copy(update={"id": "run-empty"}), also=live_record({"share": 0.5}, CAP))
+        same_as_counted()
+        # Once some answer was capped, the answers are counted per sample and cap.
+        store.save_answer("run-empty", stored.answers[0][1])
+        wanted = AnswerFilter(verdict="grounded")
+        assert samples_of(store, wanted, summary_of(store, wanted).answers) == counted(store, wanted)
+
+
 def test_migration_keys_rollups_by_sample_and_cap_and_back(fresh: tuple[str, Stored]) -> None:
     from alembic import command
 

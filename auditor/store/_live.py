@@ -142,8 +142,8 @@ def samples_of(
 
     A filter the rollups can answer (:func:`auditor.store.rollup_grain`) is answered from them: they
     are keyed by each run's sample and cap. Otherwise ``answers``, when the caller has it (the
-    summary's count of the same selection), lets a store whose runs all share one sample and none
-    was capped answer from the runs alone; else the matching answers are counted per sample and cap
+    summary's count of the same selection), lets a store whose answers all share one sample and none
+    was capped (its rollups say so) answer without reading the answers; else the matching answers are counted per sample and cap
     in SQL (a live server stores one run per trace: runs are not read one by one).
     """
     bucket = grain(wanted)
@@ -152,18 +152,13 @@ def samples_of(
             (sample_of(sample), cap or None, json.loads(cap) if cap else {}, n)
             for sample, cap, n in rollup_samples(store, wanted, bucket)
         )
-    share = RunRecord.sampling[("share",)].as_float()
-    chosen = RunRecord.sampling[("filter",)].as_string()
-    live = case((RunRecord.sampling.is_(None), 0), else_=1)
     if answers is not None:
-        capped = func.max(case((RunRecord.cap.is_(None), 0), else_=1))
-        kinds = select(live, share, chosen, capped).group_by(live, share, chosen).limit(2)
-        with store_errors(store.url), Session(store.engine) as session:
-            found = list(session.execute(kinds))
-        if len(found) <= 1 and not (found and found[0][3]):
-            on, s, f = (found[0][0], found[0][1], found[0][2]) if found else (0, None, None)
+        # Every stored answer's sample and cap, from the daily rollups of every answer (a row per
+        # day and dimension, however many runs: reading the runs cost 90 ms at 50,000 of them).
+        found = rollup_samples(store, AnswerFilter(), "day")
+        if len(found) <= 1 and not (found and found[0][1]):
             return _shares(
-                [({"share": s, "filter": f} if on else None, None, {}, answers)] if answers else []
+                [(sample_of(found[0][0]) if found else None, None, {}, answers)] if answers else []
             )
     return counted(store, wanted)
 
