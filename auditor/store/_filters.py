@@ -1,7 +1,8 @@
 """Which stored answers to read: the filters of the server's API and pages, each one SQL condition.
 
-Portable SQL only (the same conditions on SQLite and PostgreSQL): prefixes and free text are
-``LIKE`` patterns with the user's text escaped, so ``%`` and ``_`` match themselves; per-item
+Portable SQL only (the same conditions on SQLite and PostgreSQL): the ``run_id`` prefix is a
+range an index answers (:func:`prefix`); the ``trace_id`` prefix and free text are ``LIKE``
+patterns with the user's text escaped, so ``%`` and ``_`` match themselves; per-item
 conditions (source class, policy outcome, service) are ``EXISTS`` subqueries, so an answer is
 listed once however many of its items match. Filter text holding a NUL is refused: SQLite's
 ``LIKE`` stops reading a pattern at one (``q=%00`` would match everything) and PostgreSQL text cannot
