@@ -143,6 +143,8 @@ def _insert_values_missing(session: Session, table: Table, values: Sequence[dict
     import psycopg  # the driver of this connection
 
     driver = connection.connection.driver_connection
+    if not isinstance(driver, psycopg.Connection):  # pragma: no cover - the async driver
+        return False
     # A raw cursor takes the server's own $n parameters: psycopg's conversion of %s placeholders
     # is not cached past 50 parameters, and parsing the statement cost more than the insert.
     with psycopg.RawCursor(driver) as cursor:
