@@ -116,6 +116,7 @@ def routes(
         "api /api/answers verdict + question_type": ["/api/answers?verdict=grounded&question_type=billing"],
         "api /api/answers/{id}": [f"/api/answers/{a}?run_id={r}" for r, a in answer_ids],
         "api /api/runs": ["/api/runs"],
+        "api /api/audits": ["/api/audits"],
         "api /api/audits?trace_id=": [f"/api/audits?trace_id={t}" for t in trace_ids],
         "api /api/budget": ["/api/budget"],
         "api /api/summary": ["/api/summary"],

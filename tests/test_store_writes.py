@@ -441,3 +441,32 @@ def test_sqlite_rows_through_the_driver_are_the_rows_sqlalchemy_writes(
 )
 def test_json_columns_hold_json_dumps_text(value: Any) -> None:
     assert json_text(value) == json.dumps(value)
+
+
+def test_postgresql_rows_inserted_many_to_a_statement_are_the_rows_sqlalchemy_writes(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # More spans than one statement holds, a NUL PostgreSQL text cannot keep, and spans sent again.
+    spans = [
+        ReceivedSpan("b2" * 16, f"{n:016x}", None if n == 0 else f"{0:016x}", n or None, f'{{"n":"{n}\x00"}}')
+        for n in range(write_module.VALUES_ROWS * 2 + 7)
+    ]
+
+    def received_rows() -> list[tuple[Any, ...]]:
+        with tests.test_store.pg_schema(pg_url) as url, Store(url, upgrade=True) as opened:
+            Intake(opened).receive(spans[:5])
+            Intake(opened).receive(spans)  # the first five are there already: left as they are
+            with opened.engine.connect() as conn:
+                return [
+                    tuple(row)
+                    for row in conn.exec_driver_sql(
+                        "SELECT trace_id, span_id, parent_id, end_ns, record FROM received_spans"
+                        " ORDER BY span_id"
+                    )
+                ]
+
+    many = received_rows()
+    monkeypatch.setattr(write_module, "_insert_values_missing", lambda *_: False)  # SQLAlchemy's
+    through_sqlalchemy = received_rows()
+    assert many == through_sqlalchemy
+    assert len(many) == len(spans) and many[1][4] == '{"n":"1\ufffd"}'

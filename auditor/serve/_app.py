@@ -10,9 +10,9 @@ OpenAPI tool reads the schema instead.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Request
+from fastapi import Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
@@ -77,9 +77,18 @@ def create_app(
     add_api(app, store, access, policy.thresholds)
     add_pages(app, store, access, policy)
 
-    @app.get("/api/audits", dependencies=guarded, summary="Audit passes of received traces, oldest first")
-    async def audits(trace_id: str | None = None) -> dict[str, Any]:
-        passes = await run_in_threadpool(intake.audits, trace_id)
+    @app.get(
+        "/api/audits", dependencies=guarded, summary="Audit passes of received traces, oldest first, paged"
+    )
+    async def audits(
+        trace_id: str | None = None,
+        limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+        next: Annotated[str | None, Query(description="the `next` cursor of the previous page")] = None,
+    ) -> dict[str, Any]:
+        try:
+            page = await run_in_threadpool(lambda: intake.audit_page(trace_id, limit=limit, after=next))
+        except UsageError as err:
+            raise HTTPException(400, str(err)) from err
         return {
             "audits": [
                 {
@@ -89,8 +98,9 @@ def create_app(
                     "spans": p.spans,
                     "error": p.error,
                 }
-                for p in passes
-            ]
+                for p in page.audits
+            ],
+            "next": page.next,
         }
 
     cap = CapGuard(config.cap, config.cap_then, store) if config.cap and config.judge != "offline" else None

@@ -19,7 +19,7 @@ from auditor.store._browse import (
 from auditor.store._cache import SqlDecompositionCache, SqlFusedCache, SqlVerdictCache
 from auditor.store._export import export_run, list_calibrations, read_run, resolve_run
 from auditor.store._filters import POLICY_OUTCOMES, VERDICTS, AnswerFilter, PolicyOutcome, Verdict
-from auditor.store._intake import Claim, Intake, TraceAudit
+from auditor.store._intake import AuditPage, Claim, Intake, TraceAudit
 from auditor.store._kept import reaudit_link
 from auditor.store._lease import RunLease, new_owner
 from auditor.store._listing import RunRow
@@ -63,6 +63,7 @@ __all__ = [
     "VERDICTS",
     "AnswerFilter",
     "AnswerPage",
+    "AuditPage",
     "Body",
     "BodyQueue",
     "CapShare",

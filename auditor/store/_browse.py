@@ -9,24 +9,19 @@ meanwhile neither repeat nor shift a page.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session, subqueryload
 
-from auditor.errors import UsageError
 from auditor.results import AnswerOut, RunInfo
 from auditor.store._convert import answer_out, run_info
+from auditor.store._cursor import make_cursor, read_cursor
 from auditor.store._filters import AnswerFilter, where
 from auditor.store._schema import AnswerRecord, ClaimRecord
 from auditor.store._store import Store
 from auditor.store._translate import store_errors
-from auditor.trace import repair_text
 
 #: Answers read per query when every match is wanted (:func:`iter_answers`).
 BATCH = 500
@@ -50,23 +45,7 @@ class AnswerPage:
 
 
 def _cursor(row: AnswerRecord) -> str:
-    raw = json.dumps([row.generated_at.isoformat(), row.run_id, row.answer_id]).encode()
-    return base64.urlsafe_b64encode(raw).decode()
-
-
-def _after(cursor: str) -> tuple[datetime, str, str]:
-    """The answer a cursor names; anything else (garbage, deep nesting, other types, a lone
-    surrogate a store cannot encode, a time out of range in UTC) is the same one-line error."""
-    try:
-        stamp, run_id, answer_id = json.loads(base64.urlsafe_b64decode(cursor.encode()))
-        if not all(isinstance(v, str) and repair_text(v) is v for v in (stamp, run_id, answer_id)):
-            raise ValueError("a cursor holds three texts")
-        when = datetime.fromisoformat(stamp)
-        return (when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)), run_id, answer_id
-    except (binascii.Error, ValueError, TypeError, OverflowError, RecursionError) as exc:
-        raise UsageError(
-            f"next={cursor[:80]!r} is not a cursor this server gave: pass the `next` value of the previous page."
-        ) from exc
+    return make_cursor(row.generated_at, row.run_id, row.answer_id)
 
 
 def list_answers(
@@ -87,7 +66,7 @@ def list_answers(
         wanted,
     )
     if after is not None:
-        stamp, run_id, answer_id = _after(after)
+        stamp, run_id, answer_id = read_cursor(after, str, str)
         query = query.where(
             or_(
                 AnswerRecord.generated_at < stamp,

@@ -31,11 +31,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import and_, delete, func, or_, select, update
+from sqlalchemy import and_, delete, func, or_, select, text, tuple_, update
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.sql.elements import ColumnElement
 
 from auditor.store._convert import inputs_digest
+from auditor.store._cursor import make_cursor, read_cursor
 from auditor.store._received import ReceivedSpanRecord, ReceivedTraceRecord, TraceAuditRecord
 from auditor.store._runs import FinishHook, now
 from auditor.store._schema import RunRecord
@@ -52,6 +53,8 @@ CLAIM_CANDIDATES = 8
 TAKEOVER_AFTER = 1.5
 #: Audits of one generation whose run failed (every judge call failed) before the failure stands.
 MAX_ATTEMPTS = 4
+#: Audit passes read per query when every one is wanted (:meth:`Intake.audits`).
+AUDIT_BATCH = 500
 #: Leases before the first retry of a failed audit; each next retry waits twice as long.
 RETRY_BASE = 2.0
 
@@ -74,6 +77,14 @@ class TraceAudit:
     run_id: str | None
     spans: int
     error: str | None
+
+
+@dataclass(frozen=True)
+class AuditPage:
+    """One page of audit passes and the cursor of the next (None on the last page)."""
+
+    audits: list[TraceAudit]
+    next: str | None
 
 
 class Intake:
@@ -99,6 +110,13 @@ class Intake:
     def pending(self) -> int:
         """Traces waiting for an audit (new spans since their last audit)."""
         with self._session() as session:
+            if session.get_bind().dialect.name == "postgresql":
+                # PostgreSQL cannot estimate `generation > audited_generation` (it expects a third of
+                # the table) and, past a few hundred thousand traces, starts two parallel workers to
+                # read the few rows of the partial index: about 10-20 ms a count, all of it starting
+                # workers. One worker reads the same index in well under a millisecond. LOCAL: this
+                # transaction only, so the pooled connection keeps its setting.
+                session.execute(text("SET LOCAL max_parallel_workers_per_gather = 0"))
             return int(
                 session.scalar(
                     select(func.count()).where(
@@ -287,15 +305,42 @@ class Intake:
             return None if found is None else str(found)
 
     def audits(self, trace_id: str | None = None) -> list[TraceAudit]:
-        """The audit passes recorded, oldest first (of one trace when ``trace_id`` is given)."""
-        query = select(TraceAuditRecord).order_by(TraceAuditRecord.audited_at, TraceAuditRecord.trace_id)
+        """Every audit pass recorded, oldest first (of one trace when ``trace_id`` is given)."""
+        passes: list[TraceAudit] = []
+        after: str | None = None
+        while True:
+            page = self.audit_page(trace_id, limit=AUDIT_BATCH, after=after)
+            passes.extend(page.audits)
+            if page.next is None:
+                return passes
+            after = page.next
+
+    def audit_page(
+        self, trace_id: str | None = None, *, limit: int = 100, after: str | None = None
+    ) -> AuditPage:
+        """A page of the audit passes recorded, oldest first (by when, then trace and generation).
+
+        ``after`` is the ``next`` of the previous page; paging is by keyset on the index
+        ``ix_trace_audits_audited_at``, so a page is one range read however many passes are stored,
+        and passes recorded meanwhile neither repeat nor shift a page.
+
+        Raises:
+            UsageError: ``after`` is not a cursor from an earlier page.
+        """
+        order = (TraceAuditRecord.audited_at, TraceAuditRecord.trace_id, TraceAuditRecord.generation)
+        query = select(TraceAuditRecord).order_by(*order).limit(limit + 1)
         if trace_id is not None:
             query = query.where(TraceAuditRecord.trace_id == trace_id)
+        if after is not None:
+            query = query.where(tuple_(*order) > tuple(read_cursor(after, str, int)))  # typed as `order`
         with self._session() as session:
-            return [
-                TraceAudit(r.trace_id, r.generation, r.run_id, r.spans, r.error)
-                for r in session.scalars(query)
-            ]
+            rows = list(session.scalars(query))
+        page = rows[:limit]
+        last = page[-1] if len(rows) > limit else None
+        return AuditPage(
+            [TraceAudit(r.trace_id, r.generation, r.run_id, r.spans, r.error) for r in page],
+            None if last is None else make_cursor(last.audited_at, last.trace_id, last.generation),
+        )
 
 
 def store_spans(session: Session, spans: Sequence[ReceivedSpan], at: datetime) -> int:

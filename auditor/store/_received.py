@@ -73,6 +73,8 @@ class TraceAuditRecord(Base):
     """One audit pass of a received trace: the generation it saw and the run it wrote."""
 
     __tablename__ = "trace_audits"
+    # 0021: the passes in the order /api/audits pages them, so a page is a range read, not a sort.
+    __table_args__ = (Index("ix_trace_audits_audited_at", "audited_at", "trace_id", "generation"),)
 
     trace_id: Mapped[str] = mapped_column(SafeText, primary_key=True)
     generation: Mapped[int] = mapped_column(Integer, primary_key=True)

@@ -109,6 +109,52 @@ def _driver_insert(
     )
 
 
+#: Rows per statement of :func:`_values_insert`: a multi-row ``VALUES`` of this many rows is
+#: prepared by the server once and reused (psycopg prepares a statement seen five times).
+VALUES_ROWS = 100
+
+
+@functools.lru_cache(maxsize=64)
+def _values_insert(table: Table, dialect: Dialect, rows: int) -> tuple[str, _DriverInsert]:
+    """``INSERT .. VALUES (..), .. ON CONFLICT DO NOTHING`` of ``rows`` rows of every column of
+    ``table``, in the driver's positional parameters, and how a row becomes them (PostgreSQL: one
+    statement for many rows cost the server and the driver less than one per row)."""
+    quote = dialect.identifier_preparer
+    columns = list(table.columns)
+    width = len(columns)
+    values = ", ".join(
+        "(" + ", ".join(f"${r * width + c + 1}" for c in range(width)) + ")" for r in range(rows)
+    )
+    sql = (
+        f"INSERT INTO {quote.format_table(table)} ({', '.join(quote.quote(c.name) for c in columns)}) "
+        f"VALUES {values} ON CONFLICT DO NOTHING"
+    )
+    processors = [c.type.dialect_impl(dialect).bind_processor(dialect) for c in columns]
+    getter = operator.itemgetter(*[c.key for c in columns])
+    return sql, _DriverInsert(sql, getter, tuple((i, p) for i, p in enumerate(processors) if p is not None))
+
+
+def _insert_values_missing(session: Session, table: Table, values: Sequence[dict[str, Any]]) -> bool:
+    """:func:`insert_missing` at the driver on PostgreSQL, :data:`VALUES_ROWS` rows a statement;
+    False (nothing written) with a driver other than psycopg."""
+    connection = session.connection()
+    if connection.dialect.driver != "psycopg":
+        return False
+    import psycopg  # the driver of this connection
+
+    driver = connection.connection.driver_connection
+    if not isinstance(driver, psycopg.Connection):  # pragma: no cover - the async driver
+        return False
+    # A raw cursor takes the server's own $n parameters: psycopg's conversion of %s placeholders
+    # is not cached past 50 parameters, and parsing the statement cost more than the insert.
+    with psycopg.RawCursor(driver) as cursor:
+        for start in range(0, len(values), VALUES_ROWS):
+            page = values[start : start + VALUES_ROWS]
+            sql, plan = _values_insert(table, connection.dialect, len(page))
+            cursor.execute(sql, [v for row in plan.parameters(page) for v in row])
+    return True
+
+
 def _insert_chunks(
     session: Session, model: type[Base], values: Sequence[dict[str, Any]], *, upsert: bool = False
 ) -> None:
@@ -146,6 +192,8 @@ def insert_missing(session: Session, model: type[Base], values: Sequence[dict[st
         # handling of each row's parameters cost more than the insert (a body's 510 spans).
         for page in _pages(values):
             connection.exec_driver_sql(plan.sql, plan.parameters(page))
+        return
+    if dialect.name == "postgresql" and every_column and _insert_values_missing(session, table, values):
         return
     if dialect.name in ("sqlite", "postgresql"):
         insert = (sqlite.insert if dialect.name == "sqlite" else postgresql.insert)(table)

@@ -473,7 +473,7 @@ FILTERS = FILTER_PARAMS
 ROUTES: dict[str, tuple[str, ...]] = {
     "/api/answers": (*FILTERS, "limit", "next"),
     "/api/summary": FILTERS,
-    "/api/audits": ("trace_id",),
+    "/api/audits": ("trace_id", "limit", "next"),
     "/api/runs": ("limit",),
     "/": (*FILTERS, "next"),
     "/trend": (*FILTERS, "bucket"),
@@ -540,6 +540,14 @@ CURSORS: list[str] = [
     base64.urlsafe_b64encode(b"[" * 5000 + b"]" * 5000).decode(),
     base64.urlsafe_b64encode(b'["\\ud800", "r", "a"]').decode(),
     base64.urlsafe_b64encode(b"\xff\xfe\x00").decode(),
+    # The shape of an /api/audits cursor (time, trace id, generation) with hostile generations.
+    _cursor(["2026-01-01T00:00:00+00:00", "t", 2**31]),
+    _cursor(["2026-01-01T00:00:00+00:00", "t", 2**64]),
+    _cursor(["2026-01-01T00:00:00+00:00", "t", -1]),
+    _cursor(["2026-01-01T00:00:00+00:00", "t", True]),
+    _cursor(["2026-01-01T00:00:00+00:00", "t", 1e308]),
+    _cursor(["2026-01-01T00:00:00+00:00", "t\x00", 1]),
+    _cursor(["9999-12-31T23:59:59-23:59", "t", 1]),
 ]
 
 
