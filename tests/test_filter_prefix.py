@@ -3,7 +3,7 @@
 ``auditor.store._filters.prefix`` turns a prefix into ``prefix <= id < _after(prefix)``: compared by
 code point on both stores (SQLite's UTF-8 bytes, PostgreSQL's pattern operators), so the range must
 hold the same ids as Python's ``str.startswith``, including ``%``, ``_``, the escape character,
-upper and lower case and the last code points, and an index must answer it (migration 0020).
+upper and lower case and the last code points, and an index must answer it (migration 0022).
 """
 
 from __future__ import annotations

@@ -308,7 +308,7 @@ def test_migrations_create_the_schema_matching_the_models(db_url: str) -> None:
                 Base.metadata,
             )
         assert diff == []
-        if dialect == "postgresql":  # the run_id prefix range's operator class (migration 0020)
+        if dialect == "postgresql":  # the run_id prefix range's operator class (migration 0022)
             indexes = {i["name"]: i for i in inspect(store.engine).get_indexes("answers")}
             assert indexes["ix_answers_run_id_pattern"]["dialect_options"]["postgresql_ops"] == {
                 "run_id": "text_pattern_ops"

@@ -81,7 +81,7 @@ def prefix(column: ColumnElement[str] | InstrumentedAttribute[str], text: str) -
     A ``LIKE 'text%'`` is read row by row on both stores (SQLite's is case-insensitive and escaped;
     PostgreSQL's needs a C collation), a range on the index is a seek. Strings compare by code point
     on SQLite (UTF-8 bytes) and through PostgreSQL's ``~>=~`` / ``~<~`` (bytes, whatever the
-    database's collation; the ``text_pattern_ops`` index of migration 0020 answers them), so the
+    database's collation; the ``text_pattern_ops`` index of migration 0022 answers them), so the
     range holds exactly the strings with that prefix, case-sensitive on both.
     """
     target = column.expression if isinstance(column, InstrumentedAttribute) else column
@@ -114,7 +114,7 @@ def _bytewise(element: _Bytewise, compiler: Any, **kw: Any) -> str:
 
 @compiles(_Bytewise, "postgresql")
 def _bytewise_pg(element: _Bytewise, compiler: Any, **kw: Any) -> str:
-    # The pattern operators: byte order whatever the collation (the index of migration 0020).
+    # The pattern operators: byte order whatever the collation (the index of migration 0022).
     return f"{compiler.process(element.left, **kw)} ~{element.sign}~ {compiler.process(element.right, **kw)}"
 
 

@@ -183,7 +183,7 @@ class AnswerRecord(Base):
 
     __tablename__ = "answers"
     __table_args__ = (
-        # 0020: the run_id prefix filter as a byte-order range (``_filters.prefix``); PostgreSQL's
+        # 0022: the run_id prefix filter as a byte-order range (``_filters.prefix``); PostgreSQL's
         # ``~>=~`` / ``~<~`` need this operator class. SQLite's primary key already answers it.
         Index("ix_answers_run_id_pattern", "run_id", postgresql_ops={"run_id": "text_pattern_ops"}).ddl_if(
             dialect="postgresql"
@@ -235,7 +235,7 @@ class EvidenceRecord(Base):
             name="fk_evidence_answer",
         ),
         Index("ix_evidence_evidence_id", "evidence_id"),
-        # 0020: the ``outcome`` filter's "has an excluded item" from the index alone, one seek an answer.
+        # 0022: the ``outcome`` filter's "has an excluded item" from the index alone, one seek an answer.
         Index("ix_evidence_admitted", "run_id", "answer_id", "admitted"),
     )
 

@@ -8,8 +8,8 @@ evidence row: at a million answers on SQLite, 105 to 58 ms over the last day's a
 (``auditor.store._filters.prefix``) that PostgreSQL answers only from an index of that operator
 class, whatever the database's collation; on SQLite the answers' primary key answers it.
 
-Revision ID: 0020
-Revises: 0019
+Revision ID: 0022
+Revises: 0021
 Create Date: 2026-12-07
 
 """
@@ -20,8 +20,8 @@ from collections.abc import Sequence
 
 from alembic import op
 
-revision: str = "0020"
-down_revision: str | Sequence[str] | None = "0019"
+revision: str = "0022"
+down_revision: str | Sequence[str] | None = "0021"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
