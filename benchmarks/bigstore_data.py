@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import json
 import random
 import tempfile
@@ -43,7 +44,7 @@ from auditor.run import audit
 from auditor.store import Store, upgrade
 from auditor.store._convert import answer_out
 from auditor.store._received import ReceivedSpanRecord
-from auditor.store._rollups import _KEY_COLUMNS, ALL, Key, _digest
+from auditor.store._rollups import _KEY_COLUMNS, ALL, Key, _digest, outcome_of
 from auditor.store._schema import (
     AnswerRecord,
     ClaimRecord,
@@ -484,6 +485,11 @@ class _Tally:
             for item in self.found.outs[p][i].evidence:
                 if item.source_class is not None:
                     classes.setdefault(item.source_class, np.zeros(len(per), dtype=bool))[t] = True
+        # Each template's policy outcome (a key dimension): its rows are those of its outcome only.
+        outcomes: dict[tuple[bool, bool], np.ndarray] = {}
+        for t, (p, i) in enumerate(self.templates):
+            flags = outcome_of(self.found.outs[p][i])
+            outcomes.setdefault(flags, np.zeros(len(per), dtype=bool))[t] = True
         hourly = self.counts
         daily = hourly.reshape(self.hours // 24, 24, *hourly.shape[1:]).sum(axis=1)
         for bucket, grid, step in (("hour", hourly, timedelta(hours=1)), ("day", daily, timedelta(days=1))):
@@ -494,7 +500,12 @@ class _Tally:
             for service, sliced in slices.items():
                 flat = sliced.reshape(-1, len(per))  # (time, policy, judge, question type) x template
                 used = np.nonzero(flat.sum(axis=1))[0]
-                for source_class, mask in classes.items():
+                for (source_class, in_class), (outcome, in_outcome) in itertools.product(
+                    classes.items(), outcomes.items()
+                ):
+                    mask = in_class & in_outcome
+                    if not mask.any():
+                        continue
                     sums = flat[used][:, mask] @ matrix[mask]
                     rows_at, keys_at = np.nonzero(sums)
                     values = sums[rows_at, keys_at].tolist()
@@ -528,6 +539,7 @@ class _Tally:
                             question_type,
                             "",  # no live server's sample
                             "",  # no spending cap
+                            *outcome,
                         )
                         yield {
                             "key": _digest(key),

@@ -48,6 +48,7 @@ from auditor.store._schema import AnswerRecord, RollupRecord
 from tests.support.serve_data import Stored, store_audits
 from tests.test_store import pg_schema, pg_url  # noqa: F401  (the session's PostgreSQL server)
 
+OUTCOMES = ("excluded", "all_admitted", "inadmissible_support")
 THRESHOLDS = [None, Thresholds(claim_support=0.5, contradictions_allowed=1, conflicts_allowed=True)]
 
 
@@ -79,7 +80,7 @@ def rollup_rows(url: str, *, services: bool = True) -> dict[tuple[Any, ...], dic
             continue
         key = tuple(row[c] for c in ("bucket", "start", "policy_name", "policy_sha256", "judge_kind"))
         key += tuple(row[c] for c in ("judge_model", "service", "source_class", "question_type"))
-        key += (row["sample"], row["cap"])
+        key += (bool(row["excluded"]), bool(row["inadmissible_support"]), row["sample"], row["cap"])
         assert row["answer_count"] == row["counts"]["answers"]
         out[key] = row["counts"]
     return out
@@ -130,6 +131,10 @@ def filters(stored: Stored) -> list[AnswerFilter]:
         AnswerFilter(since=first + timedelta(hours=1)),
         AnswerFilter(since=day, until=day + timedelta(days=1)),
         AnswerFilter(until=first + timedelta(hours=26), source_class=classes[0]),
+        *(AnswerFilter(outcome=o) for o in OUTCOMES),
+        AnswerFilter(outcome="excluded", source_class=classes[0]),
+        AnswerFilter(outcome="inadmissible_support", policy=stored.policy_sha[:12], question_type="billing"),
+        AnswerFilter(outcome="all_admitted", since=day, until=day + timedelta(days=1)),
     ]
 
 
@@ -174,7 +179,7 @@ def test_other_filters_sum_the_stored_counts_of_their_answers(backend: str, stor
             AnswerFilter(verdict=v)
             for v in ("grounded", "ungrounded", "contradicted", "refusal", "undecided")
         ),
-        *(AnswerFilter(outcome=o) for o in ("excluded", "all_admitted", "inadmissible_support")),
+        *(AnswerFilter(outcome=o, verdict="ungrounded") for o in OUTCOMES),
         AnswerFilter(q="refund"),
         AnswerFilter(trace_id=answer.trace_id[:8]),
         AnswerFilter(run_id=run_id),
@@ -320,11 +325,14 @@ CAP = {
 }
 
 
-def old_shaped(rows: dict[tuple[Any, ...], dict[str, int]]) -> dict[tuple[Any, ...], dict[str, int]]:
-    """The rows as migration 0013 keyed them: every sample and cap merged."""
+def old_shaped(
+    rows: dict[tuple[Any, ...], dict[str, int]], keep: int = 0
+) -> dict[tuple[Any, ...], dict[str, int]]:
+    """The rows as migration 0013 keyed them: every outcome, sample and cap merged (``keep=2``: the
+    sample and cap kept, as migration 0019 keyed them)."""
     out: dict[tuple[Any, ...], dict[str, int]] = {}
     for key, counts in rows.items():
-        total = out.setdefault(key[:-2], {})
+        total = out.setdefault(key[:-4] + key[len(key) - keep :], {})
         for name, n in counts.items():
             total[name] = total.get(name, 0) + n
     return out
@@ -437,7 +445,8 @@ def test_migration_keys_rollups_by_sample_and_cap_and_back(fresh: tuple[str, Sto
         rebuild_rollups(store)
     expected = rollup_rows(url)
     assert {k[-1] for k in expected} != {""}
-    old_columns = [c for c in RollupRecord.__table__.c if c.name not in ("key", "sample", "cap")]
+    new = ("key", "sample", "cap", "excluded", "inadmissible_support")
+    old_columns = [c for c in RollupRecord.__table__.c if c.name not in new]
     with Store(url) as store, store.engine.begin() as conn:
         config = alembic_config(store.url)
         config.attributes["connection"] = conn
@@ -448,6 +457,62 @@ def test_migration_keys_rollups_by_sample_and_cap_and_back(fresh: tuple[str, Sto
         for row in rows
     }
     assert downgraded == old_shaped(expected)
+    with Store(url, upgrade=True):
+        pass
+    assert rollup_rows(url) == expected
+
+
+def test_policy_outcomes_are_rollup_dimensions_and_the_migration_merges_them_back(
+    fresh: tuple[str, Stored],
+) -> None:
+    from alembic import command
+
+    from auditor.store.migrations import alembic_config
+
+    url, stored = fresh
+    runs = sorted({r for r, _ in stored.answers})
+
+    def ids(store: Store, **wanted: Any) -> set[tuple[str, str]]:
+        return {(r, a.answer_id) for r in runs for a in iter_answers(store, AnswerFilter(run_id=r, **wanted))}
+
+    with Store(url) as store:
+        rebuild_rollups(store)
+        # The outcome values are not exclusive: some answer is both excluded and inadmissibly
+        # supported, so each value is a flag of its own (``all_admitted``: not ``excluded``).
+        chosen = {o: ids(store, outcome=o) for o in OUTCOMES}
+        everything = ids(store)
+        assert chosen["excluded"] & chosen["inadmissible_support"]
+        assert chosen["excluded"] | chosen["all_admitted"] == everything
+        assert not chosen["excluded"] & chosen["all_admitted"]
+        assert {k[9:11] for k in rollup_rows(url)} == {(False, False), (True, False), (True, True)}
+        # A replaced answer moves between the outcome rows: nothing excluded, no claim left.
+        run_id, answer = next(
+            (r, a) for r, a in stored.answers if (r, a.answer_id) in chosen["inadmissible_support"]
+        )
+        admitted = [e.model_copy(update={"admitted": True}) for e in answer.evidence]
+        store.save_answer(run_id, answer.model_copy(update={"evidence": admitted, "claims": []}))
+        kept = rollup_rows(url)
+        rebuild_rollups(store)
+        assert rollup_rows(url) == kept
+        for outcome in OUTCOMES:
+            wanted = AnswerFilter(outcome=outcome)
+            assert rollup_grain(wanted) is not None
+            raw = list(iter_answers(store, wanted))
+            assert ((run_id, answer.answer_id) in ids(store, outcome=outcome)) == (outcome == "all_admitted")
+            assert summary_of(store, wanted) == summarise(raw), outcome
+    expected = rollup_rows(url)
+    new = ("key", "excluded", "inadmissible_support")
+    old_columns = [c for c in RollupRecord.__table__.c if c.name not in new]
+    with Store(url) as store, store.engine.begin() as conn:
+        config = alembic_config(store.url)
+        config.attributes["connection"] = conn
+        command.downgrade(config, "0022")
+        rows = conn.execute(select(*old_columns)).mappings().all()
+    downgraded = {
+        tuple(row[c.name] for c in old_columns if c.name not in ("answer_count", "counts")): row["counts"]
+        for row in rows
+    }
+    assert downgraded == old_shaped(expected, keep=2)
     with Store(url, upgrade=True):
         pass
     assert rollup_rows(url) == expected

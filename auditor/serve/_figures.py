@@ -1,8 +1,8 @@
 """Figures over stored answers: the headline summary of a filter, and the same figures per hour or day.
 
 Read from the store's rollups (each hour's and day's summed answer counts, :mod:`auditor.store._rollups`)
-when the filter names only rollup dimensions (policy, source class, question type, service) and
-time bounds on an hour's edge, so the cost does not grow with the store; otherwise the summary is
+when the filter names only rollup dimensions (policy, source class, question type, service, policy
+outcome) and time bounds on an hour's edge, so the cost does not grow with the store; otherwise the summary is
 the sum of the matching answers' stored counts (``answers.counts``, one column per answer, no
 children read), or, when one of them has none (stored before migration 0015 filled them),
 :func:`auditor.metrics.summarise` on the matching answers themselves. Both give the same figures

@@ -48,6 +48,13 @@ def _slice(query: Any, wanted: AnswerFilter, bucket: Bucket) -> Any:
                 c.policy_sha256.startswith(wanted.policy.lower(), autoescape=True),
             )
         )
+    # The outcome flags (:func:`._rollups.outcome_of`); another value sets no condition, as in ``where``.
+    if wanted.outcome == "excluded":
+        query = query.where(c.excluded.is_(True))
+    elif wanted.outcome == "all_admitted":
+        query = query.where(c.excluded.is_(False))
+    elif wanted.outcome == "inadmissible_support":
+        query = query.where(c.inadmissible_support.is_(True))
     if wanted.since is not None:
         query = query.where(c.start >= wanted.since)
     if wanted.until is not None:

@@ -5,7 +5,8 @@ over the answers generated in one hour (or day) under one policy and judge, of o
 in one service / source class slice: ``"*"`` (every answer), or the answers whose trace was received
 from that service, or that have an evidence item of that source class; and of runs under one
 sample and cap (``runs.sampling`` and ``runs.cap`` as the summary's ``sample`` block groups them:
-:func:`sample_key`, :func:`cap_key`), so that block is read from the same rows. Every answer write
+:func:`sample_key`, :func:`cap_key`), so that block is read from the same rows; and of one policy
+outcome (:func:`outcome_of`). Every answer write
 (:meth:`Store.write_answers`) adds its answers' counts in the same transaction, and takes back the
 counts of the answers it replaces, so the rows always sum to what the answers give.
 
@@ -19,9 +20,19 @@ A run's sample and cap are recorded when it begins (``auditor serve``'s workers,
 processor); one recorded later (:func:`rekey`, called by :func:`auditor.store.live_record`) moves
 the counts of the run's stored answers to the rows of its new sample and cap.
 
+The outcome filter's values are not exclusive: an answer with an excluded item may also have a
+claim with inadmissible support (usually does: that support comes from excluded items), and
+``all_admitted`` is exactly "no excluded item". So the outcome is two flags, each computed when
+the answer is written as the filter's own condition reads the stored rows: ``excluded`` (an
+evidence item with ``admitted`` False) and ``inadmissible_support`` (a claim whose verdict keeps a
+non-empty ``inadmissible_support``). An answer counts once, in the rows of its pair of flags;
+``excluded`` and ``all_admitted`` select on the first, ``inadmissible_support`` on the second, and
+a filter without an outcome sums every pair. Both flags come from the answer's own rows, which a
+write replaces whole, so no later event moves an answer between them.
+
 Reading (:mod:`._rollup_reads`): a filter is answered from rollups only when every condition it holds is
-a rollup dimension (policy, source class, question type, service) or a time bound on a bucket's
-edge; otherwise the caller reads the answers (:func:`expressible`). A trace's services are those of
+a rollup dimension (policy, source class, question type, service, outcome) or a time bound on a
+bucket's edge; otherwise the caller reads the answers (:func:`expressible`). A trace's services are those of
 its received spans when the answer is written: a span that arrives later with another
 ``service.name`` is in the raw filter and not in the rollups until :func:`rebuild`.
 """
@@ -56,7 +67,7 @@ ALL = "*"
 #: Keys per ``IN (...)``, rows per statement.
 CHUNK = 500
 #: Filter fields a rollup can answer; any other set field means reading the answers.
-ROLLUP_FIELDS = frozenset({"policy", "source_class", "question_type", "service", "since", "until"})
+ROLLUP_FIELDS = frozenset({"policy", "source_class", "question_type", "service", "outcome", "since", "until"})
 
 _SERVICE = re.compile(r'"key":"service\.name","value":\{"stringValue":("(?:[^"\\]|\\.)*")\}')
 _KEY_COLUMNS = (
@@ -71,9 +82,11 @@ _KEY_COLUMNS = (
     "question_type",
     "sample",
     "cap",
+    "excluded",
+    "inadmissible_support",
 )
 
-Key = tuple[str, datetime, str, str, str, str, str, str, str, str, str]
+Key = tuple[str, datetime, str, str, str, str, str, str, str, str, str, bool, bool]
 #: A run's policy name and SHA-256, judge kind and model, sample and cap (:func:`sample_key`, :func:`cap_key`).
 RunDimensions = tuple[str, str, str, str, str, str]
 
@@ -89,7 +102,7 @@ def step(bucket: Bucket) -> timedelta:
 
 
 def _digest(key: Key) -> str:
-    parts = [key[0], key[1].isoformat(), *key[2:]]
+    parts = [key[0], key[1].isoformat(), *key[2:-2], *("1" if flag else "0" for flag in key[-2:])]
     return hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:40]
 
 
@@ -161,6 +174,15 @@ def run_dimensions(session: Session, run_id: str) -> RunDimensions:
     return (row[0] or "", row[1] or "", row[2] or "", row[3] or "", sample_key(row[4]), cap_key(row[5]))
 
 
+def outcome_of(answer: AnswerOut) -> tuple[bool, bool]:
+    """The answer's policy outcome as two flags, as the ``outcome`` filter (:func:`._filters.where`)
+    reads its stored rows: whether an evidence item was excluded (``admitted`` False: ``excluded``;
+    ``all_admitted`` is its negation), and whether a claim has inadmissible support (a non-empty
+    list, which is always written in a verdict row)."""
+    excluded = any(item.admitted is False for item in answer.evidence)
+    return excluded, any(claim.inadmissible_support for claim in answer.claims or ())
+
+
 def deltas(
     run: RunDimensions, answers: Iterable[AnswerOut], services: dict[str, set[str]]
 ) -> dict[Key, Counter[str]]:
@@ -171,11 +193,22 @@ def deltas(
         counts = answer_counts(answer)
         classes = {e.source_class for e in answer.evidence if e.source_class is not None}
         question_type = answer.question_type or ""
+        outcome = outcome_of(answer)
         for bucket in BUCKETS:
             start = floor(answer.generated_at, bucket)
             for service in (ALL, *sorted(services.get(answer.trace_id, ()))):
                 for source_class in (ALL, *sorted(classes)):
-                    key: Key = (bucket, start, *policy, *judge, service, source_class, question_type, *live)
+                    key: Key = (
+                        bucket,
+                        start,
+                        *policy,
+                        *judge,
+                        service,
+                        source_class,
+                        question_type,
+                        *live,
+                        *outcome,
+                    )
                     add_counts(out.setdefault(key, Counter()), counts)
     return out
 
@@ -288,7 +321,7 @@ def rekey(session: Session, run_id: str, before: RunDimensions) -> None:
 
 
 def recompute(session: Session, batch: int = 500) -> int:
-    """:func:`rebuild` in ``session``'s transaction (also what migration 0019 fills the table with)."""
+    """:func:`rebuild` in ``session``'s transaction (also what migration 0023 fills the table with)."""
     if session.get_bind().dialect.name == "postgresql":
         session.execute(text("LOCK TABLE answer_rollups IN SHARE ROW EXCLUSIVE MODE"))
     session.execute(delete(table()))

@@ -1,8 +1,8 @@
 """Adding up the stored counts of the answers a filter selects, in SQL: for the filters rollups cannot express.
 
 Each answer keeps its own :func:`auditor.metrics.answer_counts` (``answers.counts``, migration 0015,
-a JSON object). A summary whose filter names a verdict, an outcome, free text, a run or a bound
-inside an hour is the key-by-key sum of those objects over the matching answers, and a trend the
+a JSON object). A summary whose filter names a verdict, free text, a run or a bound inside an
+hour is the key-by-key sum of those objects over the matching answers, and a trend the
 same sum per hour or day. Decoding each object in Python costs about as much as the database's
 own JSON functions (measured: 10 and 9 microseconds an answer on SQLite), so the query first
 groups identical objects (answers of the same shape have the same counts, byte for byte: one

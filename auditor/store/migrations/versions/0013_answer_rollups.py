@@ -2,8 +2,8 @@
 indexes on ``answers.answer_id`` (one answer's page) and ``answers.conversation_id`` (sessions).
 
 ``answer_rollups`` (``auditor.store._rollups``) lets the server's summary and trend read a few rows
-per bucket instead of every answer. Created here empty: migration 0019, which adds the sample and
-cap to its key, fills it from the answers already stored (as ``auditor db rollups --rebuild``).
+per bucket instead of every answer. Created here empty: migration 0023, which adds the policy
+outcome to its key, fills it from the answers already stored (as ``auditor db rollups --rebuild``).
 
 Revision ID: 0013
 Revises: 0012

@@ -2,10 +2,10 @@
 
 A summary's ``sample`` block (the answers per sample, and those the spending cap sent offline) is
 then read from the rollups like the figures beside it, instead of joining every matching answer to
-its run once the store holds more than one sample or a capped run. The table is emptied, given the
-two key columns and filled again from the stored answers (the same computation as ``auditor db
-rollups --rebuild``, which migration 0013 no longer runs), so it may take a while on a large store.
-The downgrade merges the rows of every sample and cap back into one.
+its run once the store holds more than one sample or a capped run. The table is emptied and given
+the two key columns; migration 0023, which adds the policy outcome to the key, fills it again from
+the stored answers (the library's computation reads the model at head, which this revision's
+table does not have yet). The downgrade merges the rows of every sample and cap back into one.
 
 Revision ID: 0019
 Revises: 0018
@@ -21,7 +21,6 @@ from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
-from sqlalchemy.orm import Session
 
 revision: str = "0019"
 down_revision: str | Sequence[str] | None = "0018"
@@ -47,11 +46,7 @@ def upgrade() -> None:
     with op.batch_alter_table("answer_rollups", schema=None, recreate="always") as batch_op:
         batch_op.add_column(sa.Column("sample", sa.Text(), nullable=False))
         batch_op.add_column(sa.Column("cap", sa.Text(), nullable=False))
-    # Filled by the library's own computation: the answers as the current models read them.
-    from auditor.store._rollups import recompute
-
-    with Session(bind=op.get_bind()) as session:
-        recompute(session)
+    # Filled by migration 0023 (module docstring).
 
 
 def downgrade() -> None:

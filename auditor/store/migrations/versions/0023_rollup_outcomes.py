@@ -1,0 +1,96 @@
+"""Rollups keyed by the policy outcome too (``answer_rollups.excluded`` and ``.inadmissible_support``).
+
+A summary or trend filtered by ``outcome`` (``excluded``, ``all_admitted``, ``inadmissible_support``)
+is then read from the rollups like one filtered by policy or source class, instead of summing every
+matching answer's counts behind an ``EXISTS`` on its evidence or verdicts (seconds over a month at a
+million answers). The values are not exclusive (an answer with an excluded item may have a claim with
+inadmissible support), so the outcome is two flags, each the filter's own condition on the answer
+(``auditor.store._rollups.outcome_of``); ``all_admitted`` is ``excluded`` false. The table is
+emptied, given the two key columns and filled again from the stored answers (the same computation
+as ``auditor db rollups --rebuild``, which migration 0019 no longer runs), so it may take a while on
+a large store. The downgrade merges the rows of every outcome back into one.
+
+Revision ID: 0023
+Revises: 0022
+Create Date: 2026-12-07
+
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+from sqlalchemy.orm import Session
+
+revision: str = "0023"
+down_revision: str | Sequence[str] | None = "0022"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+_OLD_KEY = (
+    "bucket",
+    "start",
+    "policy_name",
+    "policy_sha256",
+    "judge_kind",
+    "judge_model",
+    "service",
+    "source_class",
+    "question_type",
+    "sample",
+    "cap",
+)
+
+
+def upgrade() -> None:
+    """Upgrade schema."""
+    op.execute("DELETE FROM answer_rollups")  # every row's key changes: recomputed below
+    with op.batch_alter_table("answer_rollups", schema=None, recreate="always") as batch_op:
+        batch_op.add_column(sa.Column("excluded", sa.Boolean(), nullable=False))
+        batch_op.add_column(sa.Column("inadmissible_support", sa.Boolean(), nullable=False))
+    # Filled by the library's own computation: the answers as the current models read them.
+    from auditor.store._rollups import recompute
+
+    with Session(bind=op.get_bind()) as session:
+        recompute(session)
+
+
+def downgrade() -> None:
+    """Downgrade schema."""
+    from auditor.store._schema import UTCDateTime  # the model's times: aware UTC on both stores
+
+    bind = op.get_bind()
+    rollups = sa.table(
+        "answer_rollups",
+        sa.column("key", sa.Text()),
+        *(sa.column(c, UTCDateTime() if c == "start" else sa.Text()) for c in _OLD_KEY),
+        sa.column("answer_count", sa.Integer()),
+        sa.column("counts", sa.JSON(none_as_null=True)),
+    )
+    merged: dict[tuple[object, ...], Counter[str]] = {}
+    for row in bind.execute(sa.select(*(rollups.c[c] for c in _OLD_KEY), rollups.c.counts)):
+        merged.setdefault(tuple(row[:-1]), Counter()).update(row[-1] or {})
+    op.execute("DELETE FROM answer_rollups")
+    with op.batch_alter_table("answer_rollups", schema=None, recreate="always") as batch_op:
+        batch_op.drop_column("inadmissible_support")
+        batch_op.drop_column("excluded")
+    rows = []
+    for key, counts in merged.items():
+        # The digest migration 0019's key had: auditor.store._rollups._digest without the outcome.
+        parts = [str(key[0]), key[1].isoformat(), *(str(k) for k in key[2:])]  # type: ignore[attr-defined]
+        digest = hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:40]
+        total = {k: v for k, v in sorted(counts.items()) if v}
+        rows.append(
+            {
+                "key": digest,
+                **dict(zip(_OLD_KEY, key, strict=True)),
+                "answer_count": total.get("answers", 0),
+                "counts": total,
+            }
+        )
+    if rows:
+        op.bulk_insert(rollups, rows)
