@@ -516,3 +516,31 @@ def test_policy_outcomes_are_rollup_dimensions_and_the_migration_merges_them_bac
     with Store(url, upgrade=True):
         pass
     assert rollup_rows(url) == expected
+
+
+def test_outcome_figures_and_their_samples_never_read_the_answers(
+    fresh: tuple[str, Stored], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two samples and a capped run: the sample block of an outcome filter is read from the same
+    # rollup rows as its figures, neither summed from the answers nor counted per run.
+    url, stored = fresh
+    runs = sorted({r for r, _ in stored.answers})
+    day = min(a.generated_at for _, a in stored.answers).replace(hour=0, minute=0, second=0, microsecond=0)
+    wanted_all = [
+        *(AnswerFilter(outcome=o) for o in OUTCOMES),
+        AnswerFilter(outcome="excluded", since=day, until=day + timedelta(days=1)),
+        AnswerFilter(outcome="inadmissible_support", question_type="billing"),
+    ]
+    with Store(url) as store:
+        note_live(store, runs[0], {"share": 0.5, "filter": None})
+        note_live(store, runs[1], {"share": 1.0, "filter": None}, CAP)
+        expected = {w: (summarise(list(iter_answers(store, w))), counted(store, w)) for w in wanted_all}
+        assert all(summary.answers for summary, _ in expected.values())
+        assert len(counted(store, AnswerFilter())[0]) == 2  # two samples: no shortcut
+        with monkeypatch.context() as patched:
+            for name in ("auditor.store._live.counted", "auditor.serve._figures.summed_counts"):
+                patched.setattr(name, lambda *_: pytest.fail("read the answers"))
+            for wanted in wanted_all:
+                summary = summary_of(store, wanted)
+                assert summary == expected[wanted][0], wanted
+                assert samples_of(store, wanted, summary.answers) == expected[wanted][1], wanted
