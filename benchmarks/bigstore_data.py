@@ -44,7 +44,7 @@ from auditor.run import audit
 from auditor.store import Store, upgrade
 from auditor.store._convert import answer_out
 from auditor.store._received import ReceivedSpanRecord
-from auditor.store._rollups import _KEY_COLUMNS, ALL, Key, _digest, outcome_of
+from auditor.store._rollups import _KEY_COLUMNS, ALL, Key, _digest, outcomes_of
 from auditor.store._schema import (
     AnswerRecord,
     ClaimRecord,
@@ -485,11 +485,11 @@ class _Tally:
             for item in self.found.outs[p][i].evidence:
                 if item.source_class is not None:
                     classes.setdefault(item.source_class, np.zeros(len(per), dtype=bool))[t] = True
-        # Each template's policy outcome (a key dimension): its rows are those of its outcome only.
-        outcomes: dict[tuple[bool, bool], np.ndarray] = {}
+        # The policy outcome slices, like the source classes': every template, and those of each value.
+        outcomes: dict[str, np.ndarray] = {ALL: np.ones(len(per), dtype=bool)}
         for t, (p, i) in enumerate(self.templates):
-            flags = outcome_of(self.found.outs[p][i])
-            outcomes.setdefault(flags, np.zeros(len(per), dtype=bool))[t] = True
+            for value in outcomes_of(self.found.outs[p][i]):
+                outcomes.setdefault(value, np.zeros(len(per), dtype=bool))[t] = True
         hourly = self.counts
         daily = hourly.reshape(self.hours // 24, 24, *hourly.shape[1:]).sum(axis=1)
         for bucket, grid, step in (("hour", hourly, timedelta(hours=1)), ("day", daily, timedelta(days=1))):
@@ -539,7 +539,7 @@ class _Tally:
                             question_type,
                             "",  # no live server's sample
                             "",  # no spending cap
-                            *outcome,
+                            outcome,
                         )
                         yield {
                             "key": _digest(key),

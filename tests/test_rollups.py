@@ -80,7 +80,7 @@ def rollup_rows(url: str, *, services: bool = True) -> dict[tuple[Any, ...], dic
             continue
         key = tuple(row[c] for c in ("bucket", "start", "policy_name", "policy_sha256", "judge_kind"))
         key += tuple(row[c] for c in ("judge_model", "service", "source_class", "question_type"))
-        key += (bool(row["excluded"]), bool(row["inadmissible_support"]), row["sample"], row["cap"])
+        key += (row["outcome"], row["sample"], row["cap"])
         assert row["answer_count"] == row["counts"]["answers"]
         out[key] = row["counts"]
     return out
@@ -111,7 +111,9 @@ def test_writes_keep_the_rows_a_rebuild_computes(backend: str, stored: Stored) -
     # Every answer is counted once in the rows of every service, per bucket kind.
     for bucket in ("hour", "day"):
         assert sum(
-            v["answers"] for k, v in rebuilt.items() if k[0] == bucket and k[6:8] == ("*", "*")
+            v["answers"]
+            for k, v in rebuilt.items()
+            if k[0] == bucket and k[6:8] == ("*", "*") and k[9] == "*"
         ) == len(stored.answers)
 
 
@@ -328,11 +330,13 @@ CAP = {
 def old_shaped(
     rows: dict[tuple[Any, ...], dict[str, int]], keep: int = 0
 ) -> dict[tuple[Any, ...], dict[str, int]]:
-    """The rows as migration 0013 keyed them: every outcome, sample and cap merged (``keep=2``: the
-    sample and cap kept, as migration 0019 keyed them)."""
+    """The rows as migration 0013 keyed them: those of every outcome (``"*"``), every sample and cap
+    merged (``keep=2``: the sample and cap kept, as migration 0019 keyed them)."""
     out: dict[tuple[Any, ...], dict[str, int]] = {}
     for key, counts in rows.items():
-        total = out.setdefault(key[:-4] + key[len(key) - keep :], {})
+        if key[-3] != "*":
+            continue
+        total = out.setdefault(key[:-3] + key[len(key) - keep :], {})
         for name, n in counts.items():
             total[name] = total.get(name, 0) + n
     return out
@@ -445,7 +449,7 @@ def test_migration_keys_rollups_by_sample_and_cap_and_back(fresh: tuple[str, Sto
         rebuild_rollups(store)
     expected = rollup_rows(url)
     assert {k[-1] for k in expected} != {""}
-    new = ("key", "sample", "cap", "excluded", "inadmissible_support")
+    new = ("key", "sample", "cap", "outcome")
     old_columns = [c for c in RollupRecord.__table__.c if c.name not in new]
     with Store(url) as store, store.engine.begin() as conn:
         config = alembic_config(store.url)
@@ -478,13 +482,13 @@ def test_policy_outcomes_are_rollup_dimensions_and_the_migration_merges_them_bac
     with Store(url) as store:
         rebuild_rollups(store)
         # The outcome values are not exclusive: some answer is both excluded and inadmissibly
-        # supported, so each value is a flag of its own (``all_admitted``: not ``excluded``).
+        # supported, so each value is a slice of its own beside every answer's ("*").
         chosen = {o: ids(store, outcome=o) for o in OUTCOMES}
         everything = ids(store)
         assert chosen["excluded"] & chosen["inadmissible_support"]
         assert chosen["excluded"] | chosen["all_admitted"] == everything
         assert not chosen["excluded"] & chosen["all_admitted"]
-        assert {k[9:11] for k in rollup_rows(url)} == {(False, False), (True, False), (True, True)}
+        assert {k[9] for k in rollup_rows(url)} == {"*", *OUTCOMES}
         # A replaced answer moves between the outcome rows: nothing excluded, no claim left.
         run_id, answer = next(
             (r, a) for r, a in stored.answers if (r, a.answer_id) in chosen["inadmissible_support"]
@@ -501,7 +505,15 @@ def test_policy_outcomes_are_rollup_dimensions_and_the_migration_merges_them_bac
             assert ((run_id, answer.answer_id) in ids(store, outcome=outcome)) == (outcome == "all_admitted")
             assert summary_of(store, wanted) == summarise(raw), outcome
     expected = rollup_rows(url)
-    new = ("key", "excluded", "inadmissible_support")
+    # Every answer is excluded or all admitted: those two slices add up to every answer's, row by row.
+    split: dict[tuple[Any, ...], dict[str, int]] = {}
+    for key, counts in expected.items():
+        if key[9] in ("excluded", "all_admitted"):
+            total = split.setdefault((*key[:9], "*", *key[10:]), {})
+            for name, n in counts.items():
+                total[name] = total.get(name, 0) + n
+    assert split == {k: v for k, v in expected.items() if k[9] == "*"}
+    new = ("key", "outcome")
     old_columns = [c for c in RollupRecord.__table__.c if c.name not in new]
     with Store(url) as store, store.engine.begin() as conn:
         config = alembic_config(store.url)

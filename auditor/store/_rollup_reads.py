@@ -38,6 +38,7 @@ def _slice(query: Any, wanted: AnswerFilter, bucket: Bucket) -> Any:
         c.bucket == bucket,
         c.service == (wanted.service or ALL),
         c.source_class == (wanted.source_class or ALL),
+        c.outcome == (wanted.outcome or ALL),
     )
     if wanted.question_type:
         query = query.where(c.question_type == wanted.question_type)
@@ -48,13 +49,6 @@ def _slice(query: Any, wanted: AnswerFilter, bucket: Bucket) -> Any:
                 c.policy_sha256.startswith(wanted.policy.lower(), autoescape=True),
             )
         )
-    # The outcome flags (:func:`._rollups.outcome_of`); another value sets no condition, as in ``where``.
-    if wanted.outcome == "excluded":
-        query = query.where(c.excluded.is_(True))
-    elif wanted.outcome == "all_admitted":
-        query = query.where(c.excluded.is_(False))
-    elif wanted.outcome == "inadmissible_support":
-        query = query.where(c.inadmissible_support.is_(True))
     if wanted.since is not None:
         query = query.where(c.start >= wanted.since)
     if wanted.until is not None:

@@ -5,8 +5,9 @@ over the answers generated in one hour (or day) under one policy and judge, of o
 in one service / source class slice: ``"*"`` (every answer), or the answers whose trace was received
 from that service, or that have an evidence item of that source class; and of runs under one
 sample and cap (``runs.sampling`` and ``runs.cap`` as the summary's ``sample`` block groups them:
-:func:`sample_key`, :func:`cap_key`), so that block is read from the same rows; and of one policy
-outcome (:func:`outcome_of`). Every answer write
+:func:`sample_key`, :func:`cap_key`), so that block is read from the same rows; and in one policy
+outcome slice: ``"*"`` (every answer), or the answers the ``outcome`` filter's value selects
+(:func:`outcomes_of`). Every answer write
 (:meth:`Store.write_answers`) adds its answers' counts in the same transaction, and takes back the
 counts of the answers it replaces, so the rows always sum to what the answers give.
 
@@ -20,15 +21,15 @@ A run's sample and cap are recorded when it begins (``auditor serve``'s workers,
 processor); one recorded later (:func:`rekey`, called by :func:`auditor.store.live_record`) moves
 the counts of the run's stored answers to the rows of its new sample and cap.
 
-The outcome filter's values are not exclusive: an answer with an excluded item may also have a
-claim with inadmissible support (usually does: that support comes from excluded items), and
-``all_admitted`` is exactly "no excluded item". So the outcome is two flags, each computed when
-the answer is written as the filter's own condition reads the stored rows: ``excluded`` (an
-evidence item with ``admitted`` False) and ``inadmissible_support`` (a claim whose verdict keeps a
-non-empty ``inadmissible_support``). An answer counts once, in the rows of its pair of flags;
-``excluded`` and ``all_admitted`` select on the first, ``inadmissible_support`` on the second, and
-a filter without an outcome sums every pair. Both flags come from the answer's own rows, which a
-write replaces whole, so no later event moves an answer between them.
+The outcome filter's values are not exclusive: ``excluded`` and ``all_admitted`` split the
+answers in two, but an answer with a claim that only excluded items would support
+(``inadmissible_support``) usually has an excluded item too. So the outcome is a slice like the
+service and the source class: an answer counts in the ``"*"`` rows and again in the rows of each
+value it matches, computed when it is written as the filter's own condition reads the stored rows.
+A filter without an outcome reads the ``"*"`` rows, as many as before the outcome was a dimension
+(summing rows of exclusive outcome pairs instead would have read two or three times as many for
+every unfiltered summary and trend). Both conditions are facts of the answer's own rows, which a
+write replaces whole, so nothing moves an answer between outcome rows later.
 
 Reading (:mod:`._rollup_reads`): a filter is answered from rollups only when every condition it holds is
 a rollup dimension (policy, source class, question type, service, outcome) or a time bound on a
@@ -55,7 +56,7 @@ from sqlalchemy.orm import Session, defer, subqueryload
 from auditor.metrics import add_counts, answer_counts
 from auditor.results import AnswerOut
 from auditor.store._convert import answer_out
-from auditor.store._filters import AnswerFilter
+from auditor.store._filters import AnswerFilter, PolicyOutcome
 from auditor.store._received import ReceivedSpanRecord
 from auditor.store._schema import AnswerRecord, ClaimRecord, RollupRecord, RunRecord
 from auditor.store._write import upsert
@@ -82,11 +83,10 @@ _KEY_COLUMNS = (
     "question_type",
     "sample",
     "cap",
-    "excluded",
-    "inadmissible_support",
+    "outcome",
 )
 
-Key = tuple[str, datetime, str, str, str, str, str, str, str, str, str, bool, bool]
+Key = tuple[str, datetime, str, str, str, str, str, str, str, str, str, str]
 #: A run's policy name and SHA-256, judge kind and model, sample and cap (:func:`sample_key`, :func:`cap_key`).
 RunDimensions = tuple[str, str, str, str, str, str]
 
@@ -102,7 +102,7 @@ def step(bucket: Bucket) -> timedelta:
 
 
 def _digest(key: Key) -> str:
-    parts = [key[0], key[1].isoformat(), *key[2:-2], *("1" if flag else "0" for flag in key[-2:])]
+    parts = [key[0], key[1].isoformat(), *key[2:]]
     return hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:40]
 
 
@@ -174,13 +174,16 @@ def run_dimensions(session: Session, run_id: str) -> RunDimensions:
     return (row[0] or "", row[1] or "", row[2] or "", row[3] or "", sample_key(row[4]), cap_key(row[5]))
 
 
-def outcome_of(answer: AnswerOut) -> tuple[bool, bool]:
-    """The answer's policy outcome as two flags, as the ``outcome`` filter (:func:`._filters.where`)
-    reads its stored rows: whether an evidence item was excluded (``admitted`` False: ``excluded``;
-    ``all_admitted`` is its negation), and whether a claim has inadmissible support (a non-empty
-    list, which is always written in a verdict row)."""
+def outcomes_of(answer: AnswerOut) -> tuple[PolicyOutcome, ...]:
+    """The values of the ``outcome`` filter that select ``answer``, as :func:`._filters.where` reads
+    its stored rows: ``excluded`` when an evidence item has ``admitted`` False, else
+    ``all_admitted``; and ``inadmissible_support`` when a claim's list of it is not empty (such a
+    claim always has a verdict row, where the filter looks)."""
     excluded = any(item.admitted is False for item in answer.evidence)
-    return excluded, any(claim.inadmissible_support for claim in answer.claims or ())
+    found: tuple[PolicyOutcome, ...] = ("excluded",) if excluded else ("all_admitted",)
+    if any(claim.inadmissible_support for claim in answer.claims or ()):
+        found += ("inadmissible_support",)
+    return found
 
 
 def deltas(
@@ -193,23 +196,24 @@ def deltas(
         counts = answer_counts(answer)
         classes = {e.source_class for e in answer.evidence if e.source_class is not None}
         question_type = answer.question_type or ""
-        outcome = outcome_of(answer)
+        outcomes = (ALL, *outcomes_of(answer))
         for bucket in BUCKETS:
             start = floor(answer.generated_at, bucket)
             for service in (ALL, *sorted(services.get(answer.trace_id, ()))):
                 for source_class in (ALL, *sorted(classes)):
-                    key: Key = (
-                        bucket,
-                        start,
-                        *policy,
-                        *judge,
-                        service,
-                        source_class,
-                        question_type,
-                        *live,
-                        *outcome,
-                    )
-                    add_counts(out.setdefault(key, Counter()), counts)
+                    for outcome in outcomes:
+                        key: Key = (
+                            bucket,
+                            start,
+                            *policy,
+                            *judge,
+                            service,
+                            source_class,
+                            question_type,
+                            *live,
+                            outcome,
+                        )
+                        add_counts(out.setdefault(key, Counter()), counts)
     return out
 
 

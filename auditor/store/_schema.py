@@ -378,20 +378,23 @@ class CalibrationRecord(Base):
 class RollupRecord(Base):
     """The summed counts (:func:`auditor.metrics.answer_counts`) of the answers of one hour or day
     that share a policy, judge, service, source class and question type (migration 0013), whose
-    runs share a sample and a cap (migration 0019), and on which the policy had the same outcome
-    (migration 0023: the ``outcome`` filter's two conditions, ``excluded`` and ``inadmissible_support``).
+    runs share a sample and a cap (migration 0019), in one policy outcome slice (migration 0023).
 
     Kept by every answer write in the same transaction (:mod:`._rollups`), so a summary or trend
     reads a few rows per bucket instead of every answer. An answer counts once in the rows of its
     question type with ``service`` and ``source_class`` ``"*"`` (every answer), and again once per
     service its trace was received from and per source class of its evidence, for those filters.
     An absent dimension (no policy, no question type, a run that is not a live server's, a run the
-    spending cap did not send offline) is ``""``. An answer counts in the rows of its own outcome
-    only (both flags are a fact of the answer): a filter without ``outcome`` sums them all.
+    spending cap did not send offline) is ``""``. Likewise an answer counts in the rows of
+    ``outcome`` ``"*"`` and again in those of each value of the ``outcome`` filter that selects it
+    (``excluded`` or ``all_admitted``, and ``inadmissible_support``).
     """
 
     __tablename__ = "answer_rollups"
-    __table_args__ = (Index("ix_answer_rollups_slice", "bucket", "service", "source_class", "start"),)
+    # 0023: the outcome in the slice index, before ``start``.
+    __table_args__ = (
+        Index("ix_answer_rollups_slice", "bucket", "service", "source_class", "outcome", "start"),
+    )
 
     key: Mapped[str] = mapped_column(SafeText, primary_key=True)  # the other key columns' digest
     bucket: Mapped[str] = mapped_column(SafeText)  # "hour" or "day"
@@ -406,9 +409,7 @@ class RollupRecord(Base):
     # 0019: the run's sample and cap (``auditor.store._rollups.sample_key`` / ``cap_key``).
     sample: Mapped[str] = mapped_column(SafeText)
     cap: Mapped[str] = mapped_column(SafeText)
-    # 0023: the policy outcome, as ``auditor.store._filters`` defines it: an evidence item of the
-    # answer was excluded (``all_admitted`` is its negation); a claim has inadmissible support.
-    excluded: Mapped[bool] = mapped_column(Boolean)
-    inadmissible_support: Mapped[bool] = mapped_column(Boolean)
+    # 0023: ``"*"`` or an ``outcome`` filter value (``auditor.store._rollups.outcomes_of``).
+    outcome: Mapped[str] = mapped_column(SafeText)
     answer_count: Mapped[int] = mapped_column(Integer)
     counts: Mapped[dict[str, int]] = mapped_column(_json())

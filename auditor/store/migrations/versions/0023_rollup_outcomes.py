@@ -1,14 +1,15 @@
-"""Rollups keyed by the policy outcome too (``answer_rollups.excluded`` and ``.inadmissible_support``).
+"""Rollups keyed by the policy outcome too (``answer_rollups.outcome``).
 
 A summary or trend filtered by ``outcome`` (``excluded``, ``all_admitted``, ``inadmissible_support``)
 is then read from the rollups like one filtered by policy or source class, instead of summing every
 matching answer's counts behind an ``EXISTS`` on its evidence or verdicts (seconds over a month at a
 million answers). The values are not exclusive (an answer with an excluded item may have a claim with
-inadmissible support), so the outcome is two flags, each the filter's own condition on the answer
-(``auditor.store._rollups.outcome_of``); ``all_admitted`` is ``excluded`` false. The table is
-emptied, given the two key columns and filled again from the stored answers (the same computation
-as ``auditor db rollups --rebuild``, which migration 0019 no longer runs), so it may take a while on
-a large store. The downgrade merges the rows of every outcome back into one.
+inadmissible support), so the outcome is a slice like the service: an answer counts in the rows of
+``outcome`` ``"*"`` and again in those of each value that selects it
+(``auditor.store._rollups.outcomes_of``); the slice index takes the column before ``start``. The
+table is emptied, given the key column and filled again from the stored answers (the same
+computation as ``auditor db rollups --rebuild``, which migration 0019 no longer runs), so it may
+take a while on a large store. The downgrade keeps the ``"*"`` rows, which hold every answer.
 
 Revision ID: 0023
 Revises: 0022
@@ -19,7 +20,6 @@ Create Date: 2026-12-07
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
 from collections.abc import Sequence
 
 import sqlalchemy as sa
@@ -50,8 +50,11 @@ def upgrade() -> None:
     """Upgrade schema."""
     op.execute("DELETE FROM answer_rollups")  # every row's key changes: recomputed below
     with op.batch_alter_table("answer_rollups", schema=None, recreate="always") as batch_op:
-        batch_op.add_column(sa.Column("excluded", sa.Boolean(), nullable=False))
-        batch_op.add_column(sa.Column("inadmissible_support", sa.Boolean(), nullable=False))
+        batch_op.add_column(sa.Column("outcome", sa.Text(), nullable=False))
+        batch_op.drop_index("ix_answer_rollups_slice")
+        batch_op.create_index(
+            "ix_answer_rollups_slice", ["bucket", "service", "source_class", "outcome", "start"], unique=False
+        )
     # Filled by the library's own computation: the answers as the current models read them.
     from auditor.store._rollups import recompute
 
@@ -71,25 +74,29 @@ def downgrade() -> None:
         sa.column("answer_count", sa.Integer()),
         sa.column("counts", sa.JSON(none_as_null=True)),
     )
-    merged: dict[tuple[object, ...], Counter[str]] = {}
-    for row in bind.execute(sa.select(*(rollups.c[c] for c in _OLD_KEY), rollups.c.counts)):
-        merged.setdefault(tuple(row[:-1]), Counter()).update(row[-1] or {})
+    outcome = sa.column("outcome", sa.Text())
+    kept = bind.execute(
+        sa.select(*(rollups.c[c] for c in _OLD_KEY), rollups.c.counts).where(outcome == "*")
+    ).all()  # every answer's counts, once
     op.execute("DELETE FROM answer_rollups")
     with op.batch_alter_table("answer_rollups", schema=None, recreate="always") as batch_op:
-        batch_op.drop_column("inadmissible_support")
-        batch_op.drop_column("excluded")
+        batch_op.drop_index("ix_answer_rollups_slice")
+        batch_op.drop_column("outcome")
+        batch_op.create_index(
+            "ix_answer_rollups_slice", ["bucket", "service", "source_class", "start"], unique=False
+        )
     rows = []
-    for key, counts in merged.items():
+    for row in kept:
+        key, counts = tuple(row[:-1]), dict(row[-1] or {})
         # The digest migration 0019's key had: auditor.store._rollups._digest without the outcome.
-        parts = [str(key[0]), key[1].isoformat(), *(str(k) for k in key[2:])]  # type: ignore[attr-defined]
+        parts = [str(key[0]), key[1].isoformat(), *(str(k) for k in key[2:])]
         digest = hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:40]
-        total = {k: v for k, v in sorted(counts.items()) if v}
         rows.append(
             {
                 "key": digest,
                 **dict(zip(_OLD_KEY, key, strict=True)),
-                "answer_count": total.get("answers", 0),
-                "counts": total,
+                "answer_count": counts.get("answers", 0),
+                "counts": counts,
             }
         )
     if rows:
