@@ -49,6 +49,7 @@ class ServeConfig:
     header_timeout: float = 10.0  # seconds for a request's line and headers (408 after)
     body_timeout: float = 60.0  # seconds for a request's whole body (408 after)
     backlog: int = 500  # stored bodies waiting to be read before requests get 429 / RESOURCE_EXHAUSTED
+    readers: int = 1  # processes reading stored bodies into spans (_ingest.py)
     retention: Retention = field(default_factory=Retention)  # what the periodic prune deletes (none)
     prune_every: float = 3600.0  # seconds between prunes, when ``retention`` is set
     sampling: TraceSampling = field(
@@ -84,6 +85,7 @@ def serve_config(
     max_body: int | None = None,
     queue: int | None = None,
     backlog: int | None = None,
+    readers: int | None = None,
     rate: float | None = None,
     grpc_port: int | None = None,
     hosts: str | Sequence[str] | None = None,
@@ -135,6 +137,7 @@ def serve_config(
         max_body=int(positive_number("serve_max_body", max_body)),
         queue=int(positive_number("serve_queue", queue)),
         backlog=int(positive_number("serve_backlog", backlog)),
+        readers=int(positive_number("serve_readers", readers)),
         retention=retention(),
         prune_every=positive_number("serve_prune_every", unit="seconds"),
         lease=run_lease(),

@@ -89,7 +89,7 @@ def serve(config: ServeConfig, announce: Callable[[str], None] | None = None) ->
                 "auditor serve needs a store on disk or a server: pass --db sqlite:///FILE or a PostgreSQL URL."
             )
         intake, bodies = Intake(store), BodyQueue(store)
-        ingest = IngestWorker(store.url, config.lease)
+        ingest = IngestWorker(store.url, config.lease, config.readers)
         receiver = Receiver(config, intake, bodies, ingest.stored)
         app = create_app(config, store, intake, readers, receiver)
         grpc_server = None
