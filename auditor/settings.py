@@ -20,6 +20,7 @@ serve_max_body     ``AUDITOR_SERVE_MAX_BODY`` ``16777216`` bytes: the largest OT
 serve_queue        ``AUDITOR_SERVE_QUEUE`` ``1000`` traces waiting for an audit before OTLP requests get 503
 serve_rate         ``AUDITOR_SERVE_RATE`` ``100`` OTLP requests per second per client address before 429 / RESOURCE_EXHAUSTED
 serve_backlog      ``AUDITOR_SERVE_BACKLOG`` ``500`` acknowledged request bodies waiting to be read into spans before OTLP requests get 429 / RESOURCE_EXHAUSTED
+serve_readers      ``AUDITOR_SERVE_READERS`` by the store (1 on SQLite, 2 on PostgreSQL): processes reading acknowledged request bodies into spans
 serve_hosts        ``AUDITOR_SERVE_HOSTS`` none: names (comma-separated, ``*`` any) the server answers to besides its bound address
 serve_proxies      ``AUDITOR_SERVE_PROXIES`` none: reverse proxies (addresses, networks) whose ``X-Forwarded-For`` is believed
 serve_header_timeout ``AUDITOR_SERVE_HEADER_TIMEOUT`` ``10`` seconds for a request's line and headers to arrive before 408
@@ -67,6 +68,7 @@ SETTINGS: dict[str, tuple[str, str | None]] = {
     "serve_queue": ("AUDITOR_SERVE_QUEUE", "1000"),
     "serve_rate": ("AUDITOR_SERVE_RATE", "100"),
     "serve_backlog": ("AUDITOR_SERVE_BACKLOG", "500"),
+    "serve_readers": ("AUDITOR_SERVE_READERS", ""),  # by the store: auditor.serve._config.readers_for
     "serve_hosts": ("AUDITOR_SERVE_HOSTS", None),
     "serve_proxies": ("AUDITOR_SERVE_PROXIES", None),
     "serve_header_timeout": ("AUDITOR_SERVE_HEADER_TIMEOUT", "10"),

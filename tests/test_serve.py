@@ -151,6 +151,33 @@ def bodies(count: int, traces: int, first: int = 1) -> tuple[list[bytes], dict[s
     return out, held
 
 
+def _readers_of(pid: int) -> int:
+    """The server's reader processes: its children started with ``spawn`` (not the resource tracker)."""
+    found = 0
+    for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+        command = Path(f"/proc/{child}/cmdline").read_bytes().replace(b"\0", b" ")
+        found += b"multiprocessing.spawn" in command and b"resource_tracker" not in command
+    return found
+
+
+def test_several_readers_store_every_span_once(db_url: str) -> None:  # noqa: F811
+    """``AUDITOR_SERVE_READERS`` reader processes run side by side, each claiming bodies of its own:
+    every span of every acknowledged request is stored."""
+    upgrade(db_url)
+    requests, held = bodies(16, 30)
+    env = {"AUDITOR_SERVE_QUIET": "600", "AUDITOR_SERVE_RATE": "100000", "AUDITOR_SERVE_READERS": "3"}
+    with running_server(db_url, env=env) as server:
+        with httpx.Client(timeout=30) as client:
+            for body in requests:
+                answer = client.post(server.url + "/v1/traces", content=body, headers={"Content-Type": PB})
+                assert answer.status_code == 200, answer.text
+        server.wait_for("/healthz", lambda d: d["backlog"]["bodies"] == 0)
+        assert _readers_of(server.process.pid) == 3
+    with Store(db_url) as store:
+        stored = {t.trace_id: t.spans for t in received_traces(store, 10_000)}
+    assert stored == held
+
+
 def test_a_kill_with_acknowledged_bodies_not_yet_read_loses_none_of_them(db_url: str) -> None:  # noqa: F811
     """``kill -9`` while acknowledged bodies still wait to be read into spans: after a restart every
     span of every acknowledged request is stored (the write path that answers before reading)."""

@@ -3,7 +3,10 @@ one owner per trace under a lease, and a generation per batch of new spans."""
 
 from __future__ import annotations
 
+import re
 import time
+
+import pytest
 
 from auditor.store import Claim, Intake, Store
 from auditor.trace import ReceivedSpan
@@ -59,3 +62,31 @@ def test_a_worker_that_stops_renewing_loses_the_trace_to_the_next(store: Store) 
     taken = claim(intake, "next", lease=0.2)
     assert taken is not None and intake.finish(taken, "next", "run-1")
     assert [a.run_id for a in intake.audits()] == ["run-1"]
+
+
+@pytest.mark.parametrize(
+    ("variable", "dialect", "readers"),
+    [(None, "sqlite", 1), (None, "postgresql", 2), ("3", "sqlite", 3), ("1", "postgresql", 1)],
+)
+def test_the_readers_are_the_setting_else_chosen_by_the_store(
+    monkeypatch: pytest.MonkeyPatch, variable: str | None, dialect: str, readers: int
+) -> None:
+    from auditor.serve._config import readers_for, serve_config
+
+    if variable is None:
+        monkeypatch.delenv("AUDITOR_SERVE_READERS", raising=False)
+    else:
+        monkeypatch.setenv("AUDITOR_SERVE_READERS", variable)
+    assert readers_for(serve_config(), dialect) == readers
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "two", "1.5"])
+def test_a_reader_count_that_is_not_a_whole_number_is_refused_naming_the_variable(
+    monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    from auditor.errors import UsageError
+    from auditor.serve._config import serve_config
+
+    monkeypatch.setenv("AUDITOR_SERVE_READERS", value)
+    with pytest.raises(UsageError, match=f"AUDITOR_SERVE_READERS='{re.escape(value)}' is not a whole number"):
+        serve_config()

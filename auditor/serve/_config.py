@@ -7,13 +7,14 @@ token is refused unless the caller says ``insecure`` on purpose.
 from __future__ import annotations
 
 import ipaddress
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from auditor.errors import UsageError
 from auditor.llm import price_table
 from auditor.serve._budget import SpendCap, Then, parse_cap, parse_then
-from auditor.settings import positive_number, run_lease, setting
+from auditor.settings import SETTINGS, positive_number, run_lease, setting
 from auditor.store import Retention, retention
 from auditor.trace import TraceSampling, parse_sampling
 
@@ -49,6 +50,7 @@ class ServeConfig:
     header_timeout: float = 10.0  # seconds for a request's line and headers (408 after)
     body_timeout: float = 60.0  # seconds for a request's whole body (408 after)
     backlog: int = 500  # stored bodies waiting to be read before requests get 429 / RESOURCE_EXHAUSTED
+    readers: int | None = None  # processes reading stored bodies into spans; None: by the store
     retention: Retention = field(default_factory=Retention)  # what the periodic prune deletes (none)
     prune_every: float = 3600.0  # seconds between prunes, when ``retention`` is set
     sampling: TraceSampling = field(
@@ -84,6 +86,7 @@ def serve_config(
     max_body: int | None = None,
     queue: int | None = None,
     backlog: int | None = None,
+    readers: int | None = None,
     rate: float | None = None,
     grpc_port: int | None = None,
     hosts: str | Sequence[str] | None = None,
@@ -135,6 +138,7 @@ def serve_config(
         max_body=int(positive_number("serve_max_body", max_body)),
         queue=int(positive_number("serve_queue", queue)),
         backlog=int(positive_number("serve_backlog", backlog)),
+        readers=_readers(readers),
         retention=retention(),
         prune_every=positive_number("serve_prune_every", unit="seconds"),
         lease=run_lease(),
@@ -154,6 +158,33 @@ def serve_config(
         cap_then=parse_then(setting("serve_budget_spent", budget_spent)),
         events_endpoint=setting("serve_events_endpoint", events_endpoint) or None,
     )
+
+
+def _readers(given: int | None) -> int | None:
+    """``AUDITOR_SERVE_READERS`` (or ``given``), or None when unset: :func:`readers_for` then chooses."""
+    variable, _ = SETTINGS["serve_readers"]
+    raw = str(given) if given is not None else os.environ.get(variable, "")
+    if not raw:
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise UsageError(
+            f"{variable}={raw!r} is not a whole number of processes: set it to one such as 2, or unset "
+            "it (1 on SQLite, 2 on PostgreSQL)."
+        )
+    return value
+
+
+def readers_for(config: ServeConfig, dialect: str) -> int:
+    """The reader processes to start: the setting, else 2 on PostgreSQL (its backends insert side by
+    side: measured on 2 cores, 0.87-0.89 of the file adapter's rate stored instead of 0.67-0.71)
+    and 1 on SQLite (one writer at a time: a second reader only adds CPU beside the answers)."""
+    if config.readers is not None:
+        return config.readers
+    return 2 if dialect == "postgresql" else 1
 
 
 def _check_priced(cap: SpendCap | None, judge: str) -> None:

@@ -64,31 +64,38 @@ def span_readers() -> dict[str, SpanReceiver]:
 
 
 class IngestWorker:
-    """The reader process, started by :meth:`start` and stopped by :meth:`stop`."""
+    """The reader processes (``readers`` of them, ``AUDITOR_SERVE_READERS``), started by
+    :meth:`start` and stopped by :meth:`stop`. Each claims bodies of its own, as replicas' readers
+    do: more readers use more cores."""
 
-    def __init__(self, db_url: str, lease: float) -> None:
+    def __init__(self, db_url: str, lease: float, readers: int = 1) -> None:
         context = multiprocessing.get_context("spawn")
         self.stored = context.Event()  # set by the receiver after each stored body
         self._stop = context.Event()
-        self._process = context.Process(
-            target=_main,
-            args=(db_url, lease, os.getpid(), self.stored, self._stop),
-            name="otlp-ingest",
-            daemon=True,
-        )
+        self._processes = [
+            context.Process(
+                target=_main,
+                args=(db_url, lease, os.getpid(), self.stored, self._stop),
+                name=f"otlp-ingest-{n}",
+                daemon=True,
+            )
+            for n in range(max(1, readers))
+        ]
 
     def start(self) -> IngestWorker:
-        self._process.start()
+        for process in self._processes:
+            process.start()
         return self
 
     def stop(self, timeout: float = STOP_TIMEOUT) -> None:
         """Stop reading; a body cut off mid-read is read again by the next start."""
         self._stop.set()
         self.stored.set()
-        self._process.join(timeout)
-        if self._process.is_alive():
-            self._process.terminate()
-            self._process.join(timeout)
+        for process in self._processes:
+            process.join(timeout)
+            if process.is_alive():
+                process.terminate()
+                process.join(timeout)
 
 
 def _die_with_parent() -> None:

@@ -10,7 +10,7 @@ from auditor.judges import build_judge
 from auditor.llm import run_sync
 from auditor.policy import load_policy
 from auditor.serve._app import create_app
-from auditor.serve._config import ServeConfig
+from auditor.serve._config import ServeConfig, readers_for
 from auditor.serve._events import event_sender
 from auditor.serve._ingest import IngestWorker
 from auditor.serve._otlp import ADAPTERS, PROTOBUF
@@ -89,7 +89,7 @@ def serve(config: ServeConfig, announce: Callable[[str], None] | None = None) ->
                 "auditor serve needs a store on disk or a server: pass --db sqlite:///FILE or a PostgreSQL URL."
             )
         intake, bodies = Intake(store), BodyQueue(store)
-        ingest = IngestWorker(store.url, config.lease)
+        ingest = IngestWorker(store.url, config.lease, readers_for(config, store.engine.dialect.name))
         receiver = Receiver(config, intake, bodies, ingest.stored)
         app = create_app(config, store, intake, readers, receiver)
         grpc_server = None
