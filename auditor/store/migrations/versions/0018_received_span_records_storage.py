@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from alembic import op
-from sqlalchemy.exc import DBAPIError
+
+from auditor.store.migrations._compression import compress_by_default, compress_with_lz4
 
 revision: str = "0018"
 down_revision: str | Sequence[str] | None = "0017"
@@ -29,23 +30,12 @@ depends_on: str | Sequence[str] | None = None
 def upgrade() -> None:
     """Upgrade schema."""
     bind = op.get_bind()
-    if bind.dialect.name != "postgresql":
-        return
-    try:
-        with bind.begin_nested():  # a savepoint: a server without lz4 refuses, and the migration goes on
-            bind.exec_driver_sql("ALTER TABLE received_spans ALTER COLUMN record SET COMPRESSION lz4")
-    except DBAPIError:
-        bind.exec_driver_sql("ALTER TABLE received_spans ALTER COLUMN record SET STORAGE EXTERNAL")
+    if bind.dialect.name == "postgresql":
+        compress_with_lz4(bind, "received_spans", "record")
 
 
 def downgrade() -> None:
     """Downgrade schema."""
     bind = op.get_bind()
-    if bind.dialect.name != "postgresql":
-        return
-    bind.exec_driver_sql("ALTER TABLE received_spans ALTER COLUMN record SET STORAGE EXTENDED")
-    try:
-        with bind.begin_nested():
-            bind.exec_driver_sql("ALTER TABLE received_spans ALTER COLUMN record SET COMPRESSION DEFAULT")
-    except DBAPIError:
-        pass  # before PostgreSQL 14 there is no per-column compression to reset
+    if bind.dialect.name == "postgresql":
+        compress_by_default(bind, "received_spans", "record")
