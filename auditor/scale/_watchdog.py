@@ -112,17 +112,25 @@ def _wait_gone(known: dict[int, int], seconds: float) -> None:
         time.sleep(0.1)
 
 
+def _listed(roots: Sequence[int], known: dict[int, int]) -> None:
+    """Add to ``known`` the roots and every descendant of them or of a process known already."""
+    parents = _parents()
+    for pid in {*roots, *_descendants(roots, parents), *_descendants(known, parents)}:
+        if pid not in known and (stat := _stat(pid)) is not None:
+            known[pid] = stat[1]
+
+
 def watch(roots: Sequence[int]) -> None:
     """The watchdog's body: list the Ray processes until stdin closes, then end them."""
     known: dict[int, int] = {}
     while True:
-        parents = _parents()
-        for pid in {*roots, *_descendants(roots, parents), *_descendants(known, parents)}:
-            if pid not in known and (stat := _stat(pid)) is not None:
-                known[pid] = stat[1]
+        _listed(roots, known)
         readable, _, _ = select.select([sys.stdin.buffer], [], [], TICK)
         if readable and not os.read(sys.stdin.fileno(), 4096):
             break  # end of file: the driver is gone
+    # Once more at once: a worker Ray started within the last tick is not listed yet, and its
+    # parent may be gone by the time the grace has passed (seen: one python worker outlived a kill).
+    _listed(roots, known)
     _wait_gone(known, GRACE)
     _signal(known, signal.SIGTERM)
     _wait_gone(known, GRACE)
