@@ -115,7 +115,7 @@ VALUES_ROWS = 100
 
 
 @functools.lru_cache(maxsize=64)
-def _values_insert(table: Table, dialect: Dialect, rows: int) -> tuple[str, _DriverInsert]:
+def _values_insert(table: Table, dialect: Dialect, rows: int) -> _DriverInsert:
     """``INSERT .. VALUES (..), .. ON CONFLICT DO NOTHING`` of ``rows`` rows of every column of
     ``table``, in the driver's positional parameters, and how a row becomes them (PostgreSQL: one
     statement for many rows cost the server and the driver less than one per row)."""
@@ -131,7 +131,7 @@ def _values_insert(table: Table, dialect: Dialect, rows: int) -> tuple[str, _Dri
     )
     processors = [c.type.dialect_impl(dialect).bind_processor(dialect) for c in columns]
     getter = operator.itemgetter(*[c.key for c in columns])
-    return sql, _DriverInsert(sql, getter, tuple((i, p) for i, p in enumerate(processors) if p is not None))
+    return _DriverInsert(sql, getter, tuple((i, p) for i, p in enumerate(processors) if p is not None))
 
 
 def _insert_values_missing(session: Session, table: Table, values: Sequence[dict[str, Any]]) -> bool:
@@ -150,8 +150,8 @@ def _insert_values_missing(session: Session, table: Table, values: Sequence[dict
     with psycopg.RawCursor(driver) as cursor:
         for start in range(0, len(values), VALUES_ROWS):
             page = values[start : start + VALUES_ROWS]
-            sql, plan = _values_insert(table, connection.dialect, len(page))
-            cursor.execute(sql, [v for row in plan.parameters(page) for v in row])
+            plan = _values_insert(table, connection.dialect, len(page))
+            cursor.execute(plan.sql, [v for row in plan.parameters(page) for v in row])
     return True
 
 
