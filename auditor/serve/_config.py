@@ -7,7 +7,6 @@ token is refused unless the caller says ``insecure`` on purpose.
 from __future__ import annotations
 
 import ipaddress
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -163,7 +162,7 @@ def serve_config(
 def _readers(given: int | None) -> int | None:
     """``AUDITOR_SERVE_READERS`` (or ``given``), or None when unset: :func:`readers_for` then chooses."""
     variable, _ = SETTINGS["serve_readers"]
-    raw = str(given) if given is not None else os.environ.get(variable, "")
+    raw = str(given) if given is not None else setting("serve_readers") or ""
     if not raw:
         return None
     try:
