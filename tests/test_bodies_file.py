@@ -65,7 +65,7 @@ def test_postgresql_keeps_bodies_in_the_store(fresh_pg_url: str) -> None:  # noq
 
 
 def _pg_compression(url: str) -> dict[str, tuple[str, str]]:
-    """The compression and storage of the columns migrations 0018 and 0020 set, by column."""
+    """The compression and storage of the columns migrations 0018, 0020 and 0024 set, by column."""
     engine = create_engine(url)
     try:
         with engine.connect() as conn:
@@ -73,7 +73,8 @@ def _pg_compression(url: str) -> dict[str, tuple[str, str]]:
                 text(
                     "select a.attrelid::regclass::text || '.' || a.attname, a.attcompression, a.attstorage"
                     " from pg_attribute a where (a.attrelid, a.attname) in"
-                    " (('received_spans'::regclass, 'record'), ('received_bodies'::regclass, 'body'))"
+                    " (('received_spans'::regclass, 'record'), ('received_spans'::regclass, 'proto'),"
+                    " ('received_bodies'::regclass, 'body'))"
                 )
             ).all()
             return {str(column): (str(compression), str(storage)) for column, compression, storage in rows}
@@ -83,10 +84,10 @@ def _pg_compression(url: str) -> dict[str, tuple[str, str]]:
 
 def test_postgresql_compresses_received_records_and_bodies_with_lz4(fresh_pg_url: str) -> None:  # noqa: F811
     """pglz cost an acknowledgement 24 ms a megabyte of body (migration 0020) and a body's spans
-    30 ms (0018); lz4, or no compression on a server without it."""
+    30 ms (0018), and its protobuf spans too (0024); lz4, or no compression on a server without it."""
     upgrade(fresh_pg_url)
     columns = _pg_compression(fresh_pg_url)
-    assert set(columns) == {"received_spans.record", "received_bodies.body"}
+    assert set(columns) == {"received_spans.record", "received_spans.proto", "received_bodies.body"}
     assert all(pair in (("l", "x"), ("", "e")) for pair in columns.values()), columns
     with Store(fresh_pg_url) as store, store.engine.begin() as conn:
         config = alembic_config(store.url)

@@ -27,6 +27,7 @@ from google.rpc import status_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from auditor.cli import cli
+from auditor.serve._workers import binary_records, json_lines
 from auditor.store import Intake, Store, new_owner, received_traces
 from tests.support.serve import Server, drain, running_server
 from tests.support.serve_data import store_audits
@@ -182,12 +183,12 @@ def test_the_stored_hostile_spans_audit_without_a_traceback(
     server: Server, store: Store, tmp_path: Path
 ) -> None:
     """After the corpus: every trace the server stored, claimed as a worker would and audited as one
-    file (the worker's own path: records -> OTLP JSON Lines -> ``auditor audit``), ends with a known
+    file (the worker's own path: records, protobuf ones turned into JSON -> OTLP JSON Lines -> ``auditor audit``), ends with a known
     exit status and no traceback; what the receiver kept must be readable downstream."""
     intake, owner = Intake(store), new_owner()
     records: list[str] = []
     while (claim := intake.claim(owner, quiet=0, root_wait=0, lease=600)) is not None:
-        records.extend(claim.records)
+        records.extend(json_lines(claim.records, binary_records()))
     assert records, "the corpus stored nothing"
     path = tmp_path / "received.otlp.jsonl"
     path.write_bytes("".join(r + "\n" for r in records).encode("utf-8"))

@@ -30,7 +30,7 @@ from auditor.serve._config import ServeConfig
 from auditor.serve._server import receivers
 from auditor.serve._workers import AuditWorkers
 from auditor.store import Intake, Store
-from auditor.trace import ReceivedSpan, SpanFacts, SpanReceiver, get_adapter, parse_sampling
+from auditor.trace import BinaryRecords, ReceivedSpan, SpanFacts, SpanReceiver, get_adapter, parse_sampling
 from tests.conftest import FIXTURES
 from tests.support.fake_openai import FakeOpenAI
 
@@ -41,9 +41,13 @@ SERVICE = "support-agent-demo"  # the fixture's resource service.name
 
 
 def fixture_spans() -> list[ReceivedSpan]:
+    """The fixture's spans with JSON records (as a JSON body's would be), which the tests edit."""
     reader = get_adapter("otlp-proto")
-    assert isinstance(reader, SpanReceiver)
-    return list(reader.receive(PB).spans)
+    assert isinstance(reader, SpanReceiver) and isinstance(reader, BinaryRecords)
+    return [
+        ReceivedSpan(s.trace_id, s.span_id, s.parent_id, s.end_ns, reader.record_json(bytes(s.record)))
+        for s in reader.receive(PB).spans
+    ]
 
 
 def copy_trace(
@@ -52,7 +56,9 @@ def copy_trace(
     """The fixture's spans under ``trace_id`` (records edited by ``edit``)."""
     original = spans[0].trace_id
     return [
-        ReceivedSpan(trace_id, s.span_id, s.parent_id, s.end_ns, edit(s.record.replace(original, trace_id)))
+        ReceivedSpan(
+            trace_id, s.span_id, s.parent_id, s.end_ns, edit(str(s.record).replace(original, trace_id))
+        )
         for s in spans
     ]
 

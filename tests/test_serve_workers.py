@@ -19,10 +19,10 @@ from auditor.policy import load_policy
 from auditor.run import audit, audit_async
 from auditor.serve import create_app, serve_config
 from auditor.serve._server import receivers
-from auditor.serve._workers import AuditWorkers
+from auditor.serve._workers import AuditWorkers, json_lines
 from auditor.store import FinishHook, Intake, Store, TraceAudit
 from auditor.store._intake import MAX_ATTEMPTS, RETRY_BASE
-from auditor.trace import SpanReceiver, get_adapter
+from auditor.trace import BinaryRecords, SpanReceiver, get_adapter
 from tests.conftest import FIXTURES
 from tests.support.fake_openai import FakeOpenAI
 
@@ -37,7 +37,7 @@ def test_an_unreachable_judge_postpones_the_audit_instead_of_recording_a_failure
     monkeypatch.setenv("AUDITOR_RUN_LEASE", "0.3")
     db = f"sqlite:///{tmp_path / 'serve.db'}"
     reader = get_adapter("otlp-proto")
-    assert isinstance(reader, SpanReceiver)
+    assert isinstance(reader, SpanReceiver) and isinstance(reader, BinaryRecords)
     with Store(db) as store:
         intake = Intake(store)
         assert intake.receive(reader.receive(PB).spans) == 17
@@ -56,7 +56,7 @@ def test_a_worker_killed_between_its_committed_audit_and_the_done_mark_is_not_au
     monkeypatch.setenv("AUDITOR_RUN_LEASE", "0.3")
     db = f"sqlite:///{tmp_path / 'serve.db'}"
     reader = get_adapter("otlp-proto")
-    assert isinstance(reader, SpanReceiver)
+    assert isinstance(reader, SpanReceiver) and isinstance(reader, BinaryRecords)
     with Store(db) as store:
         intake = Intake(store)
         intake.receive(reader.receive(PB).spans)
@@ -64,7 +64,7 @@ def test_a_worker_killed_between_its_committed_audit_and_the_done_mark_is_not_au
         held = intake.claim("dead", quiet=0.0, root_wait=600.0, lease=0.3)
         assert held is not None
         path = tmp_path / "claimed.otlp.jsonl"
-        path.write_text("".join(record + "\n" for record in held.records), encoding="utf-8")
+        path.write_text("".join(line + "\n" for line in json_lines(held.records, reader)), encoding="utf-8")
         committed = audit([path], format="otlp-json", db_url=db)
         # ... and then it dies before `finish`: the trace is still pending once its lease runs out.
         assert intake.pending() == 1 and intake.audits() == []
@@ -88,14 +88,14 @@ def test_the_run_and_the_trace_are_marked_done_in_one_transaction(
     monkeypatch.setenv("AUDITOR_RUN_LEASE", "0.3")
     db = f"sqlite:///{tmp_path / 'serve.db'}"
     reader = get_adapter("otlp-proto")
-    assert isinstance(reader, SpanReceiver)
+    assert isinstance(reader, SpanReceiver) and isinstance(reader, BinaryRecords)
     with Store(db) as store:
         intake = Intake(store)
         intake.receive(reader.receive(PB).spans)
         held = intake.claim("w", quiet=0.0, root_wait=600.0, lease=30.0)
         assert held is not None
         path = tmp_path / "claimed.otlp.jsonl"
-        path.write_text("".join(record + "\n" for record in held.records), encoding="utf-8")
+        path.write_text("".join(line + "\n" for line in json_lines(held.records, reader)), encoding="utf-8")
 
         def dies_before_the_commit(session: Session, run_id: str) -> None:
             intake.finish_hook(held, "w")(session, run_id)

@@ -2,7 +2,8 @@
 
 A worker claims a ready trace from the store (:meth:`auditor.store.Intake.claim`, under a lease it
 renews with :class:`auditor.store.RunLease` while it works), writes the trace's stored spans as one
-OTLP JSON Lines file and audits that file with :func:`auditor.run.audit_async`, exactly as
+OTLP JSON Lines file (a span kept as protobuf turned into its JSON line by the adapter that kept
+it, :class:`auditor.trace.BinaryRecords`) and audits that file with :func:`auditor.run.audit_async`, exactly as
 ``auditor audit FILE --format otlp-json`` would: same pipeline, same store, one run per audit pass.
 The run's finishing transaction also marks the trace audited
 (:meth:`auditor.store.Intake.finish_hook`), so results and "done" commit together. A worker
@@ -46,7 +47,7 @@ from auditor.serve._budget import CapGuard, CapState
 from auditor.serve._config import ServeConfig
 from auditor.serve._events import EventSender
 from auditor.store import NOT_AUDITED, Claim, FinishHook, Intake, RunLease, Store, live_record, new_owner
-from auditor.trace import SpanFacts
+from auditor.trace import BinaryRecords, SpanFacts, installed_adapters
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +70,7 @@ class AuditWorkers:
             if config.cap is not None and self._cap_store is not None
             else None
         )
+        self._binary = binary_records()
         self._stop = threading.Event()
         self._dir = Path(tempfile.mkdtemp(prefix="auditor-serve-"))
         self._threads = [
@@ -112,11 +114,16 @@ class AuditWorkers:
             if claim is None:
                 self._stop.wait(self.config.poll)
                 continue
-            skipped = self._outside(claim)
+            try:
+                lines = json_lines(claim.records, self._binary)
+            except ValueError as err:
+                self._record(claim, owner, None, f"the trace's stored spans cannot be read: {err}")
+                continue
+            skipped = self._outside(claim, lines)
             if skipped is not None:
                 self._record(claim, owner, None, skipped)
                 continue
-            self._audit(claim, owner, capped)
+            self._audit(claim, lines, owner, capped)
 
     def _cap_state(self) -> CapState | None:
         """The cap's state when it is reached (None: no cap, or spending is under it)."""
@@ -125,14 +132,14 @@ class AuditWorkers:
         state = self.cap.check()
         return state if state.reached else None
 
-    def _outside(self, claim: Claim) -> str | None:
+    def _outside(self, claim: Claim, lines: tuple[str, ...]) -> str | None:
         """Why the trace is not audited (outside the sample, or not matching the filter), or None."""
         sampling = self.config.sampling
         if sampling.everything:
             return None
         if not sampling.sampled(claim.trace_id):
             return f"{NOT_AUDITED}outside the {sampling.share:.4g} sample of traces"
-        if not sampling.matches(record_facts(claim.records)):
+        if not sampling.matches(record_facts(lines)):
             return f"{NOT_AUDITED}no span matches the filter {sampling.filter_text()}"
         return None
 
@@ -152,9 +159,11 @@ class AuditWorkers:
 
         return hook
 
-    def _audit(self, claim: Claim, owner: str, capped: CapState | None = None) -> None:
+    def _audit(
+        self, claim: Claim, lines: tuple[str, ...], owner: str, capped: CapState | None = None
+    ) -> None:
         path = self._dir / f"{claim.trace_id}.otlp.jsonl"
-        content = "".join(record + "\n" for record in claim.records).encode("utf-8")
+        content = "".join(line + "\n" for line in lines).encode("utf-8")
         path.write_bytes(content)
         run_id: str | None = None
         error: str | None = None
@@ -216,6 +225,32 @@ class AuditWorkers:
                 )
         except AuditorError as err:
             logger.warning("could not record the audit of trace %s: %s", claim.trace_id, err)
+
+
+def binary_records() -> BinaryRecords | None:
+    """The installed adapter that reads back spans kept as protobuf (``otlp-proto``), if any."""
+    for item in installed_adapters():
+        if isinstance(item.adapter, BinaryRecords):
+            return item.adapter
+    return None
+
+
+def json_lines(records: tuple[str | bytes, ...], binary: BinaryRecords | None) -> tuple[str, ...]:
+    """A trace's stored spans as OTLP JSON lines (a span kept as protobuf turned into its line).
+
+    Raises:
+        ValueError: a span is kept as protobuf and no installed adapter reads it, or it is not a
+            one-span request.
+    """
+    lines = []
+    for record in records:
+        if isinstance(record, str):
+            lines.append(record)
+        elif binary is None:
+            raise ValueError("it holds spans kept as protobuf, and the otlp-proto adapter is not installed")
+        else:
+            lines.append(binary.record_json(record))
+    return tuple(lines)
 
 
 def record_facts(records: tuple[str, ...]) -> Iterator[SpanFacts]:

@@ -136,11 +136,15 @@ def _decided_unsupported() -> ColumnElement[bool]:
 
 
 def _service(name: str) -> ColumnElement[bool]:
-    # A received span is stored as compact OTLP JSON (auditor_otel.receive), its resource beside it.
+    # A span received as protobuf carries its resource's service.name; one received as JSON is a
+    # compact OTLP JSON record (auditor_otel.receive), its resource beside it, matched by its text.
     attribute = '"key":"service.name","value":{"stringValue":' + json.dumps(name, ensure_ascii=False) + "}"
     return exists().where(
         ReceivedSpanRecord.trace_id == AnswerRecord.trace_id,
-        ReceivedSpanRecord.record.contains(attribute, autoescape=True),
+        or_(
+            ReceivedSpanRecord.service == name,
+            ReceivedSpanRecord.record.contains(attribute, autoescape=True),
+        ),
     )
 
 

@@ -61,11 +61,12 @@ RETRY_BASE = 2.0
 
 @dataclass(frozen=True)
 class Claim:
-    """A trace held by one worker: its spans (one-span OTLP JSON requests) at ``generation``."""
+    """A trace held by one worker: its spans at ``generation``, each a one-span OTLP request as
+    JSON text or protobuf bytes (:class:`auditor.trace.ReceivedSpan`'s ``record``)."""
 
     trace_id: str
     generation: int
-    records: tuple[str, ...]
+    records: tuple[str | bytes, ...]
 
 
 @dataclass(frozen=True)
@@ -167,12 +168,16 @@ class Intake:
                 generation = session.scalar(
                     select(ReceivedTraceRecord.generation).where(ReceivedTraceRecord.trace_id == trace_id)
                 )
-                records = session.scalars(
-                    select(ReceivedSpanRecord.record)
+                records = session.execute(
+                    select(ReceivedSpanRecord.record, ReceivedSpanRecord.proto)
                     .where(ReceivedSpanRecord.trace_id == trace_id)
                     .order_by(ReceivedSpanRecord.received_at, ReceivedSpanRecord.span_id)
                 ).all()
-                return Claim(trace_id, int(generation or 0), tuple(records))
+                return Claim(
+                    trace_id,
+                    int(generation or 0),
+                    tuple(record if proto is None else proto for record, proto in records),
+                )
         return None
 
     def heartbeat(self, trace_id: str, owner: str) -> bool:
@@ -365,8 +370,10 @@ def store_spans(session: Session, spans: Sequence[ReceivedSpan], at: datetime) -
                 "span_id": s.span_id,
                 "parent_id": s.parent_id,
                 "end_ns": s.end_ns,
-                "record": s.record,
+                "record": s.record if isinstance(s.record, str) else "",
                 "received_at": at,
+                "service": s.service,
+                "proto": s.record if isinstance(s.record, bytes) else None,
             }
             for s in new
         ],

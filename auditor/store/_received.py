@@ -24,7 +24,10 @@ from auditor.store._schema import Base, SafeText, UTCDateTime
 
 
 class ReceivedSpanRecord(Base):
-    """One span as received: its ids, when it ended, and the span as a one-span OTLP JSON request."""
+    """One span as received: its ids, when it ended, and the span as a one-span OTLP request, in
+    ``record`` as JSON text or (migration 0024) in ``proto`` as protobuf bytes, ``record`` then
+    empty (:class:`auditor.trace.ReceivedSpan`); ``service`` is its resource's ``service.name``
+    where the adapter read it (protobuf spans)."""
 
     __tablename__ = "received_spans"
 
@@ -34,6 +37,8 @@ class ReceivedSpanRecord(Base):
     end_ns: Mapped[int | None] = mapped_column(BigInteger)
     record: Mapped[str] = mapped_column(SafeText)
     received_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    service: Mapped[str | None] = mapped_column(SafeText)
+    proto: Mapped[bytes | None] = mapped_column(LargeBinary)
 
 
 #: A received trace waiting for an audit: new spans since the generation last audited.

@@ -49,7 +49,7 @@ from dataclasses import fields
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from sqlalchemy import Table, delete, select, text, tuple_, update
+from sqlalchemy import Table, delete, literal, select, text, tuple_, update
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Session, defer, subqueryload
 
@@ -113,15 +113,21 @@ def table() -> Table:
     return table
 
 
-def services_of(session: Session, trace_ids: Iterable[str]) -> dict[str, set[str]]:
-    """Each trace's ``service.name`` values, as the server's ``service`` filter matches them."""
+def services_of(
+    session: Session, trace_ids: Iterable[str], *, service_column: bool = True
+) -> dict[str, set[str]]:
+    """Each trace's ``service.name`` values, as the server's ``service`` filter matches them
+    (``service_column=False``: a store before migration 0024, whose spans all have JSON records)."""
     wanted = sorted(set(trace_ids))
     found: dict[str, set[str]] = {}
+    service = ReceivedSpanRecord.service if service_column else literal(None)
     for start in range(0, len(wanted), CHUNK):
-        query = select(ReceivedSpanRecord.trace_id, ReceivedSpanRecord.record).where(
+        query = select(ReceivedSpanRecord.trace_id, ReceivedSpanRecord.record, service).where(
             ReceivedSpanRecord.trace_id.in_(wanted[start : start + CHUNK])
         )
-        for trace_id, record in session.execute(query):
+        for trace_id, record, name in session.execute(query):
+            if name is not None:
+                found.setdefault(trace_id, set()).add(name)
             for raw in _SERVICE.findall(record):
                 try:
                     name = json.loads(raw)
@@ -324,8 +330,9 @@ def rekey(session: Session, run_id: str, before: RunDimensions) -> None:
     apply(session, change)
 
 
-def recompute(session: Session, batch: int = 500) -> int:
-    """:func:`rebuild` in ``session``'s transaction (also what migration 0023 fills the table with)."""
+def recompute(session: Session, batch: int = 500, *, service_column: bool = True) -> int:
+    """:func:`rebuild` in ``session``'s transaction (also what migration 0023 fills the table with,
+    ``service_column=False``: :func:`services_of` before migration 0024)."""
     if session.get_bind().dialect.name == "postgresql":
         session.execute(text("LOCK TABLE answer_rollups IN SHARE ROW EXCLUSIVE MODE"))
     session.execute(delete(table()))
@@ -350,7 +357,7 @@ def recompute(session: Session, batch: int = 500) -> int:
             if not rows:
                 break
             answers = [answer_out(r) for r in rows]
-            found = services_of(session, (a.trace_id for a in answers))
+            found = services_of(session, (a.trace_id for a in answers), service_column=service_column)
             for key, change in deltas(run, answers, found).items():
                 add_counts(total.setdefault(key, Counter()), change)
             after = rows[-1].answer_id

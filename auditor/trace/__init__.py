@@ -43,7 +43,7 @@ from auditor.trace._model import (
     Trace,
 )
 from auditor.trace._problems import Problem, Severity
-from auditor.trace._receive import BodyCheck, ReceivedBatch, ReceivedSpan, SpanReceiver
+from auditor.trace._receive import BinaryRecords, BodyCheck, ReceivedBatch, ReceivedSpan, SpanReceiver
 from auditor.trace._record_shape import FORMAT, record_trace, record_trace_id
 from auditor.trace._records import RecordsAdapter
 from auditor.trace._repair import MAX_DEPTH, repair_trace
@@ -58,6 +58,7 @@ __all__ = [
     "MAX_DEPTH",
     "OLD_THRESHOLD",
     "SNIFF_BYTES",
+    "BinaryRecords",
     "BodyCheck",
     "Document",
     "IngestResult",

@@ -3,9 +3,11 @@
 A file adapter parses a whole stream into traces; a server must instead acknowledge each request
 once its spans are stored, and assemble a trace later from spans that may arrive in many requests.
 An adapter that can read export requests also implements :class:`SpanReceiver`: ``receive`` turns
-one request body into :class:`ReceivedSpan` records (``check`` counts them first, cheaply), each a self-contained one-span OTLP JSON
-request that the ``otlp-json`` adapter reads back, so a stored trace is audited by the same file
-adapter as ``auditor audit`` (``auditor serve`` writes a trace's records as one JSONL file).
+one request body into :class:`ReceivedSpan` records (``check`` counts them first, cheaply), each a
+self-contained one-span OTLP request: JSON text that the ``otlp-json`` adapter reads back, or
+protobuf bytes that a :class:`BinaryRecords` adapter turns into that text when the trace is
+audited. So a stored trace is audited by the same file adapter as ``auditor audit`` (``auditor
+serve`` writes a trace's records as one JSONL file).
 """
 
 from __future__ import annotations
@@ -16,17 +18,21 @@ from typing import Protocol, runtime_checkable
 
 @dataclass(frozen=True)
 class ReceivedSpan:
-    """One received span: its ids, when it ended, and the span as a one-span OTLP JSON request.
+    """One received span: its ids, when it ended, and the span as a one-span OTLP request.
 
-    ``record`` is one line of an OTLP JSON file: ``{"resourceSpans": [...]}`` holding this span
-    with its resource and scope. ``end_ns`` is None for a span that has not ended.
+    ``record`` holds this span with its resource and scope: as text, one line of an OTLP JSON file
+    (``{"resourceSpans": [...]}``); as bytes, a protobuf ``ExportTraceServiceRequest``, which
+    :meth:`BinaryRecords.record_json` turns into that line. ``end_ns`` is None for a span that has
+    not ended. ``service`` is the resource's ``service.name`` where the adapter read it (the
+    server's ``service`` filter matches it; a text record is also matched by its text).
     """
 
     trace_id: str
     span_id: str
     parent_id: str | None
     end_ns: int | None
-    record: str
+    record: str | bytes
+    service: str | None = None
 
 
 @dataclass(frozen=True)
@@ -66,3 +72,14 @@ class SpanReceiver(Protocol):
     def check(self, body: bytes) -> BodyCheck: ...
 
     def receive(self, body: bytes) -> ReceivedBatch: ...
+
+
+@runtime_checkable
+class BinaryRecords(Protocol):
+    """An adapter whose :meth:`SpanReceiver.receive` keeps spans as protobuf bytes: it reads one
+    back as the OTLP JSON line a stored trace is audited from.
+
+    Contract: raises ``ValueError`` for bytes that are not such a record.
+    """
+
+    def record_json(self, record: bytes) -> str: ...

@@ -5,17 +5,23 @@ would store them, under a copy of the shipped default policy that reads the ques
 span attribute; one scenario is audited again under the shipped ``permissive`` policy (a second
 policy, and answers with nothing excluded). The copies are shifted in time so the answers span
 several hours and two days, and two scenarios are also received as OTLP through
-:class:`auditor.store.Intake`, one under another ``service.name``. Together they cover grounded,
+:class:`auditor.store.Intake`, one under another ``service.name``: one as an OTLP JSON body (its
+spans kept as JSON text), the other as a protobuf body (kept as protobuf bytes), so every filter
+reads both forms of a stored span. Together they cover grounded,
 not grounded, contradicted and refused answers, excluded evidence and claims only excluded
 evidence would support.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from google.protobuf import json_format  # type: ignore[import-untyped]
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from auditor.policy import load_policy, parse_policy
 from auditor.results import AnswerOut
@@ -36,6 +42,8 @@ SCENARIOS = {
 PERMISSIVE_SCENARIO = "single_retrieval"
 #: Received as OTLP: ``single_retrieval`` under the fixtures' service, ``multi_turn`` under another.
 RECEIVED = {"single_retrieval": "support-agent-demo", "multi_turn": "billing-bot"}
+#: The received scenarios sent as a protobuf body (the others as OTLP JSON).
+RECEIVED_AS_PROTOBUF = {"multi_turn"}
 FIXTURE_SERVICE = "support-agent-demo"
 QUESTION_TYPE = "app.question_type"
 HOUR_NS = 3_600 * 10**9
@@ -84,16 +92,35 @@ def store_audits(db_url: str, directory: Path) -> Stored:
     first = audit(list(paths.values()), policy=policy, db_url=db_url)
     permissive = load_policy("permissive")
     second = audit([paths[PERMISSIVE_SCENARIO]], policy=permissive, db_url=db_url)
-    reader = get_adapter("otlp-json")
-    assert isinstance(reader, SpanReceiver)
+    readers = {kind: get_adapter(f"otlp-{kind}") for kind in ("json", "proto")}
     received: dict[str, set[str]] = {}
     with Store(db_url) as store:
         intake = Intake(store)
         for name, service in RECEIVED.items():
+            kind = "proto" if name in RECEIVED_AS_PROTOBUF else "json"
+            reader = readers[kind]
+            assert isinstance(reader, SpanReceiver)
             for line in paths[name].read_bytes().splitlines():
                 if line.strip():
-                    spans = reader.receive(line).spans
+                    spans = reader.receive(as_protobuf(line) if kind == "proto" else line).spans
+                    assert spans and all(
+                        isinstance(s.record, bytes if kind == "proto" else str) for s in spans
+                    )
                     intake.receive(spans)
                     received.setdefault(service, set()).update(s.trace_id for s in spans)
     answers = [(first.run.id, a) for a in first.answers] + [(second.run.id, a) for a in second.answers]
     return Stored(answers, policy.sha256, permissive.sha256, received)
+
+
+def as_protobuf(line: bytes) -> bytes:
+    """One OTLP JSON request as the protobuf body an exporter would send (ids from hex to bytes:
+    ``json_format`` reads bytes fields as base64)."""
+    request = json.loads(line)
+    for resource_spans in request.get("resourceSpans", []):
+        for scope_spans in resource_spans.get("scopeSpans", []):
+            for span in scope_spans.get("spans", []):
+                for key in ("traceId", "spanId", "parentSpanId"):
+                    if span.get(key):
+                        span[key] = base64.b64encode(bytes.fromhex(span[key])).decode("ascii")
+    message = json_format.ParseDict(request, trace_service_pb2.ExportTraceServiceRequest())
+    return bytes(message.SerializeToString())

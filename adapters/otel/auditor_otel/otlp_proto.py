@@ -193,6 +193,12 @@ class OtlpProtoAdapter:
 
         return check_proto(body)
 
+    def record_json(self, record: bytes) -> str:
+        """A span :meth:`receive` kept as protobuf, as the one-span OTLP JSON line it is audited from."""
+        from .receive import record_json
+
+        return record_json(record)
+
     def evaluation_exporter(self, endpoint: str, headers: dict[str, str] | None = None) -> Any:
         """An :class:`~auditor_otel.evaluations.OtlpEvaluationExporter` sending verdicts to ``endpoint``
         as ``gen_ai.evaluation.result`` events (``auditor serve``'s events endpoint).

@@ -59,7 +59,7 @@ def upgrade() -> None:
     from auditor.store._rollups import recompute
 
     with Session(bind=op.get_bind()) as session:
-        recompute(session)
+        recompute(session, service_column=False)  # received_spans.service comes with 0024
 
 
 def downgrade() -> None:
