@@ -16,7 +16,10 @@ so two rates are given: spans acknowledged per second (until the last 200) and s
 per second (until ``/healthz`` shows no body left to read): the second is the one compared with the
 file adapter. Then the same clients *paced*: together they offer ``PACED_SHARE`` (0.9) of the
 file adapter's spans/s, each sending one body every interval (the target load: can the receiver
-store spans that fast and still answer each request quickly?). At saturation the acknowledge
+store spans that fast and still answer each request quickly?). A run offered exactly the target
+stores at most that (less its last body's read), so 4 clients are paced once more at
+``CAPACITY_SHARE`` (1.0) of the file adapter's rate: what the receiver stores when offered more
+than the target. At saturation the acknowledge
 latency is queueing by construction (N clients back to back wait N service times); the paced
 runs give the latency at a stated load. The soak posts at saturation for ``soak_seconds`` (``--soak``), sampling the server's
 resident set (``VmRSS``) twice a second: a bounded server's memory levels off while the stored
@@ -51,6 +54,8 @@ FIXTURE = ROOT / "tests" / "fixtures" / "single_retrieval" / "openinference.otlp
 TRACES_PER_REQUEST = 30
 #: The paced runs offer this share of the file adapter's spans/s (the stored-rate target).
 PACED_SHARE = 0.9
+#: One more paced run (4 clients) offers this share: the stored rate when more than the target is offered.
+CAPACITY_SHARE = 1.0
 #: The paced runs send this many times the saturation runs' requests.
 PACED_TIMES = 4
 #: Client threads of the saturation runs; the soak uses the first.
@@ -408,6 +413,9 @@ def run(
             for c in clients:
                 with server_on(kind, Path(tmp), f"serve-paced-{c}") as server:
                     paced.append(_paced(server, c, paced_bodies, per_request, target))
+            with server_on(kind, Path(tmp), "serve-paced-capacity") as server:
+                more = CAPACITY_SHARE * file_rates[0]
+                paced.append(_paced(server, clients[0], paced_bodies, per_request, more))
             with server_on(kind, Path(tmp), "serve-soak") as server:
                 soak = _soak(server, clients[0], count, per_request, soak_seconds)
             runs[kind] = {"loads": loads, "paced": paced, "soak": soak}

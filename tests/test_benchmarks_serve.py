@@ -23,7 +23,11 @@ def test_the_serve_benchmark_runs_on_small_inputs(tmp_path: Path) -> None:
         assert [load["clients"] for load in loads] == [2, 4]
         assert all(load["requests"] == 4 and load["spans"] == 4 * 510 for load in loads)
         assert all(load["stored_seconds"] >= load["ack_seconds"] > 0 for load in loads)
-        assert [load["clients"] for load in figures["paced"]] == [2, 4]
+        # Each client count at the target, then the first offered the file adapter's whole rate.
+        assert [load["clients"] for load in figures["paced"]] == [2, 4, 2]
+        offered = [load["offered_spans_per_second"] for load in figures["paced"]]
+        assert offered[0] == offered[1] < offered[2]
+        assert offered[2] / offered[0] == pytest.approx(serve.CAPACITY_SHARE / serve.PACED_SHARE)
         assert all(load["requests"] == 4 * serve.PACED_TIMES for load in figures["paced"])
         soak = figures["soak"]
         assert soak["spans"] > 0 and soak["rss_peak_mb"] >= soak["rss_start_mb"] > 0
