@@ -320,6 +320,10 @@ def fill(db_url: str, count: int, *, days: int = 30, seed: int = 33, end: dateti
                             "end_ns": int(when.timestamp() * 1e9),
                             "record": _service_record(trace_id, service),
                             "received_at": when,
+                            # As a span of an OTLP JSON body: matched by its text (a protobuf
+                            # span's `service` column is the cheaper case of the same filter).
+                            "service": None,
+                            "proto": None,
                         }
                         buffers.setdefault(ReceivedSpanRecord, []).append(w.encode(ReceivedSpanRecord, span))
                     traces += 1
