@@ -19,6 +19,7 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.orm import Session
 
 from auditor.store import BodyQueue, Store, new_owner, received_traces, upgrade
+from auditor.store._bodies import AS_RECEIVED, PACK_FROM, PACKED
 from auditor.store._bodies_file import bodies_path
 from auditor.store._checkpoint import SAFETY_PAGES
 from auditor.store._intake import store_spans
@@ -169,3 +170,24 @@ def test_background_checkpoints_keep_the_log_copied_and_commits_free_of_it(tmp_p
             time.sleep(0.05)
     with Store(db) as store, store.engine.connect() as conn:  # an ordinary store keeps SQLite's default
         assert conn.exec_driver_sql("pragma wal_autocheckpoint").scalar() == 1000
+
+
+def test_a_body_is_kept_as_received_until_pack_from_wait_then_compressed(db_url: str) -> None:  # noqa: F811
+    """Compressing costs the acknowledgement and the read: only a long backlog is compressed."""
+    upgrade(db_url)
+    body = b"\x0a\x00" * 5000
+    with Store(db_url) as store:
+        queue = BodyQueue(store)
+        for _ in range(PACK_FROM):
+            queue.put("otlp-proto", body, 1)
+        queue.backlog()  # what the receiver asks before each request
+        queue.put("otlp-proto", body, 1)
+        engine = store.bodies_engine
+        with engine.connect() as conn:
+            marks = [
+                bytes(row[0])[:1]
+                for row in conn.execute(text("SELECT body FROM received_bodies ORDER BY id"))
+            ]
+        assert marks == [AS_RECEIVED] * PACK_FROM + [PACKED]
+        held = queue.claim_many(new_owner(), 30.0, PACK_FROM + 1)
+        assert [h.body for h in held] == [body] * (PACK_FROM + 1)

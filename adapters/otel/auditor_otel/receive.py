@@ -75,15 +75,15 @@ def _record(request: dict[str, Any]) -> str:
     return record
 
 
-#: Compact JSON at C speed (the record of every received protobuf span; ``json.dumps`` took two
-#: thirds of the ingest worker's time). Its text reads back as ``json.dumps`` would write it, but
-#: for exponents (``1e16``, not ``1e+16``).
+#: Compact JSON at C speed (the record of every audited protobuf span; ``json.dumps`` took two
+#: thirds of the time to make it). Its text reads back as ``json.dumps`` would write it, but for
+#: exponents (``1e16``, not ``1e+16``).
 _ENCODE = msgspec.json.Encoder().encode
 
 
 class _Wrapping:
-    """The text around one span of a resource and scope in its one-span request, encoded once per
-    scope: the record is ``head + span + tail``, keys in the order :meth:`_Batch.add` writes them."""
+    """The JSON text around one span of a resource and scope in its one-span request: the record is
+    ``head + span + tail``, keys in the order :meth:`_Batch.add` writes them."""
 
     def __init__(self, resource: dict[str, Any] | None, scope: dict[str, Any] | None) -> None:
         self.head = b'{"resourceSpans":[{"scopeSpans":[{"spans":['
