@@ -8,6 +8,7 @@ a re-audit and after answers are replaced; the summary and trend read from them 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from datetime import timedelta
 from itertools import groupby
@@ -21,6 +22,7 @@ from sqlalchemy import create_engine, select, update
 from auditor.cli import cli
 from auditor.metrics import (
     Headline,
+    add_counts,
     answer_counts,
     headline_from_counts,
     sum_counts,
@@ -43,6 +45,7 @@ from auditor.store import (
     summed_counts,
     summed_counts_by,
 )
+from auditor.store import _rollups as rollups
 from auditor.store._live import counted
 from auditor.store._schema import AnswerRecord, RollupRecord
 from tests.support.serve_data import Stored, store_audits
@@ -115,6 +118,34 @@ def test_writes_keep_the_rows_a_rebuild_computes(backend: str, stored: Stored) -
             for k, v in rebuilt.items()
             if k[0] == bucket and k[6:8] == ("*", "*") and k[9] == "*"
         ) == len(stored.answers)
+
+
+def test_a_batch_adds_to_each_row_what_its_answers_add_one_by_one(stored: Stored) -> None:
+    # deltas sums the answers of one hour, services, classes, type and outcomes before it adds
+    # them to their rows: the rows must get what each answer alone adds.
+    answers = [a for _, a in stored.answers]
+    services = {trace: {name} for name, traces in stored.received.items() for trace in traces}
+    run = ("policy", "sha", "offline", "", "", "")
+    one_by_one: dict[Any, Counter[str]] = {}
+    for answer in answers:
+        alone = rollups.deltas(run, [answer], services)
+        served = 1 + len(services.get(answer.trace_id, ()))
+        classes = 1 + len({e.source_class for e in answer.evidence if e.source_class})
+        assert len(alone) == 2 * served * classes * (1 + len(rollups.outcomes_of(answer)))
+        assert all(dict(c) == answer_counts(answer) for c in alone.values())
+        for key, counts in alone.items():
+            add_counts(one_by_one.setdefault(key, Counter()), counts)
+    batched = rollups.deltas(run, answers, services)
+    assert len({(k[1], k[6], k[7], k[8], k[11]) for k in batched}) > 8  # hours, services, classes, outcomes
+    assert batched == one_by_one
+    # The counts the answers' rows were written with, given, stand for computing them again (by
+    # answer id: the answers of one run, as a write's are).
+    for run_id in {r for r, _ in stored.answers}:
+        of_run = [a for r, a in stored.answers if r == run_id]
+        given = {a.answer_id: answer_counts(a) for a in of_run}
+        assert rollups.deltas(run, of_run, services, given) == rollups.deltas(run, of_run, services)
+        only_answers = rollups.deltas(run, of_run, services, {a.answer_id: {"answers": 1} for a in of_run})
+        assert all(set(c) == {"answers"} for c in only_answers.values())
 
 
 def filters(stored: Stored) -> list[AnswerFilter]:

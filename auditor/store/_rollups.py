@@ -44,7 +44,7 @@ import hashlib
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import fields
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -53,7 +53,7 @@ from sqlalchemy import Table, delete, literal, select, text, tuple_, update
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Session, defer, subqueryload
 
-from auditor.metrics import add_counts, answer_counts
+from auditor.metrics import Counts, add_counts, answer_counts
 from auditor.results import AnswerOut
 from auditor.store._convert import answer_out
 from auditor.store._filters import AnswerFilter, PolicyOutcome
@@ -193,20 +193,41 @@ def outcomes_of(answer: AnswerOut) -> tuple[PolicyOutcome, ...]:
 
 
 def deltas(
-    run: RunDimensions, answers: Iterable[AnswerOut], services: dict[str, set[str]]
+    run: RunDimensions,
+    answers: Iterable[AnswerOut],
+    services: dict[str, set[str]],
+    counts: Mapping[str, Counts] | None = None,
 ) -> dict[Key, Counter[str]]:
-    """The counts ``answers`` (of a run with these dimensions) add to each rollup row, by key."""
+    """The counts ``answers`` (of a run with these dimensions) add to each rollup row, by key;
+    ``counts``: the :func:`~auditor.metrics.answer_counts` of some of them by answer id, computed
+    already (the answer's own row holds them)."""
+    # An answer counts in a row per hour and day x service x source class x outcome, each "*" too
+    # (8 for an answer of one class, an unreceived trace, two outcomes). Answers alike in all of
+    # these (a batch's answers share an hour and a few such profiles) are summed first and each sum
+    # is added to its rows once: the additions grow with the profiles, not with answers times rows.
+    profiles: dict[tuple[datetime, tuple[str, ...], tuple[str, ...], str, tuple[str, ...]], Counter[str]] = {}
+    for answer in answers:
+        given = counts.get(answer.answer_id) if counts is not None else None
+        answer_total = answer_counts(answer) if given is None else given
+        profile = (
+            floor(answer.generated_at, "hour"),
+            (ALL, *sorted(services.get(answer.trace_id, ()))),
+            (ALL, *sorted({e.source_class for e in answer.evidence if e.source_class is not None})),
+            answer.question_type or "",
+            (ALL, *outcomes_of(answer)),
+        )
+        total = profiles.get(profile)
+        if total is None:
+            profiles[profile] = Counter(answer_total)
+        else:
+            add_counts(total, answer_total)
     out: dict[Key, Counter[str]] = {}
     policy, judge, live = run[:2], run[2:4], run[4:]
-    for answer in answers:
-        counts = answer_counts(answer)
-        classes = {e.source_class for e in answer.evidence if e.source_class is not None}
-        question_type = answer.question_type or ""
-        outcomes = (ALL, *outcomes_of(answer))
+    for (hour, served, classes, question_type, outcomes), total in profiles.items():
         for bucket in BUCKETS:
-            start = floor(answer.generated_at, bucket)
-            for service in (ALL, *sorted(services.get(answer.trace_id, ()))):
-                for source_class in (ALL, *sorted(classes)):
+            start = floor(hour, bucket)
+            for service in served:
+                for source_class in classes:
                     for outcome in outcomes:
                         key: Key = (
                             bucket,
@@ -219,7 +240,11 @@ def deltas(
                             *live,
                             outcome,
                         )
-                        add_counts(out.setdefault(key, Counter()), counts)
+                        row = out.get(key)
+                        if row is None:
+                            out[key] = Counter(total)
+                        else:
+                            add_counts(row, total)
     return out
 
 
@@ -299,17 +324,21 @@ def stored(session: Session, run_id: str, answer_ids: Sequence[str] | None = Non
 
 
 def record(
-    session: Session, run_id: str, added: Sequence[AnswerOut], removed: Sequence[AnswerOut] = ()
+    session: Session,
+    run_id: str,
+    added: Sequence[AnswerOut],
+    removed: Sequence[AnswerOut] = (),
+    counts: Mapping[str, Counts] | None = None,
 ) -> None:
     """Add the counts of ``added`` and take back those of ``removed`` (answers of ``run_id``), in
-    ``session``'s transaction."""
+    ``session``'s transaction; ``counts``: those of ``added`` by answer id, where computed already."""
     if not added and not removed:
         return
     run = run_dimensions(session, run_id)
     found = services_of(session, (a.trace_id for a in (*added, *removed)))
-    change = deltas(run, added, found)
-    for key, counts in deltas(run, removed, found).items():
-        add_counts(change.setdefault(key, Counter()), counts, -1)
+    change = deltas(run, added, found, counts)
+    for key, taken in deltas(run, removed, found).items():
+        add_counts(change.setdefault(key, Counter()), taken, -1)
     apply(session, change)
 
 

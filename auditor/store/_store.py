@@ -344,7 +344,9 @@ class Store(RunLedger):
         write.insert_answers(session, records)
         # The figures per hour and day follow in the same transaction (after the inserts: on SQLite
         # this transaction holds the write lock by then).
-        rollups.record(session, run_id, [answer for answer, _ in latest.values()], replaced)
+        # Each answer's counts, computed once for its row and its rollup rows.
+        counts = {r.answer["answer_id"]: r.answer["counts"] for r in records}
+        rollups.record(session, run_id, [answer for answer, _ in latest.values()], replaced, counts)
 
     def _next_position(self, session: Session, run_id: str) -> int:
         # Counted here after the first read: a run has one writer at a time (its lease holder).
