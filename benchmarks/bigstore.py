@@ -104,9 +104,11 @@ def routes(
         "page /trend?bucket=day": ["/trend?bucket=day"],
         "page /trend day, policy + service": [f"/trend?bucket=day&policy=permissive&service={SERVICES[0]}"],
         "page /trend?bucket=day outcome=excluded": ["/trend?bucket=day&outcome=excluded"],
+        "page /trend?bucket=hour verdict=ungrounded": ["/trend?bucket=hour&verdict=ungrounded"],
+        "page /trend?bucket=day verdict=ungrounded": ["/trend?bucket=day&verdict=ungrounded"],
         # Filters the rollups cannot express: the answers' counts summed per hour or day.
-        "page /trend?bucket=hour verdict=ungrounded (answers' counts)": [
-            "/trend?bucket=hour&verdict=ungrounded"
+        "page /trend?bucket=hour verdict + outcome (answers' counts)": [
+            "/trend?bucket=hour&verdict=ungrounded&outcome=excluded"
         ],
         "page /trend?bucket=day q=refund (answers' counts)": ["/trend?bucket=day&q=refund"],
         "page /runs": ["/runs"],
@@ -127,12 +129,11 @@ def routes(
         f"api /api/summary service={SERVICES[1]}": [f"/api/summary?service={SERVICES[1]}"],
         "api /api/summary last 7 days": [f"/api/summary?since={week}"],
         "api /api/summary outcome, last day": [f"/api/summary?outcome=excluded&since={last_day}"],
+        "api /api/summary verdict, last hour": [f"/api/summary?verdict=grounded&since={last_hour}"],
+        "api /api/summary verdict, last day": [f"/api/summary?verdict=ungrounded&since={last_day}"],
         # Filters the rollups cannot answer: the sum of the matching answers' counts column.
-        "api /api/summary verdict, last hour (answers' counts)": [
-            f"/api/summary?verdict=grounded&since={last_hour}"
-        ],
-        "api /api/summary verdict, last day (answers' counts)": [
-            f"/api/summary?verdict=ungrounded&since={last_day}"
+        "api /api/summary verdict + outcome, last day (answers' counts)": [
+            f"/api/summary?verdict=ungrounded&outcome=excluded&since={last_day}"
         ],
         "api /api/summary q, last day (answers' counts)": [f"/api/summary?q=refund&since={last_day}"],
         "api /api/summary bound inside an hour (answers' counts)": [f"/api/summary?since={inside}"],

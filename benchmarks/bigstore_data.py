@@ -44,7 +44,7 @@ from auditor.run import audit
 from auditor.store import Store, upgrade
 from auditor.store._convert import answer_out
 from auditor.store._received import ReceivedSpanRecord
-from auditor.store._rollups import _KEY_COLUMNS, ALL, Key, _digest, outcomes_of
+from auditor.store._rollups import _KEY_COLUMNS, ALL, Key, _digest, outcomes_of, slices_of, verdicts_of
 from auditor.store._schema import (
     AnswerRecord,
     ClaimRecord,
@@ -489,11 +489,12 @@ class _Tally:
             for item in self.found.outs[p][i].evidence:
                 if item.source_class is not None:
                     classes.setdefault(item.source_class, np.zeros(len(per), dtype=bool))[t] = True
-        # The policy outcome slices, like the source classes': every template, and those of each value.
-        outcomes: dict[str, np.ndarray] = {ALL: np.ones(len(per), dtype=bool)}
+        # The (outcome, verdict) slices, like the source classes': the templates in each (slices_of).
+        in_slices: dict[tuple[str, str], np.ndarray] = {}
         for t, (p, i) in enumerate(self.templates):
-            for value in outcomes_of(self.found.outs[p][i]):
-                outcomes.setdefault(value, np.zeros(len(per), dtype=bool))[t] = True
+            out = self.found.outs[p][i]
+            for pair in slices_of(outcomes_of(out), verdicts_of(out)):
+                in_slices.setdefault(pair, np.zeros(len(per), dtype=bool))[t] = True
         hourly = self.counts
         daily = hourly.reshape(self.hours // 24, 24, *hourly.shape[1:]).sum(axis=1)
         for bucket, grid, step in (("hour", hourly, timedelta(hours=1)), ("day", daily, timedelta(days=1))):
@@ -504,10 +505,10 @@ class _Tally:
             for service, sliced in slices.items():
                 flat = sliced.reshape(-1, len(per))  # (time, policy, judge, question type) x template
                 used = np.nonzero(flat.sum(axis=1))[0]
-                for (source_class, in_class), (outcome, in_outcome) in itertools.product(
-                    classes.items(), outcomes.items()
+                for (source_class, in_class), ((outcome, verdict), in_slice) in itertools.product(
+                    classes.items(), in_slices.items()
                 ):
-                    mask = in_class & in_outcome
+                    mask = in_class & in_slice
                     if not mask.any():
                         continue
                     sums = flat[used][:, mask] @ matrix[mask]
@@ -544,6 +545,7 @@ class _Tally:
                             "",  # no live server's sample
                             "",  # no spending cap
                             outcome,
+                            verdict,
                         )
                         yield {
                             "key": _digest(key),

@@ -51,13 +51,13 @@ def _spans(trace_id: str, count: int) -> list[ReceivedSpan]:
 
 
 def _rolled_up(db: str) -> int:
-    """Answers the hourly rollups count (each answer once, in its ``*`` / ``*`` / ``*`` slice)."""
+    """Answers the hourly rollups count (each answer once, in its ``*`` / ``*`` / ``*`` / ``*`` slice)."""
     engine = create_engine(db)
     try:
         with engine.connect() as conn:
             query = (
                 "select coalesce(sum(answer_count), 0) from answer_rollups "
-                "where bucket = 'hour' and service = '*' and source_class = '*' and outcome = '*'"
+                "where bucket = 'hour' and service = '*' and source_class = '*' and outcome = '*' and verdict = '*'"
             )
             return int(conn.scalar(text(query)) or 0)
     finally:

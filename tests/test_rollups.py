@@ -52,6 +52,7 @@ from tests.support.serve_data import Stored, store_audits
 from tests.test_store import pg_schema, pg_url  # noqa: F401  (the session's PostgreSQL server)
 
 OUTCOMES = ("excluded", "all_admitted", "inadmissible_support")
+VERDICTS = ("grounded", "ungrounded", "contradicted", "refusal", "undecided")
 THRESHOLDS = [None, Thresholds(claim_support=0.5, contradictions_allowed=1, conflicts_allowed=True)]
 
 
@@ -83,7 +84,7 @@ def rollup_rows(url: str, *, services: bool = True) -> dict[tuple[Any, ...], dic
             continue
         key = tuple(row[c] for c in ("bucket", "start", "policy_name", "policy_sha256", "judge_kind"))
         key += tuple(row[c] for c in ("judge_model", "service", "source_class", "question_type"))
-        key += (row["outcome"], row["sample"], row["cap"])
+        key += (row["outcome"], row["verdict"], row["sample"], row["cap"])
         assert row["answer_count"] == row["counts"]["answers"]
         out[key] = row["counts"]
     return out
@@ -116,7 +117,7 @@ def test_writes_keep_the_rows_a_rebuild_computes(backend: str, stored: Stored) -
         assert sum(
             v["answers"]
             for k, v in rebuilt.items()
-            if k[0] == bucket and k[6:8] == ("*", "*") and k[9] == "*"
+            if k[0] == bucket and k[6:8] == ("*", "*") and k[9:11] == ("*", "*")
         ) == len(stored.answers)
 
 
@@ -131,12 +132,15 @@ def test_a_batch_adds_to_each_row_what_its_answers_add_one_by_one(stored: Stored
         alone = rollups.deltas(run, [answer], services)
         served = 1 + len(services.get(answer.trace_id, ()))
         classes = 1 + len({e.source_class for e in answer.evidence if e.source_class})
-        assert len(alone) == 2 * served * classes * (1 + len(rollups.outcomes_of(answer)))
+        sliced = 1 + len(rollups.outcomes_of(answer)) + len(rollups.verdicts_of(answer))
+        assert len(alone) == 2 * served * classes * sliced
         assert all(dict(c) == answer_counts(answer) for c in alone.values())
         for key, counts in alone.items():
             add_counts(one_by_one.setdefault(key, Counter()), counts)
     batched = rollups.deltas(run, answers, services)
-    assert len({(k[1], k[6], k[7], k[8], k[11]) for k in batched}) > 8  # hours, services, classes, outcomes
+    assert (
+        len({(k[1], k[6], k[7], k[8], k[11], k[12]) for k in batched}) > 8
+    )  # hours, services, classes, slices
     assert batched == one_by_one
     # The counts the answers' rows were written with, given, stand for computing them again (by
     # answer id: the answers of one run, as a write's are).
@@ -168,6 +172,10 @@ def filters(stored: Stored) -> list[AnswerFilter]:
         AnswerFilter(outcome="excluded", source_class=classes[0]),
         AnswerFilter(outcome="inadmissible_support", policy=stored.policy_sha[:12], question_type="billing"),
         AnswerFilter(outcome="all_admitted", since=day, until=day + timedelta(days=1)),
+        *(AnswerFilter(verdict=v) for v in VERDICTS if v != "undecided"),  # the offline judge decides all
+        AnswerFilter(verdict="ungrounded", source_class=classes[0]),
+        AnswerFilter(verdict="contradicted", policy=stored.policy_sha[:12], question_type="billing"),
+        AnswerFilter(verdict="grounded", since=day, until=day + timedelta(days=1)),
     ]
 
 
@@ -192,7 +200,7 @@ def test_filters_rollups_cannot_express_read_the_answers(backend: str, stored: S
     first = min(a.generated_at for _, a in stored.answers)
     with Store(backend) as store:
         for wanted in [
-            AnswerFilter(verdict="grounded"),
+            AnswerFilter(verdict="grounded", outcome="all_admitted"),
             AnswerFilter(q="refund"),
             AnswerFilter(since=first.replace(minute=30)),
             AnswerFilter(source_class="*"),
@@ -208,17 +216,14 @@ def test_other_filters_sum_the_stored_counts_of_their_answers(backend: str, stor
     run_id, answer = next((r, a) for r, a in stored.answers if a.claims and not a.refusal)
     conversation = next(a.conversation_id for _, a in stored.answers if a.conversation_id)
     wanted_all = [
-        *(
-            AnswerFilter(verdict=v)
-            for v in ("grounded", "ungrounded", "contradicted", "refusal", "undecided")
-        ),
+        *(AnswerFilter(verdict=v, outcome="all_admitted") for v in VERDICTS),
         *(AnswerFilter(outcome=o, verdict="ungrounded") for o in OUTCOMES),
         AnswerFilter(q="refund"),
         AnswerFilter(trace_id=answer.trace_id[:8]),
         AnswerFilter(run_id=run_id),
         AnswerFilter(conversation_id=conversation),
         AnswerFilter(since=first.replace(minute=30)),
-        AnswerFilter(verdict="ungrounded", source_class="policy_doc", policy="strict"),
+        AnswerFilter(verdict="ungrounded", source_class="policy_doc", outcome="excluded", policy="strict"),
         AnswerFilter(verdict="grounded", until=first.replace(minute=30) + timedelta(hours=5)),
     ]
     with Store(backend) as store:
@@ -331,7 +336,7 @@ def test_answers_without_counts_are_summed_from_the_answers(fresh: tuple[str, St
             )
     finally:
         engine.dispose()
-    wanted = AnswerFilter(verdict="grounded" if answer.grounded else "ungrounded")
+    wanted = AnswerFilter(verdict="grounded" if answer.grounded else "ungrounded", run_id=run_id)
     with Store(url) as store:
         assert summed_counts(store, wanted) is None
         raw = list(iter_answers(store, wanted))
@@ -361,13 +366,13 @@ CAP = {
 def old_shaped(
     rows: dict[tuple[Any, ...], dict[str, int]], keep: int = 0
 ) -> dict[tuple[Any, ...], dict[str, int]]:
-    """The rows as migration 0013 keyed them: those of every outcome (``"*"``), every sample and cap
-    merged (``keep=2``: the sample and cap kept, as migration 0019 keyed them)."""
+    """The rows as migration 0013 keyed them: those of every outcome and verdict (``"*"``), every
+    sample and cap merged (``keep=2``: the sample and cap kept, as migration 0019 keyed them)."""
     out: dict[tuple[Any, ...], dict[str, int]] = {}
     for key, counts in rows.items():
-        if key[-3] != "*":
+        if key[9:11] != ("*", "*"):
             continue
-        total = out.setdefault(key[:-3] + key[len(key) - keep :], {})
+        total = out.setdefault(key[:9] + key[len(key) - keep :], {})
         for name, n in counts.items():
             total[name] = total.get(name, 0) + n
     return out
@@ -442,7 +447,11 @@ def test_one_sample_behind_every_answer_is_read_from_the_rollups(
     # was capped: the block is the summary's count under that sample, read without the answers.
     url, stored = fresh
     runs = sorted({r for r, _ in stored.answers})
-    wanted_all = [AnswerFilter(verdict="grounded"), AnswerFilter(run_id=runs[1]), AnswerFilter(q="refund")]
+    wanted_all = [
+        AnswerFilter(verdict="grounded", outcome="all_admitted"),
+        AnswerFilter(run_id=runs[1]),
+        AnswerFilter(q="refund"),
+    ]
     with Store(url) as store:
 
         def same_as_counted() -> None:
@@ -464,7 +473,7 @@ def test_one_sample_behind_every_answer_is_read_from_the_rollups(
         same_as_counted()
         # Once some answer was capped, the answers are counted per sample and cap.
         store.save_answer("run-empty", stored.answers[0][1])
-        wanted = AnswerFilter(verdict="grounded")
+        wanted = AnswerFilter(verdict="grounded", outcome="all_admitted")
         assert samples_of(store, wanted, summary_of(store, wanted).answers) == counted(store, wanted)
 
 
@@ -480,7 +489,7 @@ def test_migration_keys_rollups_by_sample_and_cap_and_back(fresh: tuple[str, Sto
         rebuild_rollups(store)
     expected = rollup_rows(url)
     assert {k[-1] for k in expected} != {""}
-    new = ("key", "sample", "cap", "outcome")
+    new = ("key", "sample", "cap", "outcome", "verdict")
     old_columns = [c for c in RollupRecord.__table__.c if c.name not in new]
     with Store(url) as store, store.engine.begin() as conn:
         config = alembic_config(store.url)
@@ -520,6 +529,7 @@ def test_policy_outcomes_are_rollup_dimensions_and_the_migration_merges_them_bac
         assert chosen["excluded"] | chosen["all_admitted"] == everything
         assert not chosen["excluded"] & chosen["all_admitted"]
         assert {k[9] for k in rollup_rows(url)} == {"*", *OUTCOMES}
+        assert all(k[10] == "*" for k in rollup_rows(url) if k[9] != "*")  # slices apart (slices_of)
         # A replaced answer moves between the outcome rows: nothing excluded, no claim left.
         run_id, answer = next(
             (r, a) for r, a in stored.answers if (r, a.answer_id) in chosen["inadmissible_support"]
@@ -543,8 +553,8 @@ def test_policy_outcomes_are_rollup_dimensions_and_the_migration_merges_them_bac
             total = split.setdefault((*key[:9], "*", *key[10:]), {})
             for name, n in counts.items():
                 total[name] = total.get(name, 0) + n
-    assert split == {k: v for k, v in expected.items() if k[9] == "*"}
-    new = ("key", "outcome")
+    assert split == {k: v for k, v in expected.items() if k[9:11] == ("*", "*")}
+    new = ("key", "outcome", "verdict")
     old_columns = [c for c in RollupRecord.__table__.c if c.name not in new]
     with Store(url) as store, store.engine.begin() as conn:
         config = alembic_config(store.url)
@@ -573,6 +583,8 @@ def test_outcome_figures_and_their_samples_never_read_the_answers(
         *(AnswerFilter(outcome=o) for o in OUTCOMES),
         AnswerFilter(outcome="excluded", since=day, until=day + timedelta(days=1)),
         AnswerFilter(outcome="inadmissible_support", question_type="billing"),
+        *(AnswerFilter(verdict=v) for v in VERDICTS if v != "undecided"),
+        AnswerFilter(verdict="ungrounded", since=day, until=day + timedelta(days=1)),
     ]
     with Store(url) as store:
         note_live(store, runs[0], {"share": 0.5, "filter": None})
@@ -587,3 +599,74 @@ def test_outcome_figures_and_their_samples_never_read_the_answers(
                 summary = summary_of(store, wanted)
                 assert summary == expected[wanted][0], wanted
                 assert samples_of(store, wanted, summary.answers) == expected[wanted][1], wanted
+
+
+def test_verdicts_are_rollup_dimensions_and_the_migration_merges_them_back(fresh: tuple[str, Stored]) -> None:
+    from alembic import command
+
+    from auditor.store.migrations import alembic_config
+
+    url, stored = fresh
+    runs = sorted({r for r, _ in stored.answers})
+
+    def ids(store: Store, **wanted: Any) -> set[tuple[str, str]]:
+        return {(r, a.answer_id) for r in runs for a in iter_answers(store, AnswerFilter(run_id=r, **wanted))}
+
+    with Store(url) as store:
+        rebuild_rollups(store)
+        chosen = {v: ids(store, verdict=v) for v in VERDICTS}
+        # The values overlap: contradicted answers are ungrounded too; the answers neither grounded
+        # nor ungrounded are refusals (not judged).
+        assert chosen["contradicted"] and chosen["contradicted"] <= chosen["ungrounded"]
+        assert not chosen["grounded"] & chosen["ungrounded"]
+        assert (
+            chosen["refusal"]
+            and ids(store) - (chosen["grounded"] | chosen["ungrounded"]) <= chosen["refusal"]
+        )
+        assert {k[10] for k in rollup_rows(url)} == {"*", *(v for v in VERDICTS if chosen[v])}
+        for verdict in VERDICTS:
+            wanted = AnswerFilter(verdict=verdict)
+            assert rollup_grain(wanted) == "day"
+            assert summary_of(store, wanted) == summarise(list(iter_answers(store, wanted))), verdict
+        # Re-judged answers move between the verdict rows: one contradicted, one undecided (each of
+        # its claims left unjudged, as a judge that failed leaves them).
+        grounded = [(r, a) for r, a in stored.answers if (r, a.answer_id) in chosen["grounded"] and a.claims]
+        (run_id, answer), (other_run, other) = grounded[:2]
+        store.save_answer(run_id, answer.model_copy(update={"grounded": False, "contradicted": 1}))
+        unjudged = [c.model_copy(update={"verdict": "unjudged", "citations": []}) for c in other.claims or ()]
+        store.save_answer(
+            other_run,
+            other.model_copy(update={"claims": unjudged, "grounded": False, "unjudged": len(unjudged)}),
+        )
+        assert ids(store, verdict="undecided") == {(other_run, other.answer_id)}
+        kept = rollup_rows(url)
+        assert "undecided" in {k[10] for k in kept}
+        rebuild_rollups(store)
+        assert rollup_rows(url) == kept
+        for verdict in VERDICTS:
+            wanted = AnswerFilter(verdict=verdict)
+            assert summary_of(store, wanted) == summarise(list(iter_answers(store, wanted))), verdict
+    expected = rollup_rows(url)
+    new = ("key", "verdict")
+    old_columns = [c for c in RollupRecord.__table__.c if c.name not in new]
+    with Store(url) as store, store.engine.begin() as conn:
+        config = alembic_config(store.url)
+        config.attributes["connection"] = conn
+        command.downgrade(config, "0024")
+        rows = conn.execute(select(*old_columns)).mappings().all()
+    downgraded = {
+        tuple(row[c.name] for c in old_columns if c.name not in ("answer_count", "counts")): row["counts"]
+        for row in rows
+    }
+    # Migration 0023's rows: those of verdict "*", the outcome kept (column order: outcome last).
+    order = [c.name for c in old_columns if c.name not in ("answer_count", "counts")]
+    columns = ["bucket", "start", "policy_name", "policy_sha256", "judge_kind", "judge_model", "service"]
+    columns += ["source_class", "question_type", "outcome", "verdict", "sample", "cap"]
+    assert downgraded == {
+        tuple(dict(zip(columns, k, strict=True))[c] for c in order): v
+        for k, v in expected.items()
+        if k[10] == "*"
+    }
+    with Store(url, upgrade=True):
+        pass
+    assert rollup_rows(url) == expected

@@ -124,7 +124,12 @@ def answer_facets(store: Store) -> Facets:
     hold every answer once per question type and once per source class of its evidence: a few
     rows per day, where a ``DISTINCT`` over the answers and their evidence reads every row.
     """
-    day = (RollupRecord.bucket == "day", RollupRecord.service == ALL, RollupRecord.outcome == ALL)
+    day = (
+        RollupRecord.bucket == "day",
+        RollupRecord.service == ALL,
+        RollupRecord.outcome == ALL,
+        RollupRecord.verdict == ALL,
+    )
     question_types = (
         select(RollupRecord.question_type)
         .distinct()

@@ -39,6 +39,7 @@ def _slice(query: Any, wanted: AnswerFilter, bucket: Bucket) -> Any:
         c.service == (wanted.service or ALL),
         c.source_class == (wanted.source_class or ALL),
         c.outcome == (wanted.outcome or ALL),
+        c.verdict == (wanted.verdict or ALL),
     )
     if wanted.question_type:
         query = query.where(c.question_type == wanted.question_type)

@@ -7,7 +7,7 @@ from that service, or that have an evidence item of that source class; and of ru
 sample and cap (``runs.sampling`` and ``runs.cap`` as the summary's ``sample`` block groups them:
 :func:`sample_key`, :func:`cap_key`), so that block is read from the same rows; and in one policy
 outcome slice: ``"*"`` (every answer), or the answers the ``outcome`` filter's value selects
-(:func:`outcomes_of`). Every answer write
+(:func:`outcomes_of`); or in one verdict slice, likewise (:func:`verdicts_of`). Every answer write
 (:meth:`Store.write_answers`) adds its answers' counts in the same transaction, and takes back the
 counts of the answers it replaces, so the rows always sum to what the answers give.
 
@@ -31,9 +31,16 @@ A filter without an outcome reads the ``"*"`` rows, as many as before the outcom
 every unfiltered summary and trend). Both conditions are facts of the answer's own rows, which a
 write replaces whole, so nothing moves an answer between outcome rows later.
 
+The verdict filter's values overlap too (``contradicted`` and ``undecided`` answers are
+``ungrounded``), so the verdict is a slice of the same kind, taken apart from the outcome's: an
+answer counts in the rows of outcome and verdict ``"*"``, again in those of each outcome value
+with verdict ``"*"``, and in those of each verdict value with outcome ``"*"`` (:func:`slices_of`).
+Crossing the two would have written (1 + outcomes) x (1 + verdicts) rows an answer, about six,
+instead of about four; a filter naming both an outcome and a verdict reads the answers.
+
 Reading (:mod:`._rollup_reads`): a filter is answered from rollups only when every condition it holds is
-a rollup dimension (policy, source class, question type, service, outcome) or a time bound on a
-bucket's edge; otherwise the caller reads the answers (:func:`expressible`). A trace's services are those of
+a rollup dimension (policy, source class, question type, service, outcome or verdict) or a time
+bound on a bucket's edge; otherwise the caller reads the answers (:func:`expressible`). A trace's services are those of
 its received spans when the answer is written: a span that arrives later with another
 ``service.name`` is in the raw filter and not in the rollups until :func:`rebuild`.
 """
@@ -49,14 +56,14 @@ from dataclasses import fields
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from sqlalchemy import Table, delete, literal, select, text, tuple_, update
+from sqlalchemy import Table, delete, select, text, tuple_, update
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Session, defer, subqueryload
 
 from auditor.metrics import Counts, add_counts, answer_counts
 from auditor.results import AnswerOut
 from auditor.store._convert import answer_out
-from auditor.store._filters import AnswerFilter, PolicyOutcome
+from auditor.store._filters import AnswerFilter, PolicyOutcome, Verdict
 from auditor.store._received import ReceivedSpanRecord
 from auditor.store._schema import AnswerRecord, ClaimRecord, RollupRecord, RunRecord
 from auditor.store._write import upsert
@@ -68,7 +75,9 @@ ALL = "*"
 #: Keys per ``IN (...)``, rows per statement.
 CHUNK = 500
 #: Filter fields a rollup can answer; any other set field means reading the answers.
-ROLLUP_FIELDS = frozenset({"policy", "source_class", "question_type", "service", "outcome", "since", "until"})
+ROLLUP_FIELDS = frozenset(
+    {"policy", "source_class", "question_type", "service", "outcome", "verdict", "since", "until"}
+)
 
 _SERVICE = re.compile(r'"key":"service\.name","value":\{"stringValue":("(?:[^"\\]|\\.)*")\}')
 _KEY_COLUMNS = (
@@ -84,9 +93,10 @@ _KEY_COLUMNS = (
     "sample",
     "cap",
     "outcome",
+    "verdict",
 )
 
-Key = tuple[str, datetime, str, str, str, str, str, str, str, str, str, str]
+Key = tuple[str, datetime, str, str, str, str, str, str, str, str, str, str, str]
 #: A run's policy name and SHA-256, judge kind and model, sample and cap (:func:`sample_key`, :func:`cap_key`).
 RunDimensions = tuple[str, str, str, str, str, str]
 
@@ -113,18 +123,14 @@ def table() -> Table:
     return table
 
 
-def services_of(
-    session: Session, trace_ids: Iterable[str], *, service_column: bool = True
-) -> dict[str, set[str]]:
-    """Each trace's ``service.name`` values, as the server's ``service`` filter matches them
-    (``service_column=False``: a store before migration 0024, whose spans all have JSON records)."""
+def services_of(session: Session, trace_ids: Iterable[str]) -> dict[str, set[str]]:
+    """Each trace's ``service.name`` values, as the server's ``service`` filter matches them."""
     wanted = sorted(set(trace_ids))
     found: dict[str, set[str]] = {}
-    service = ReceivedSpanRecord.service if service_column else literal(None)
     for start in range(0, len(wanted), CHUNK):
-        query = select(ReceivedSpanRecord.trace_id, ReceivedSpanRecord.record, service).where(
-            ReceivedSpanRecord.trace_id.in_(wanted[start : start + CHUNK])
-        )
+        query = select(
+            ReceivedSpanRecord.trace_id, ReceivedSpanRecord.record, ReceivedSpanRecord.service
+        ).where(ReceivedSpanRecord.trace_id.in_(wanted[start : start + CHUNK]))
         for trace_id, record, name in session.execute(query):
             if name is not None:
                 found.setdefault(trace_id, set()).add(name)
@@ -192,6 +198,30 @@ def outcomes_of(answer: AnswerOut) -> tuple[PolicyOutcome, ...]:
     return found
 
 
+def verdicts_of(answer: AnswerOut) -> tuple[Verdict, ...]:
+    """The values of the ``verdict`` filter that select ``answer``, as :func:`._filters.where` reads
+    its stored row and claims' verdicts: ``grounded`` or ``ungrounded`` (none when the answer was not
+    judged), ``contradicted``, ``refusal``, and ``undecided`` (a claim left unjudged and none decided
+    contradicted or absent)."""
+    found: list[Verdict] = []
+    if answer.grounded is not None:
+        found.append("grounded" if answer.grounded else "ungrounded")
+    if (answer.contradicted or 0) > 0:
+        found.append("contradicted")
+    if answer.refusal is True:
+        found.append("refusal")
+    decided_unsupported = any(c.verdict in ("contradicted", "absent") for c in answer.claims or ())
+    if (answer.unjudged or 0) > 0 and not decided_unsupported:
+        found.append("undecided")
+    return tuple(found)
+
+
+def slices_of(outcomes: Sequence[str], verdicts: Sequence[str]) -> list[tuple[str, str]]:
+    """The ``(outcome, verdict)`` slices an answer with these filter values counts in: both ``"*"``,
+    each outcome with verdict ``"*"``, each verdict with outcome ``"*"`` (module docstring)."""
+    return [(ALL, ALL), *((o, ALL) for o in outcomes), *((ALL, v) for v in verdicts)]
+
+
 def deltas(
     run: RunDimensions,
     answers: Iterable[AnswerOut],
@@ -201,11 +231,14 @@ def deltas(
     """The counts ``answers`` (of a run with these dimensions) add to each rollup row, by key;
     ``counts``: the :func:`~auditor.metrics.answer_counts` of some of them by answer id, computed
     already (the answer's own row holds them)."""
-    # An answer counts in a row per hour and day x service x source class x outcome, each "*" too
-    # (8 for an answer of one class, an unreceived trace, two outcomes). Answers alike in all of
+    # An answer counts in a row per hour and day x service x source class x (outcome, verdict)
+    # slice, each "*" too (2 x 1 x 2 x 3 = 12 for an answer of one class, an unreceived trace, one
+    # outcome and one verdict: slices_of). Answers alike in all of
     # these (a batch's answers share an hour and a few such profiles) are summed first and each sum
     # is added to its rows once: the additions grow with the profiles, not with answers times rows.
-    profiles: dict[tuple[datetime, tuple[str, ...], tuple[str, ...], str, tuple[str, ...]], Counter[str]] = {}
+    profiles: dict[
+        tuple[datetime, tuple[str, ...], tuple[str, ...], str, tuple[tuple[str, str], ...]], Counter[str]
+    ] = {}
     for answer in answers:
         given = counts.get(answer.answer_id) if counts is not None else None
         answer_total = answer_counts(answer) if given is None else given
@@ -214,7 +247,7 @@ def deltas(
             (ALL, *sorted(services.get(answer.trace_id, ()))),
             (ALL, *sorted({e.source_class for e in answer.evidence if e.source_class is not None})),
             answer.question_type or "",
-            (ALL, *outcomes_of(answer)),
+            tuple(slices_of(outcomes_of(answer), verdicts_of(answer))),
         )
         total = profiles.get(profile)
         if total is None:
@@ -223,12 +256,12 @@ def deltas(
             add_counts(total, answer_total)
     out: dict[Key, Counter[str]] = {}
     policy, judge, live = run[:2], run[2:4], run[4:]
-    for (hour, served, classes, question_type, outcomes), total in profiles.items():
+    for (hour, served, classes, question_type, sliced), total in profiles.items():
         for bucket in BUCKETS:
             start = floor(hour, bucket)
             for service in served:
                 for source_class in classes:
-                    for outcome in outcomes:
+                    for outcome, verdict in sliced:
                         key: Key = (
                             bucket,
                             start,
@@ -239,6 +272,7 @@ def deltas(
                             question_type,
                             *live,
                             outcome,
+                            verdict,
                         )
                         row = out.get(key)
                         if row is None:
@@ -359,9 +393,8 @@ def rekey(session: Session, run_id: str, before: RunDimensions) -> None:
     apply(session, change)
 
 
-def recompute(session: Session, batch: int = 500, *, service_column: bool = True) -> int:
-    """:func:`rebuild` in ``session``'s transaction (also what migration 0023 fills the table with,
-    ``service_column=False``: :func:`services_of` before migration 0024)."""
+def recompute(session: Session, batch: int = 500) -> int:
+    """:func:`rebuild` in ``session``'s transaction (also what migration 0025 fills the table with)."""
     if session.get_bind().dialect.name == "postgresql":
         session.execute(text("LOCK TABLE answer_rollups IN SHARE ROW EXCLUSIVE MODE"))
     session.execute(delete(table()))
@@ -386,7 +419,7 @@ def recompute(session: Session, batch: int = 500, *, service_column: bool = True
             if not rows:
                 break
             answers = [answer_out(r) for r in rows]
-            found = services_of(session, (a.trace_id for a in answers), service_column=service_column)
+            found = services_of(session, (a.trace_id for a in answers))
             for key, change in deltas(run, answers, found).items():
                 add_counts(total.setdefault(key, Counter()), change)
             after = rows[-1].answer_id
@@ -428,7 +461,10 @@ def fill_counts(session: Session, batch: int = 500) -> int:
 
 
 def expressible(wanted: AnswerFilter) -> bool:
-    """Whether rollups can answer ``wanted``: it sets only rollup dimensions and time bounds."""
+    """Whether rollups can answer ``wanted``: it sets only rollup dimensions and time bounds, and not
+    both an outcome and a verdict (no row holds that slice: :func:`slices_of`)."""
+    if wanted.outcome and wanted.verdict:
+        return False
     for field in fields(wanted):
         value = getattr(wanted, field.name)
         if value is None or value == "":

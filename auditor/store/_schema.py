@@ -378,7 +378,8 @@ class CalibrationRecord(Base):
 class RollupRecord(Base):
     """The summed counts (:func:`auditor.metrics.answer_counts`) of the answers of one hour or day
     that share a policy, judge, service, source class and question type (migration 0013), whose
-    runs share a sample and a cap (migration 0019), in one policy outcome slice (migration 0023).
+    runs share a sample and a cap (migration 0019), in one policy outcome slice (migration 0023) or
+    one verdict slice (migration 0025).
 
     Kept by every answer write in the same transaction (:mod:`._rollups`), so a summary or trend
     reads a few rows per bucket instead of every answer. An answer counts once in the rows of its
@@ -387,13 +388,15 @@ class RollupRecord(Base):
     An absent dimension (no policy, no question type, a run that is not a live server's, a run the
     spending cap did not send offline) is ``""``. Likewise an answer counts in the rows of
     ``outcome`` ``"*"`` and again in those of each value of the ``outcome`` filter that selects it
-    (``excluded`` or ``all_admitted``, and ``inadmissible_support``).
+    (``excluded`` or ``all_admitted``, and ``inadmissible_support``), and in those of ``verdict``
+    ``"*"`` (with outcome ``"*"``) of each value of the ``verdict`` filter that selects it
+    (``auditor.store._rollups.verdicts_of``, ``slices_of``).
     """
 
     __tablename__ = "answer_rollups"
-    # 0023: the outcome in the slice index, before ``start``.
+    # 0023, 0025: the outcome and verdict in the slice index, before ``start``.
     __table_args__ = (
-        Index("ix_answer_rollups_slice", "bucket", "service", "source_class", "outcome", "start"),
+        Index("ix_answer_rollups_slice", "bucket", "service", "source_class", "outcome", "verdict", "start"),
     )
 
     key: Mapped[str] = mapped_column(SafeText, primary_key=True)  # the other key columns' digest
@@ -411,5 +414,7 @@ class RollupRecord(Base):
     cap: Mapped[str] = mapped_column(SafeText)
     # 0023: ``"*"`` or an ``outcome`` filter value (``auditor.store._rollups.outcomes_of``).
     outcome: Mapped[str] = mapped_column(SafeText)
+    # 0025: ``"*"`` or a ``verdict`` filter value (``auditor.store._rollups.verdicts_of``).
+    verdict: Mapped[str] = mapped_column(SafeText)
     answer_count: Mapped[int] = mapped_column(Integer)
     counts: Mapped[dict[str, int]] = mapped_column(_json())

@@ -7,9 +7,10 @@ million answers). The values are not exclusive (an answer with an excluded item 
 inadmissible support), so the outcome is a slice like the service: an answer counts in the rows of
 ``outcome`` ``"*"`` and again in those of each value that selects it
 (``auditor.store._rollups.outcomes_of``); the slice index takes the column before ``start``. The
-table is emptied, given the key column and filled again from the stored answers (the same
-computation as ``auditor db rollups --rebuild``, which migration 0019 no longer runs), so it may
-take a while on a large store. The downgrade keeps the ``"*"`` rows, which hold every answer.
+table is emptied and given the key column; migration 0025, which keys the rows by the verdict too,
+fills it again from the stored answers (the library's computation reads the model at head, which
+this revision's table does not have yet). The
+downgrade keeps the ``"*"`` rows, which hold every answer.
 
 Revision ID: 0023
 Revises: 0022
@@ -24,7 +25,6 @@ from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
-from sqlalchemy.orm import Session
 
 revision: str = "0023"
 down_revision: str | Sequence[str] | None = "0022"
@@ -55,11 +55,7 @@ def upgrade() -> None:
         batch_op.create_index(
             "ix_answer_rollups_slice", ["bucket", "service", "source_class", "outcome", "start"], unique=False
         )
-    # Filled by the library's own computation: the answers as the current models read them.
-    from auditor.store._rollups import recompute
-
-    with Session(bind=op.get_bind()) as session:
-        recompute(session, service_column=False)  # received_spans.service comes with 0024
+    # Filled by migration 0025 (module docstring).
 
 
 def downgrade() -> None:
