@@ -47,6 +47,7 @@ from auditor.store._received import ReceivedSpanRecord
 from auditor.store._rollups import _KEY_COLUMNS, ALL, Key, _digest, outcomes_of, slices_of, verdicts_of
 from auditor.store._schema import (
     AnswerRecord,
+    Base,
     ClaimRecord,
     EvidenceRecord,
     RollupRecord,
@@ -379,7 +380,10 @@ def fill(db_url: str, count: int, *, days: int = 30, seed: int = 33, end: dateti
         fill_intake(conn)
         conn.commit()
         if conn.dialect.name == "postgresql":
-            conn.execute(text("ANALYZE"))
+            # The store's own tables: a bare ANALYZE takes every table of the database, other
+            # schemas' too, and waits behind any of them locked (another store's rollup rebuild).
+            for name in Base.metadata.tables:
+                conn.execute(text(f'ANALYZE "{name}"'))
             conn.commit()
     if not db_url.startswith("postgresql"):
         with Store(db_url) as store, store.engine.begin() as conn:
