@@ -90,6 +90,29 @@ def rollup_rows(url: str, *, services: bool = True) -> dict[tuple[Any, ...], dic
     return out
 
 
+def answer_ids(store: Store, runs: list[str], **wanted: Any) -> set[tuple[str, str]]:
+    """``(run id, answer id)`` of the stored answers of ``runs`` that ``wanted``'s filter selects."""
+    return {(r, a.answer_id) for r in runs for a in iter_answers(store, AnswerFilter(run_id=r, **wanted))}
+
+
+def downgraded_rows(url: str, revision: str, new: tuple[str, ...]) -> dict[tuple[Any, ...], dict[str, int]]:
+    """The rollup rows after a downgrade to ``revision``, by the key columns the model had without ``new``."""
+    from alembic import command
+
+    from auditor.store.migrations import alembic_config
+
+    old_columns = [c for c in RollupRecord.__table__.c if c.name not in new]
+    with Store(url) as store, store.engine.begin() as conn:
+        config = alembic_config(store.url)
+        config.attributes["connection"] = conn
+        command.downgrade(config, revision)
+        rows = conn.execute(select(*old_columns)).mappings().all()
+    return {
+        tuple(row[c.name] for c in old_columns if c.name not in ("answer_count", "counts")): row["counts"]
+        for row in rows
+    }
+
+
 def test_counts_add_up_to_the_summary_of_the_same_answers(stored: Stored) -> None:
     answers = [a for _, a in stored.answers]
     subsets = [answers, answers[:1], answers[1::2], [a for a in answers if a.refusal], []]
@@ -478,9 +501,6 @@ def test_one_sample_behind_every_answer_is_read_from_the_rollups(
 
 
 def test_migration_keys_rollups_by_sample_and_cap_and_back(fresh: tuple[str, Stored]) -> None:
-    from alembic import command
-
-    from auditor.store.migrations import alembic_config
 
     url, stored = fresh
     runs = sorted({r for r, _ in stored.answers})
@@ -490,16 +510,7 @@ def test_migration_keys_rollups_by_sample_and_cap_and_back(fresh: tuple[str, Sto
     expected = rollup_rows(url)
     assert {k[-1] for k in expected} != {""}
     new = ("key", "sample", "cap", "outcome", "verdict")
-    old_columns = [c for c in RollupRecord.__table__.c if c.name not in new]
-    with Store(url) as store, store.engine.begin() as conn:
-        config = alembic_config(store.url)
-        config.attributes["connection"] = conn
-        command.downgrade(config, "0018")
-        rows = conn.execute(select(*old_columns)).mappings().all()
-    downgraded = {
-        tuple(row[c.name] for c in old_columns if c.name not in ("answer_count", "counts")): row["counts"]
-        for row in rows
-    }
+    downgraded = downgraded_rows(url, "0018", new)
     assert downgraded == old_shaped(expected)
     with Store(url, upgrade=True):
         pass
@@ -509,22 +520,16 @@ def test_migration_keys_rollups_by_sample_and_cap_and_back(fresh: tuple[str, Sto
 def test_policy_outcomes_are_rollup_dimensions_and_the_migration_merges_them_back(
     fresh: tuple[str, Stored],
 ) -> None:
-    from alembic import command
-
-    from auditor.store.migrations import alembic_config
 
     url, stored = fresh
     runs = sorted({r for r, _ in stored.answers})
-
-    def ids(store: Store, **wanted: Any) -> set[tuple[str, str]]:
-        return {(r, a.answer_id) for r in runs for a in iter_answers(store, AnswerFilter(run_id=r, **wanted))}
 
     with Store(url) as store:
         rebuild_rollups(store)
         # The outcome values are not exclusive: some answer is both excluded and inadmissibly
         # supported, so each value is a slice of its own beside every answer's ("*").
-        chosen = {o: ids(store, outcome=o) for o in OUTCOMES}
-        everything = ids(store)
+        chosen = {o: answer_ids(store, runs, outcome=o) for o in OUTCOMES}
+        everything = answer_ids(store, runs)
         assert chosen["excluded"] & chosen["inadmissible_support"]
         assert chosen["excluded"] | chosen["all_admitted"] == everything
         assert not chosen["excluded"] & chosen["all_admitted"]
@@ -543,7 +548,9 @@ def test_policy_outcomes_are_rollup_dimensions_and_the_migration_merges_them_bac
             wanted = AnswerFilter(outcome=outcome)
             assert rollup_grain(wanted) is not None
             raw = list(iter_answers(store, wanted))
-            assert ((run_id, answer.answer_id) in ids(store, outcome=outcome)) == (outcome == "all_admitted")
+            assert ((run_id, answer.answer_id) in answer_ids(store, runs, outcome=outcome)) == (
+                outcome == "all_admitted"
+            )
             assert summary_of(store, wanted) == summarise(raw), outcome
     expected = rollup_rows(url)
     # Every answer is excluded or all admitted: those two slices add up to every answer's, row by row.
@@ -555,16 +562,7 @@ def test_policy_outcomes_are_rollup_dimensions_and_the_migration_merges_them_bac
                 total[name] = total.get(name, 0) + n
     assert split == {k: v for k, v in expected.items() if k[9:11] == ("*", "*")}
     new = ("key", "outcome", "verdict")
-    old_columns = [c for c in RollupRecord.__table__.c if c.name not in new]
-    with Store(url) as store, store.engine.begin() as conn:
-        config = alembic_config(store.url)
-        config.attributes["connection"] = conn
-        command.downgrade(config, "0022")
-        rows = conn.execute(select(*old_columns)).mappings().all()
-    downgraded = {
-        tuple(row[c.name] for c in old_columns if c.name not in ("answer_count", "counts")): row["counts"]
-        for row in rows
-    }
+    downgraded = downgraded_rows(url, "0022", new)
     assert downgraded == old_shaped(expected, keep=2)
     with Store(url, upgrade=True):
         pass
@@ -602,26 +600,20 @@ def test_outcome_figures_and_their_samples_never_read_the_answers(
 
 
 def test_verdicts_are_rollup_dimensions_and_the_migration_merges_them_back(fresh: tuple[str, Stored]) -> None:
-    from alembic import command
-
-    from auditor.store.migrations import alembic_config
 
     url, stored = fresh
     runs = sorted({r for r, _ in stored.answers})
 
-    def ids(store: Store, **wanted: Any) -> set[tuple[str, str]]:
-        return {(r, a.answer_id) for r in runs for a in iter_answers(store, AnswerFilter(run_id=r, **wanted))}
-
     with Store(url) as store:
         rebuild_rollups(store)
-        chosen = {v: ids(store, verdict=v) for v in VERDICTS}
+        chosen = {v: answer_ids(store, runs, verdict=v) for v in VERDICTS}
         # The values overlap: contradicted answers are ungrounded too; the answers neither grounded
         # nor ungrounded are refusals (not judged).
         assert chosen["contradicted"] and chosen["contradicted"] <= chosen["ungrounded"]
         assert not chosen["grounded"] & chosen["ungrounded"]
         assert (
             chosen["refusal"]
-            and ids(store) - (chosen["grounded"] | chosen["ungrounded"]) <= chosen["refusal"]
+            and answer_ids(store, runs) - (chosen["grounded"] | chosen["ungrounded"]) <= chosen["refusal"]
         )
         assert {k[10] for k in rollup_rows(url)} == {"*", *(v for v in VERDICTS if chosen[v])}
         for verdict in VERDICTS:
@@ -638,7 +630,7 @@ def test_verdicts_are_rollup_dimensions_and_the_migration_merges_them_back(fresh
             other_run,
             other.model_copy(update={"claims": unjudged, "grounded": False, "unjudged": len(unjudged)}),
         )
-        assert ids(store, verdict="undecided") == {(other_run, other.answer_id)}
+        assert answer_ids(store, runs, verdict="undecided") == {(other_run, other.answer_id)}
         kept = rollup_rows(url)
         assert "undecided" in {k[10] for k in kept}
         rebuild_rollups(store)
@@ -648,18 +640,9 @@ def test_verdicts_are_rollup_dimensions_and_the_migration_merges_them_back(fresh
             assert summary_of(store, wanted) == summarise(list(iter_answers(store, wanted))), verdict
     expected = rollup_rows(url)
     new = ("key", "verdict")
-    old_columns = [c for c in RollupRecord.__table__.c if c.name not in new]
-    with Store(url) as store, store.engine.begin() as conn:
-        config = alembic_config(store.url)
-        config.attributes["connection"] = conn
-        command.downgrade(config, "0024")
-        rows = conn.execute(select(*old_columns)).mappings().all()
-    downgraded = {
-        tuple(row[c.name] for c in old_columns if c.name not in ("answer_count", "counts")): row["counts"]
-        for row in rows
-    }
+    downgraded = downgraded_rows(url, "0024", new)
     # Migration 0023's rows: those of verdict "*", the outcome kept (column order: outcome last).
-    order = [c.name for c in old_columns if c.name not in ("answer_count", "counts")]
+    order = [c.name for c in RollupRecord.__table__.c if c.name not in (*new, "answer_count", "counts")]
     columns = ["bucket", "start", "policy_name", "policy_sha256", "judge_kind", "judge_model", "service"]
     columns += ["source_class", "question_type", "outcome", "verdict", "sample", "cap"]
     assert downgraded == {
