@@ -375,6 +375,8 @@ def _soak(server: _Server, clients: int, count: int, per_request: int, seconds: 
         "rss_end_mb": samples[-1],
         "rss_second_half_growth_mb": samples[-1] - min(samples[half:]) if samples[half:] else 0.0,
         "rss_samples": len(samples),
+        # About 30 evenly spaced samples: enough to tell a slope from the noise afterwards.
+        "rss_series_mb": [round(x, 1) for x in samples[:: max(1, len(samples) // 30)]],
     }
 
 

@@ -31,5 +31,7 @@ def test_the_serve_benchmark_runs_on_small_inputs(tmp_path: Path) -> None:
         assert all(load["requests"] == 4 * serve.PACED_TIMES for load in figures["paced"])
         soak = figures["soak"]
         assert soak["spans"] > 0 and soak["rss_peak_mb"] >= soak["rss_start_mb"] > 0
+        assert soak["rss_series_mb"][0] == round(soak["rss_start_mb"], 1)
+        assert 1 <= len(soak["rss_series_mb"]) <= soak["rss_samples"]
     rendered = render({"serve": results})
     assert "OTLP/HTTP receiver" in rendered and "postgresql: 4 clients paced" in rendered
