@@ -11,6 +11,7 @@ beside the rest of the suite, and it is shut down once, at the end.
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,19 @@ pytest_plugins = ("tests.support.isolation",)
 def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every test gets its own app directory, so no test touches the user's store."""
     monkeypatch.setenv("AUDITOR_HOME", str(tmp_path_factory.mktemp("auditor-home")))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _ctrl_c_reaches_the_tests() -> Iterator[None]:
+    """Ctrl-C (SIGINT) interrupts the tests and the processes they start, as a user's would, also
+    when the runner was started with SIGINT ignored (``pytest &`` in a script or a non-interactive
+    shell: Python then installs no handler, and children inherit the ignoring)."""
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 @pytest.fixture(scope="session")
