@@ -305,13 +305,14 @@ def one_store(
     keep: Path | None = None,
     fill_only: bool = False,
     only: tuple[str, ...] = (),
+    samples: bool = True,
 ) -> dict[str, Any]:
     reused = keep is not None and (keep / f"{kind}-{answers}.json").exists()
     if kind == "sqlite":
         path = (keep or work) / f"bigstore-{answers}.db"
         url = f"sqlite:///{path}"
         filled = _kept_fill(url, answers, keep)
-        timed = [] if fill_only else time_routes(url, filled.end, repeat, only)
+        timed = [] if fill_only else time_routes(url, filled.end, repeat, only, samples)
         size = path.stat().st_size
         if keep is None:
             path.unlink()
@@ -319,7 +320,7 @@ def one_store(
         schemas = kept_schema(PG_URL, f"bigstore_keep_{answers}") if keep else pg_schema(PG_URL)
         with schemas as url:
             filled = _kept_fill(url, answers, keep)
-            timed = [] if fill_only else time_routes(url, filled.end, repeat, only)
+            timed = [] if fill_only else time_routes(url, filled.end, repeat, only, samples)
             engine = create_engine(url)
             with engine.connect() as conn:
                 size = int(
@@ -354,6 +355,7 @@ def run(
     keep: Path | None = None,
     fill_only: bool = False,
     only: tuple[str, ...] = (),
+    samples: bool = True,
 ) -> dict[str, Any]:
     count = answers or (QUICK_ANSWERS if quick else ANSWERS)
     repeat = 5 if quick else REPEAT
@@ -362,7 +364,7 @@ def run(
         if kind == "postgresql" and (why := pg_available()) is not None:
             results["skipped"][kind] = why
             continue
-        results["stores"].append(one_store(kind, work, count, repeat, keep, fill_only, only))
+        results["stores"].append(one_store(kind, work, count, repeat, keep, fill_only, only, samples))
     return results
 
 
@@ -401,6 +403,11 @@ def main(argv: list[str] | None = None) -> int:
         help="time only the routes whose name holds TEXT",
     )
     parser.add_argument("--fill-only", action="store_true", help="with --keep: fill the stores, time nothing")
+    parser.add_argument(
+        "--one-sample",
+        action="store_true",
+        help="skip the second pass under two samples (it rebuilds the rollups: 25 to 30 minutes at 1M)",
+    )
     args = parser.parse_args(argv)
     if args.keep:
         args.keep.mkdir(parents=True, exist_ok=True)
@@ -413,6 +420,7 @@ def main(argv: list[str] | None = None) -> int:
             args.keep,
             args.fill_only,
             tuple(args.routes),
+            not args.one_sample,
         )
     if args.out:
         args.out.write_text(json.dumps(result, indent=2, default=str) + "\n")

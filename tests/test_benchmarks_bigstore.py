@@ -10,6 +10,7 @@ checked. No figure is asserted against a clock.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -86,6 +87,16 @@ def test_every_route_answers_on_a_small_generated_store(url: str) -> None:
     assert [r["route"] for r in timed] == names + again
     assert {r["route"]: r["status"] for r in timed} == {r["route"]: 200 for r in timed}
     assert all(r["p95_ms"] >= r["p50_ms"] > 0 for r in timed)
+
+
+def test_one_sample_times_the_routes_asked_without_the_second_pass(tmp_path: Path) -> None:
+    out = tmp_path / "timed.json"
+    argv = ["--answers", "200", "--store", "sqlite", "--routes", "api /api/summary", "--one-sample", "--out", str(out)]
+    assert bigstore.main(argv) == 0
+    timed = json.loads(out.read_text())["stores"][0]["routes"]
+    names = [r["route"] for r in timed]
+    assert names[0].startswith("baseline") and len(names) > 2
+    assert all(n.startswith(("baseline", "api /api/summary")) for n in names)  # none under two samples
 
 
 def test_the_generated_store_has_a_live_servers_intake_and_two_samples_are_undone(url: str) -> None:
