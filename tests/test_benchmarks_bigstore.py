@@ -91,7 +91,17 @@ def test_every_route_answers_on_a_small_generated_store(url: str) -> None:
 
 def test_one_sample_times_the_routes_asked_without_the_second_pass(tmp_path: Path) -> None:
     out = tmp_path / "timed.json"
-    argv = ["--answers", "200", "--store", "sqlite", "--routes", "api /api/summary", "--one-sample", "--out", str(out)]
+    argv = [
+        "--answers",
+        "200",
+        "--store",
+        "sqlite",
+        "--routes",
+        "api /api/summary",
+        "--one-sample",
+        "--out",
+        str(out),
+    ]
     assert bigstore.main(argv) == 0
     timed = json.loads(out.read_text())["stores"][0]["routes"]
     names = [r["route"] for r in timed]
