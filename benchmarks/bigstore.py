@@ -106,10 +106,10 @@ def routes(
         "page /trend?bucket=day outcome=excluded": ["/trend?bucket=day&outcome=excluded"],
         "page /trend?bucket=hour verdict=ungrounded": ["/trend?bucket=hour&verdict=ungrounded"],
         "page /trend?bucket=day verdict=ungrounded": ["/trend?bucket=day&verdict=ungrounded"],
-        # Filters the rollups cannot express: the answers' counts summed per hour or day.
-        "page /trend?bucket=hour verdict + outcome (answers' counts)": [
+        "page /trend?bucket=hour verdict + outcome": [
             "/trend?bucket=hour&verdict=ungrounded&outcome=excluded"
         ],
+        # Filters the rollups cannot express: the answers' counts summed per hour or day.
         "page /trend?bucket=day q=refund (answers' counts)": ["/trend?bucket=day&q=refund"],
         "page /runs": ["/runs"],
         "page /policy": ["/policy"],
@@ -131,10 +131,10 @@ def routes(
         "api /api/summary outcome, last day": [f"/api/summary?outcome=excluded&since={last_day}"],
         "api /api/summary verdict, last hour": [f"/api/summary?verdict=grounded&since={last_hour}"],
         "api /api/summary verdict, last day": [f"/api/summary?verdict=ungrounded&since={last_day}"],
-        # Filters the rollups cannot answer: the sum of the matching answers' counts column.
-        "api /api/summary verdict + outcome, last day (answers' counts)": [
+        "api /api/summary verdict + outcome, last day": [
             f"/api/summary?verdict=ungrounded&outcome=excluded&since={last_day}"
         ],
+        # Filters the rollups cannot answer: the sum of the matching answers' counts column.
         "api /api/summary q, last day (answers' counts)": [f"/api/summary?q=refund&since={last_day}"],
         "api /api/summary bound inside an hour (answers' counts)": [f"/api/summary?since={inside}"],
         "api /api/summary run_id (answers' counts)": [f"/api/summary?run_id={r}" for r, _ in answer_ids],

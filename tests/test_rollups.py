@@ -155,7 +155,7 @@ def test_a_batch_adds_to_each_row_what_its_answers_add_one_by_one(stored: Stored
         alone = rollups.deltas(run, [answer], services)
         served = 1 + len(services.get(answer.trace_id, ()))
         classes = 1 + len({e.source_class for e in answer.evidence if e.source_class})
-        sliced = 1 + len(rollups.outcomes_of(answer)) + len(rollups.verdicts_of(answer))
+        sliced = (1 + len(rollups.outcomes_of(answer))) * (1 + len(rollups.verdicts_of(answer)))
         assert len(alone) == 2 * served * classes * sliced
         assert all(dict(c) == answer_counts(answer) for c in alone.values())
         for key, counts in alone.items():
@@ -180,6 +180,14 @@ def filters(stored: Stored) -> list[AnswerFilter]:
     day = first.replace(hour=0)
     classes = sorted({e.source_class for _, a in stored.answers for e in a.evidence if e.source_class})
     assert len(classes) >= 2
+    crossed = next(
+        a
+        for _, a in stored.answers
+        if a.claims and rollups.verdicts_of(a) and any(e.source_class for e in a.evidence)
+    )
+    pairs = {
+        (o, v) for _, a in stored.answers for o in rollups.outcomes_of(a) for v in rollups.verdicts_of(a)
+    }
     return [
         AnswerFilter(),
         AnswerFilter(question_type="billing"),
@@ -199,6 +207,14 @@ def filters(stored: Stored) -> list[AnswerFilter]:
         AnswerFilter(verdict="ungrounded", source_class=classes[0]),
         AnswerFilter(verdict="contradicted", policy=stored.policy_sha[:12], question_type="billing"),
         AnswerFilter(verdict="grounded", since=day, until=day + timedelta(days=1)),
+        # The outcome crossed with the verdict (migration 0026): the pairs the answers fill.
+        *(AnswerFilter(outcome=o, verdict=v) for o, v in sorted(pairs)),
+        AnswerFilter(
+            verdict=rollups.verdicts_of(crossed)[0],
+            outcome=rollups.outcomes_of(crossed)[0],
+            source_class=next(e.source_class for e in crossed.evidence if e.source_class),
+            policy=stored.policy_sha[:12],
+        ),
     ]
 
 
@@ -223,7 +239,7 @@ def test_filters_rollups_cannot_express_read_the_answers(backend: str, stored: S
     first = min(a.generated_at for _, a in stored.answers)
     with Store(backend) as store:
         for wanted in [
-            AnswerFilter(verdict="grounded", outcome="all_admitted"),
+            AnswerFilter(verdict="grounded", outcome="all_admitted", q="refund"),
             AnswerFilter(q="refund"),
             AnswerFilter(since=first.replace(minute=30)),
             AnswerFilter(source_class="*"),
@@ -238,16 +254,17 @@ def test_other_filters_sum_the_stored_counts_of_their_answers(backend: str, stor
     first = min(a.generated_at for _, a in stored.answers)
     run_id, answer = next((r, a) for r, a in stored.answers if a.claims and not a.refusal)
     conversation = next(a.conversation_id for _, a in stored.answers if a.conversation_id)
+    inside = first.replace(minute=30)  # a bound inside an hour: not a rollup's edge
     wanted_all = [
-        *(AnswerFilter(verdict=v, outcome="all_admitted") for v in VERDICTS),
-        *(AnswerFilter(outcome=o, verdict="ungrounded") for o in OUTCOMES),
+        *(AnswerFilter(verdict=v, outcome="all_admitted", since=inside) for v in VERDICTS),
+        *(AnswerFilter(outcome=o, verdict="ungrounded", since=inside) for o in OUTCOMES),
         AnswerFilter(q="refund"),
         AnswerFilter(trace_id=answer.trace_id[:8]),
         AnswerFilter(run_id=run_id),
         AnswerFilter(conversation_id=conversation),
         AnswerFilter(since=first.replace(minute=30)),
-        AnswerFilter(verdict="ungrounded", source_class="policy_doc", outcome="excluded", policy="strict"),
-        AnswerFilter(verdict="grounded", until=first.replace(minute=30) + timedelta(hours=5)),
+        AnswerFilter(verdict="ungrounded", source_class="policy_doc", outcome="excluded", run_id=run_id),
+        AnswerFilter(verdict="grounded", until=inside + timedelta(hours=5)),
     ]
     with Store(backend) as store:
         for wanted in wanted_all:
@@ -470,8 +487,9 @@ def test_one_sample_behind_every_answer_is_read_from_the_rollups(
     # was capped: the block is the summary's count under that sample, read without the answers.
     url, stored = fresh
     runs = sorted({r for r, _ in stored.answers})
+    inside = min(a.generated_at for _, a in stored.answers).replace(minute=30)
     wanted_all = [
-        AnswerFilter(verdict="grounded", outcome="all_admitted"),
+        AnswerFilter(verdict="grounded", outcome="all_admitted", since=inside),
         AnswerFilter(run_id=runs[1]),
         AnswerFilter(q="refund"),
     ]
@@ -496,7 +514,7 @@ def test_one_sample_behind_every_answer_is_read_from_the_rollups(
         same_as_counted()
         # Once some answer was capped, the answers are counted per sample and cap.
         store.save_answer("run-empty", stored.answers[0][1])
-        wanted = AnswerFilter(verdict="grounded", outcome="all_admitted")
+        wanted = AnswerFilter(verdict="grounded", outcome="all_admitted", since=inside)
         assert samples_of(store, wanted, summary_of(store, wanted).answers) == counted(store, wanted)
 
 
@@ -534,7 +552,7 @@ def test_policy_outcomes_are_rollup_dimensions_and_the_migration_merges_them_bac
         assert chosen["excluded"] | chosen["all_admitted"] == everything
         assert not chosen["excluded"] & chosen["all_admitted"]
         assert {k[9] for k in rollup_rows(url)} == {"*", *OUTCOMES}
-        assert all(k[10] == "*" for k in rollup_rows(url) if k[9] != "*")  # slices apart (slices_of)
+        assert any(k[10] != "*" for k in rollup_rows(url) if k[9] != "*")  # crossed with the verdict
         # A replaced answer moves between the outcome rows: nothing excluded, no claim left.
         run_id, answer = next(
             (r, a) for r, a in stored.answers if (r, a.answer_id) in chosen["inadmissible_support"]
@@ -553,14 +571,15 @@ def test_policy_outcomes_are_rollup_dimensions_and_the_migration_merges_them_bac
             )
             assert summary_of(store, wanted) == summarise(raw), outcome
     expected = rollup_rows(url)
-    # Every answer is excluded or all admitted: those two slices add up to every answer's, row by row.
+    # Every answer is excluded or all admitted: those two slices add up to every answer's, row by
+    # row, in each verdict's slice too.
     split: dict[tuple[Any, ...], dict[str, int]] = {}
     for key, counts in expected.items():
         if key[9] in ("excluded", "all_admitted"):
             total = split.setdefault((*key[:9], "*", *key[10:]), {})
             for name, n in counts.items():
                 total[name] = total.get(name, 0) + n
-    assert split == {k: v for k, v in expected.items() if k[9:11] == ("*", "*")}
+    assert split == {k: v for k, v in expected.items() if k[9] == "*"}
     new = ("key", "outcome", "verdict")
     downgraded = downgraded_rows(url, "0022", new)
     assert downgraded == old_shaped(expected, keep=2)
@@ -650,6 +669,37 @@ def test_verdicts_are_rollup_dimensions_and_the_migration_merges_them_back(fresh
         for k, v in expected.items()
         if k[10] == "*"
     }
+    with Store(url, upgrade=True):
+        pass
+    assert rollup_rows(url) == expected
+
+
+def test_the_outcome_is_crossed_with_the_verdict_and_the_migration_takes_the_pairs_back(
+    fresh: tuple[str, Stored],
+) -> None:
+    url, stored = fresh
+    runs = sorted({r for r, _ in stored.answers})
+    with Store(url) as store:
+        rebuild_rollups(store)
+        pairs = [
+            AnswerFilter(outcome=o, verdict=v)
+            for o in OUTCOMES
+            for v in VERDICTS
+            if answer_ids(store, runs, outcome=o, verdict=v)
+        ]
+        assert len(pairs) >= 4  # the stored answers fill several pairs
+        for wanted in pairs:
+            assert rollup_grain(wanted) == "day", wanted
+            raw = list(iter_answers(store, wanted))
+            assert summary_of(store, wanted) == summarise(raw), wanted
+            assert trend(store, wanted, "hour")[1] == points(
+                iter_answers(store, window(store, wanted, "hour")), "hour"
+            )
+    expected = rollup_rows(url)
+    crossed = {k for k in expected if k[9] != "*" and k[10] != "*"}
+    assert crossed
+    downgraded_rows(url, "0025", ())
+    assert rollup_rows(url) == {k: v for k, v in expected.items() if k not in crossed}  # 0025's slices
     with Store(url, upgrade=True):
         pass
     assert rollup_rows(url) == expected

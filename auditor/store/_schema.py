@@ -388,9 +388,9 @@ class RollupRecord(Base):
     An absent dimension (no policy, no question type, a run that is not a live server's, a run the
     spending cap did not send offline) is ``""``. Likewise an answer counts in the rows of
     ``outcome`` ``"*"`` and again in those of each value of the ``outcome`` filter that selects it
-    (``excluded`` or ``all_admitted``, and ``inadmissible_support``), and in those of ``verdict``
-    ``"*"`` (with outcome ``"*"``) of each value of the ``verdict`` filter that selects it
-    (``auditor.store._rollups.verdicts_of``, ``slices_of``).
+    (``excluded`` or ``all_admitted``, and ``inadmissible_support``), each crossed with ``verdict``
+    ``"*"`` and each value of the ``verdict`` filter that selects it (migration 0026;
+    ``auditor.store._rollups.verdicts_of``, ``slices_of``).
     """
 
     __tablename__ = "answer_rollups"

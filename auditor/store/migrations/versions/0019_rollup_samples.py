@@ -3,7 +3,7 @@
 A summary's ``sample`` block (the answers per sample, and those the spending cap sent offline) is
 then read from the rollups like the figures beside it, instead of joining every matching answer to
 its run once the store holds more than one sample or a capped run. The table is emptied and given
-the two key columns; migration 0025, which adds the verdict to the key, fills it again from
+the two key columns; migration 0026, which crosses the outcome with the verdict, fills it again from
 the stored answers (the library's computation reads the model at head, which this revision's
 table does not have yet). The downgrade merges the rows of every sample and cap back into one.
 
@@ -46,7 +46,7 @@ def upgrade() -> None:
     with op.batch_alter_table("answer_rollups", schema=None, recreate="always") as batch_op:
         batch_op.add_column(sa.Column("sample", sa.Text(), nullable=False))
         batch_op.add_column(sa.Column("cap", sa.Text(), nullable=False))
-    # Filled by migration 0025 (module docstring).
+    # Filled by migration 0026 (module docstring).
 
 
 def downgrade() -> None:

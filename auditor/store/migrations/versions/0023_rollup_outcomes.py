@@ -7,7 +7,7 @@ million answers). The values are not exclusive (an answer with an excluded item 
 inadmissible support), so the outcome is a slice like the service: an answer counts in the rows of
 ``outcome`` ``"*"`` and again in those of each value that selects it
 (``auditor.store._rollups.outcomes_of``); the slice index takes the column before ``start``. The
-table is emptied and given the key column; migration 0025, which keys the rows by the verdict too,
+table is emptied and given the key column; migration 0026, which crosses the outcome with the verdict,
 fills it again from the stored answers (the library's computation reads the model at head, which
 this revision's table does not have yet). The
 downgrade keeps the ``"*"`` rows, which hold every answer.
@@ -55,7 +55,7 @@ def upgrade() -> None:
         batch_op.create_index(
             "ix_answer_rollups_slice", ["bucket", "service", "source_class", "outcome", "start"], unique=False
         )
-    # Filled by migration 0025 (module docstring).
+    # Filled by migration 0026 (module docstring).
 
 
 def downgrade() -> None:

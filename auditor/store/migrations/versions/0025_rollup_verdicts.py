@@ -5,11 +5,11 @@ A summary or trend filtered by ``verdict`` (``grounded``, ``ungrounded``, ``cont
 summing every matching answer's counts (seconds for a month's trend at a million answers). The
 values overlap (``contradicted`` answers are ``ungrounded``), so the verdict is a slice taken apart
 from the outcome's: an answer counts in the rows of outcome and verdict ``"*"``, in those of each
-outcome value with verdict ``"*"``, and in those of each verdict value with outcome ``"*"``
-(``auditor.store._rollups.slices_of``); the slice index takes the column before ``start``. As in
-migration 0023, the table is emptied, given the key column and filled again from the stored answers
-(``auditor db rollups --rebuild``'s computation), which may take a while on a large store. The
-downgrade keeps the rows of verdict ``"*"``, which hold what the rows before it held.
+outcome value with verdict ``"*"``, and in those of each verdict value with outcome ``"*"``; the
+slice index takes the column before ``start``. As in migration 0023, the table is emptied and given
+the key column; migration 0026, which crosses the two slices, fills it again from the stored
+answers (the library's computation reads the model at head). The downgrade keeps the rows of
+verdict ``"*"``, which hold what the rows before it held.
 
 Revision ID: 0025
 Revises: 0024
@@ -24,7 +24,6 @@ from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
-from sqlalchemy.orm import Session
 
 revision: str = "0025"
 down_revision: str | Sequence[str] | None = "0024"
@@ -58,11 +57,7 @@ def upgrade() -> None:
             ["bucket", "service", "source_class", "outcome", "verdict", "start"],
             unique=False,
         )
-    # Filled by the library's own computation: the answers as the current models read them.
-    from auditor.store._rollups import recompute
-
-    with Session(bind=op.get_bind()) as session:
-        recompute(session)
+    # Filled by migration 0026 (module docstring).
 
 
 def downgrade() -> None:
