@@ -95,6 +95,18 @@ def answer_ids(store: Store, runs: list[str], **wanted: Any) -> set[tuple[str, s
     return {(r, a.answer_id) for r in runs for a in iter_answers(store, AnswerFilter(run_id=r, **wanted))}
 
 
+def run_ids(stored: Stored) -> list[str]:
+    """The ids of the runs ``stored`` holds answers of, sorted."""
+    return sorted({r for r, _ in stored.answers})
+
+
+def upgraded_rows(url: str) -> dict[tuple[Any, ...], dict[str, int]]:
+    """The rollup rows after the store at ``url`` is upgraded to the newest migration (after a downgrade)."""
+    with Store(url, upgrade=True):
+        pass
+    return rollup_rows(url)
+
+
 def downgraded_rows(url: str, revision: str, new: tuple[str, ...]) -> dict[tuple[Any, ...], dict[str, int]]:
     """The rollup rows after a downgrade to ``revision``, by the key columns the model had without ``new``."""
     from alembic import command
@@ -262,7 +274,7 @@ def test_other_filters_sum_the_stored_counts_of_their_answers(backend: str, stor
         AnswerFilter(trace_id=answer.trace_id[:8]),
         AnswerFilter(run_id=run_id),
         AnswerFilter(conversation_id=conversation),
-        AnswerFilter(since=first.replace(minute=30)),
+        AnswerFilter(since=inside),
         AnswerFilter(verdict="ungrounded", source_class="policy_doc", outcome="excluded", run_id=run_id),
         AnswerFilter(verdict="grounded", until=inside + timedelta(hours=5)),
     ]
@@ -332,9 +344,7 @@ def test_migration_fills_the_rollups_of_a_store_from_before(backend: str, stored
         config = alembic_config(store.url)
         config.attributes["connection"] = conn
         command.downgrade(config, "0012")
-    with Store(backend, upgrade=True):
-        pass
-    assert rollup_rows(backend) == expected
+    assert upgraded_rows(backend) == expected
 
 
 def stored_counts(url: str) -> dict[tuple[str, str], dict[str, int] | None]:
@@ -420,7 +430,7 @@ def old_shaped(
 
 def test_samples_and_caps_are_rollup_dimensions(fresh: tuple[str, Stored]) -> None:
     url, stored = fresh
-    runs = sorted({r for r, _ in stored.answers})
+    runs = run_ids(stored)
     assert len(runs) == 2
     run_id, answer = next((r, a) for r, a in stored.answers if a.claims and not a.refusal)
     with Store(url) as store:
@@ -486,7 +496,7 @@ def test_one_sample_behind_every_answer_is_read_from_the_rollups(
     # A filter the rollups cannot express, on a store whose answers all share one sample and none
     # was capped: the block is the summary's count under that sample, read without the answers.
     url, stored = fresh
-    runs = sorted({r for r, _ in stored.answers})
+    runs = run_ids(stored)
     inside = min(a.generated_at for _, a in stored.answers).replace(minute=30)
     wanted_all = [
         AnswerFilter(verdict="grounded", outcome="all_admitted", since=inside),
@@ -519,9 +529,8 @@ def test_one_sample_behind_every_answer_is_read_from_the_rollups(
 
 
 def test_migration_keys_rollups_by_sample_and_cap_and_back(fresh: tuple[str, Stored]) -> None:
-
     url, stored = fresh
-    runs = sorted({r for r, _ in stored.answers})
+    runs = run_ids(stored)
     with Store(url) as store:
         note_live(store, runs[0], {"share": 0.5, "filter": None}, CAP)
         rebuild_rollups(store)
@@ -530,17 +539,14 @@ def test_migration_keys_rollups_by_sample_and_cap_and_back(fresh: tuple[str, Sto
     new = ("key", "sample", "cap", "outcome", "verdict")
     downgraded = downgraded_rows(url, "0018", new)
     assert downgraded == old_shaped(expected)
-    with Store(url, upgrade=True):
-        pass
-    assert rollup_rows(url) == expected
+    assert upgraded_rows(url) == expected
 
 
 def test_policy_outcomes_are_rollup_dimensions_and_the_migration_merges_them_back(
     fresh: tuple[str, Stored],
 ) -> None:
-
     url, stored = fresh
-    runs = sorted({r for r, _ in stored.answers})
+    runs = run_ids(stored)
 
     with Store(url) as store:
         rebuild_rollups(store)
@@ -583,9 +589,7 @@ def test_policy_outcomes_are_rollup_dimensions_and_the_migration_merges_them_bac
     new = ("key", "outcome", "verdict")
     downgraded = downgraded_rows(url, "0022", new)
     assert downgraded == old_shaped(expected, keep=2)
-    with Store(url, upgrade=True):
-        pass
-    assert rollup_rows(url) == expected
+    assert upgraded_rows(url) == expected
 
 
 def test_outcome_figures_and_their_samples_never_read_the_answers(
@@ -594,7 +598,7 @@ def test_outcome_figures_and_their_samples_never_read_the_answers(
     # Two samples and a capped run: the sample block of an outcome filter is read from the same
     # rollup rows as its figures, neither summed from the answers nor counted per run.
     url, stored = fresh
-    runs = sorted({r for r, _ in stored.answers})
+    runs = run_ids(stored)
     day = min(a.generated_at for _, a in stored.answers).replace(hour=0, minute=0, second=0, microsecond=0)
     wanted_all = [
         *(AnswerFilter(outcome=o) for o in OUTCOMES),
@@ -619,9 +623,8 @@ def test_outcome_figures_and_their_samples_never_read_the_answers(
 
 
 def test_verdicts_are_rollup_dimensions_and_the_migration_merges_them_back(fresh: tuple[str, Stored]) -> None:
-
     url, stored = fresh
-    runs = sorted({r for r, _ in stored.answers})
+    runs = run_ids(stored)
 
     with Store(url) as store:
         rebuild_rollups(store)
@@ -669,16 +672,14 @@ def test_verdicts_are_rollup_dimensions_and_the_migration_merges_them_back(fresh
         for k, v in expected.items()
         if k[10] == "*"
     }
-    with Store(url, upgrade=True):
-        pass
-    assert rollup_rows(url) == expected
+    assert upgraded_rows(url) == expected
 
 
 def test_the_outcome_is_crossed_with_the_verdict_and_the_migration_takes_the_pairs_back(
     fresh: tuple[str, Stored],
 ) -> None:
     url, stored = fresh
-    runs = sorted({r for r, _ in stored.answers})
+    runs = run_ids(stored)
     with Store(url) as store:
         rebuild_rollups(store)
         pairs = [
@@ -700,6 +701,4 @@ def test_the_outcome_is_crossed_with_the_verdict_and_the_migration_takes_the_pai
     assert crossed
     downgraded_rows(url, "0025", ())
     assert rollup_rows(url) == {k: v for k, v in expected.items() if k not in crossed}  # 0025's slices
-    with Store(url, upgrade=True):
-        pass
-    assert rollup_rows(url) == expected
+    assert upgraded_rows(url) == expected
