@@ -73,7 +73,7 @@ from auditor.scale._collect import (
     wait_for_shards,
 )
 from auditor.scale._plan import FileScan, TraceEntry, plan_shards, scan_file
-from auditor.scale._watchdog import children, start_watchdog, supported
+from auditor.scale._watchdog import children, marking, new_mark, start_watchdog, supported
 from auditor.scale._worker import ShardJob, ShardOutcome, audit_shard
 from auditor.settings import SETTINGS, run_lease
 from auditor.store import FinishHook, RunLease, Store, new_owner, reaudit_link, resolve_run
@@ -376,14 +376,18 @@ def _connect(ray: ModuleType, address: str | None) -> tuple[bool, subprocess.Pop
     _probe(address)
     local = address in (None, "local") and supported()  # ray.init may start a local Ray of its own
     before = children(os.getpid()) if local else set()
+    mark = new_mark()
     try:
-        ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+        with marking(mark if local else None):
+            ray.init(
+                address=address, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR
+            )
     except ConnectionError as err:
         raise UsageError(f"--address {address}: could not connect to a Ray cluster ({err}).") from None
     if local:
         # A cluster given by address (or found by ray.init, e.g. RAY_ADDRESS) is someone else's:
         # only what this ray.init started (new children of this process) is watched.
-        return True, start_watchdog(children(os.getpid()) - before)
+        return True, start_watchdog(children(os.getpid()) - before, mark)
     return True, None
 
 

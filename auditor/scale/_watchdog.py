@@ -10,8 +10,12 @@ does not reach it) that:
   is gone, whether it exited, was stopped by a signal or was killed;
 - keeps the list of the Ray processes (what ``ray.init`` started, and all their descendants),
   refreshed every :data:`TICK` seconds, each with its start time (a reused pid is left alone);
-- when the pipe closes, gives Ray :data:`GRACE` seconds to stop by itself, then sends SIGTERM,
-  and SIGKILL :data:`GRACE` seconds later, to whatever on the list still runs, and exits.
+- when the pipe closes, adds every process whose environment holds the mark the driver set for
+  ``ray.init`` (:data:`MARK`, a token of this run): Ray hands its environment down to the workers
+  the raylet starts, and a worker started within the last tick is an orphan by then (the raylet
+  dies with the driver), out of reach of any list of descendants;
+- gives Ray :data:`GRACE` seconds to stop by itself, then sends SIGTERM, and SIGKILL
+  :data:`GRACE` seconds later, to whatever on the list still runs, and exits.
 
 Linux only (it reads ``/proc``): elsewhere :func:`start_watchdog` starts nothing.
 """
@@ -20,18 +24,21 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import select
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 #: Seconds between two refreshes of the list of Ray processes.
 TICK = 1.0
 #: Seconds Ray is given to stop by itself, and then to stop after SIGTERM.
 GRACE = 2.0
+#: The environment variable that marks the processes of a Ray the driver started.
+MARK = "AUDITOR_RAY_OWNER"
 
 _PROC = Path("/proc")
 
@@ -79,15 +86,38 @@ def _descendants(roots: Iterable[int], parents: dict[int, int]) -> set[int]:
     return found
 
 
-def start_watchdog(started: Iterable[int]) -> subprocess.Popen[bytes] | None:
-    """Start the watchdog over ``started`` (the driver's children ``ray.init`` made); None when
-    there is nothing to watch or the platform has no ``/proc``. Close its ``stdin`` (or exit)
-    to let it clean up."""
+def new_mark() -> str:
+    """A token for :data:`MARK`, unique to one ``ray.init``."""
+    return secrets.token_hex(16)
+
+
+@contextlib.contextmanager
+def marking(mark: str | None) -> Iterator[None]:
+    """Set :data:`MARK` to ``mark`` in this process's environment for the block (nothing when
+    None): the processes started in it, and those they start, inherit it; those started later do not."""
+    if mark is None:
+        yield
+        return
+    before = os.environ.get(MARK)
+    os.environ[MARK] = mark
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(MARK, None)
+        else:
+            os.environ[MARK] = before
+
+
+def start_watchdog(started: Iterable[int], mark: str) -> subprocess.Popen[bytes] | None:
+    """Start the watchdog over ``started`` (the driver's children ``ray.init`` made, with
+    :data:`MARK` set to ``mark`` in their environment); None when there is nothing to watch or the
+    platform has no ``/proc``. Close its ``stdin`` (or exit) to let it clean up."""
     pids = sorted(started)
     if not pids or not supported():
         return None
     return subprocess.Popen(
-        [sys.executable, "-m", "auditor.scale._watchdog", *map(str, pids)],
+        [sys.executable, "-m", "auditor.scale._watchdog", mark, *map(str, pids)],
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -120,7 +150,21 @@ def _listed(roots: Sequence[int], known: dict[int, int]) -> None:
             known[pid] = stat[1]
 
 
-def watch(roots: Sequence[int]) -> None:
+def _marked(mark: str, known: dict[int, int]) -> None:
+    """Add to ``known`` every process (but this one) whose environment sets :data:`MARK` to ``mark``."""
+    wanted = f"{MARK}={mark}".encode()
+    for entry in _PROC.iterdir():
+        if not entry.name.isdigit() or (pid := int(entry.name)) == os.getpid() or pid in known:
+            continue
+        try:
+            environment = (entry / "environ").read_bytes().split(b"\0")
+        except OSError:  # gone, or another user's
+            continue
+        if wanted in environment and (stat := _stat(pid)) is not None:
+            known[pid] = stat[1]
+
+
+def watch(mark: str, roots: Sequence[int]) -> None:
     """The watchdog's body: list the Ray processes until stdin closes, then end them."""
     known: dict[int, int] = {}
     while True:
@@ -128,9 +172,10 @@ def watch(roots: Sequence[int]) -> None:
         readable, _, _ = select.select([sys.stdin.buffer], [], [], TICK)
         if readable and not os.read(sys.stdin.fileno(), 4096):
             break  # end of file: the driver is gone
-    # Once more at once: a worker Ray started within the last tick is not listed yet, and its
-    # parent may be gone by the time the grace has passed (seen: one python worker outlived a kill).
+    # Once more at once, and by the mark: a worker Ray started within the last tick is not listed
+    # yet, and its parent, the raylet, dies with the driver (seen: one python worker outlived a kill).
     _listed(roots, known)
+    _marked(mark, known)
     _wait_gone(known, GRACE)
     _signal(known, signal.SIGTERM)
     _wait_gone(known, GRACE)
@@ -138,4 +183,4 @@ def watch(roots: Sequence[int]) -> None:
 
 
 if __name__ == "__main__":
-    watch([int(arg) for arg in sys.argv[1:]])
+    watch(sys.argv[1], [int(arg) for arg in sys.argv[2:]])
