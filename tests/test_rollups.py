@@ -156,6 +156,30 @@ def test_writes_keep_the_rows_a_rebuild_computes(backend: str, stored: Stored) -
         ) == len(stored.answers)
 
 
+def test_a_rebuild_sums_and_inserts_one_day_at_a_time(
+    backend: str, stored: Stored, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Memory holds one day's rows, not the store's (5.9 GB at 200,000 answers when every row was
+    # summed before the first write): each insert holds the rows of one day, and no two inserts
+    # hold the same one; together they hold the rows the writes kept (and the services' rows).
+    days = {floor(a.generated_at, "day") for _, a in stored.answers}
+    assert len(days) > 1  # the audits span days, so the loop is walked
+    inserted: list[set[Any]] = []
+    insert = rollups.insert_missing
+
+    def recorded(session: Any, model: Any, rows: list[dict[str, Any]]) -> None:
+        inserted.append({floor(r["start"], "day") for r in rows})
+        insert(session, model, rows)
+
+    monkeypatch.setattr(rollups, "insert_missing", recorded)
+    kept = rollup_rows(backend, services=False)
+    with Store(backend) as store:
+        rebuild_rollups(store)
+    assert all(len(held) == 1 for held in inserted if held)
+    assert sorted(d for held in inserted for d in held) == sorted(days)
+    assert {k: v for k, v in rollup_rows(backend).items() if k[6] == "*"} == kept
+
+
 def test_a_batch_adds_to_each_row_what_its_answers_add_one_by_one(stored: Stored) -> None:
     # deltas sums the answers of one hour, services, classes, type and outcomes before it adds
     # them to their rows: the rows must get what each answer alone adds.
