@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from sqlalchemy import create_engine, select, update
+from sqlalchemy import create_engine, select, text, update
 
 from auditor.cli import cli
 from auditor.metrics import (
@@ -173,8 +173,11 @@ def test_a_rebuild_sums_and_inserts_one_day_at_a_time(
 
     monkeypatch.setattr(rollups, "insert_missing", recorded)
     kept = rollup_rows(backend, services=False)
+    reported: list[tuple[int, int]] = []
     with Store(backend) as store:
-        rebuild_rollups(store)
+        rebuild_rollups(store, on_day=lambda done, of: reported.append((done, of)))
+    spanned = (max(days) - min(days)).days + 1  # days without answers between are walked too
+    assert reported == [(done, spanned) for done in range(1, spanned + 1)]
     assert all(len(held) == 1 for held in inserted if held)
     assert sorted(d for held in inserted for d in held) == sorted(days)
     assert {k: v for k, v in rollup_rows(backend).items() if k[6] == "*"} == kept
@@ -425,6 +428,14 @@ def test_cli_rebuilds_the_rollups(backend: str, stored: Stored) -> None:
     result = CliRunner().invoke(cli, ["db", "rollups", "--rebuild", "--db", backend])
     assert result.exit_code == 0, result.output
     assert result.output == f"Rollups rebuilt from the stored answers: {len(rollup_rows(backend))} rows.\n"
+    if backend.startswith("postgresql"):  # every row was replaced: vacuumed and analysed after
+        stats = "SELECT last_vacuum, last_analyze FROM pg_stat_user_tables WHERE relid = 'answer_rollups'::regclass"
+        engine = create_engine(backend)
+        try:
+            with engine.connect() as conn:
+                assert None not in conn.execute(text(stats)).one()
+        finally:
+            engine.dispose()
     result = CliRunner().invoke(cli, ["db", "rollups", "--db", backend])
     assert result.exit_code == 2 and "pass --rebuild" in result.output
 

@@ -85,6 +85,16 @@ def rollups_command(rebuild: bool, db_url: str | None) -> None:
         raise click.UsageError(
             "Nothing to do: pass --rebuild to recompute the rollups from the stored answers."
         )
-    with Store(db_url) as store:
-        rows = rebuild_rollups(store)
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    # On stderr, and only on a terminal: a day of a busy store takes seconds, a month minutes.
+    console = Console(stderr=True)
+    columns = (TextColumn("Rebuilding rollups"), BarColumn(), MofNCompleteColumn(), TextColumn("days"))
+    bar = Progress(
+        *columns, TimeElapsedColumn(), console=console, transient=True, disable=not console.is_terminal
+    )
+    with bar, Store(db_url) as store:
+        task = bar.add_task("rollups", total=None)
+        rows = rebuild_rollups(store, on_day=lambda done, days: bar.update(task, completed=done, total=days))
     click.echo(f"Rollups rebuilt from the stored answers: {rows} rows.")

@@ -7,6 +7,7 @@ which the store's writes call, is below it.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -21,14 +22,24 @@ from auditor.store._store import Store
 from auditor.store._translate import store_errors
 
 
-def rebuild(store: Store) -> int:
+def rebuild(store: Store, on_day: Callable[[int, int], None] | None = None) -> int:
     """Recompute every rollup row from the stored answers; the number of rows written.
+    ``on_day(done, days)`` is called after each day of answers is summed and written.
 
     One transaction: readers see the old rows until it commits; on PostgreSQL answer writers wait
-    for it (a table lock), so none of their answers is counted twice or missed.
+    for it (a table lock), so none of their answers is counted twice or missed. On PostgreSQL the
+    table is vacuumed and analysed afterwards: every row was replaced, so half the table's rows are
+    dead until autovacuum comes by, and the planner's figures describe the old rows.
     """
-    with store_errors(store.url), Session(store.engine) as session, session.begin():
-        return recompute(session)
+    with store_errors(store.url):
+        with Session(store.engine) as session, session.begin():
+            written = recompute(session, on_day=on_day)
+        if store.engine.dialect.name == "postgresql":
+            with store.engine.connect() as conn:
+                conn.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql(
+                    "VACUUM (ANALYZE) answer_rollups"
+                )
+    return written
 
 
 def _slice(query: Any, wanted: AnswerFilter, bucket: Bucket) -> Any:

@@ -51,7 +51,7 @@ import hashlib
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import fields
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -405,8 +405,9 @@ def rekey(session: Session, run_id: str, before: RunDimensions) -> None:
     apply(session, change)
 
 
-def recompute(session: Session, batch: int = 500) -> int:
-    """:func:`rebuild` in ``session``'s transaction (also what migration 0026 fills the table with)."""
+def recompute(session: Session, batch: int = 500, on_day: Callable[[int, int], None] | None = None) -> int:
+    """:func:`rebuild` in ``session``'s transaction (also what migration 0026 fills the table with);
+    ``on_day(done, days)`` is called after each day of answers is written."""
     if session.get_bind().dialect.name == "postgresql":
         session.execute(text("LOCK TABLE answer_rollups IN SHARE ROW EXCLUSIVE MODE"))
     session.execute(delete(table()))
@@ -418,7 +419,8 @@ def recompute(session: Session, batch: int = 500) -> int:
     runs: dict[str, RunDimensions] = {}
     written = 0
     day = floor(first, "day")
-    while day <= last:
+    days = (floor(last, "day") - day).days + 1
+    for done in range(1, days + 1):
         # A day's rows (its hours' and its own) hold only that day's answers: each day is summed
         # and inserted whole, so memory holds a day's rows, not the store's (5.9 GB at 200,000
         # answers when every row was summed first), and no row is read back to be added to.
@@ -436,6 +438,8 @@ def recompute(session: Session, batch: int = 500) -> int:
         insert_missing(session, RollupRecord, rows)  # the table holds no row of this day: inserts
         written += len(rows)
         day += step("day")
+        if on_day is not None:
+            on_day(done, days)
     return written
 
 
