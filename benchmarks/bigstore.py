@@ -406,7 +406,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--one-sample",
         action="store_true",
-        help="skip the second pass under two samples (it rebuilds the rollups: 25 to 30 minutes at 1M)",
+        help="skip the second pass under two samples (it rebuilds the rollups: some 20 minutes a store at 1M)",
     )
     args = parser.parse_args(argv)
     if args.keep:

@@ -6,8 +6,8 @@ answer's counts (250 to 310 ms for a 48-hour trend at a million answers). An ans
 rows of each pair of its outcome values and ``"*"`` with its verdict values and ``"*"``
 (``auditor.store._rollups.slices_of``): about six slices an answer instead of about four. No column
 changes: the table is emptied and filled again from the stored answers (``auditor db rollups
---rebuild``'s computation), which takes a while on a large store (15 minutes and 5.9 GB of
-memory at 200,000 generated answers on a 2-core machine, growing with the answers and the rows).
+--rebuild``'s computation), which takes a while on a large store (about 4 minutes at 200,000
+generated answers on a 2-core machine, growing with the answers; memory holds one day's rows).
 The downgrade deletes the crossed rows (neither the outcome nor the verdict ``"*"``); the others
 hold what migration 0025's did.
 
