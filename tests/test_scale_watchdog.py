@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.scale._watchdog import GRACE, marking, new_mark, start_watchdog
+from auditor.scale._watchdog import GRACE, MARK, marking, new_mark, start_watchdog
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -47,7 +47,7 @@ def test_a_marked_orphan_is_ended_and_an_unmarked_one_left_alone() -> None:
     unmarked = orphan()
     with marking(mark):
         marked = orphan()
-    assert os.environ.get("AUDITOR_RAY_OWNER") is None  # the mark does not outlive the block
+    assert os.environ.get(MARK) is None  # the mark does not outlive the block
     try:
         watchdog = start_watchdog([root.pid], mark)
         assert watchdog is not None and watchdog.stdin is not None

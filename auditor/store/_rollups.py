@@ -311,10 +311,7 @@ def apply(session: Session, changes: dict[Key, Counter[str]], sign: int = 1) -> 
     postgres = session.get_bind().dialect.name == "postgresql"
     if postgres:
         # Create missing rows, then lock them all in key order: concurrent writers queue here.
-        blank = [
-            {**dict(zip(_KEY_COLUMNS, k, strict=True)), "key": d, "answer_count": 0, "counts": {}}
-            for d, k, _ in keyed
-        ]
+        blank = [_row(k, Counter(), d) for d, k, _ in keyed]
         insert = postgresql.insert(rollups).on_conflict_do_nothing(index_elements=["key"])
         for start in range(0, len(blank), CHUNK):
             session.execute(insert, blank[start : start + CHUNK])
@@ -336,7 +333,7 @@ def apply(session: Session, changes: dict[Key, Counter[str]], sign: int = 1) -> 
         if not total:
             gone.append(digest)
             continue
-        rows.append(_row(key, total))
+        rows.append(_row(key, total, digest))
     for start in range(0, len(gone), CHUNK):
         session.execute(delete(rollups).where(rollups.c.key.in_(gone[start : start + CHUNK])))
     _write(session, rows)
@@ -431,7 +428,7 @@ def recompute(session: Session, batch: int = 500, on_day: Callable[[int, int], N
             found = services_of(session, (a.trace_id for a in answers))
             add_profiles(by_run.setdefault(runs[run_id], {}), answers, found)
         rows = [
-            _row(key, total)
+            _row(key, total, _digest(key))
             for run, profiles in by_run.items()
             for key, total in spread(run, profiles).items()
         ]
@@ -473,11 +470,11 @@ def _answers_of_day(session: Session, day: datetime, batch: int) -> Iterator[tup
             yield run_id, answers
 
 
-def _row(key: Key, total: Counter[str]) -> dict[str, Any]:
-    """The ``answer_rollups`` row of ``key`` holding ``total``."""
+def _row(key: Key, total: Counter[str], digest: str) -> dict[str, Any]:
+    """The ``answer_rollups`` row of ``key`` (whose :func:`_digest` is ``digest``) holding ``total``."""
     return {
         **dict(zip(_KEY_COLUMNS, key, strict=True)),
-        "key": _digest(key),
+        "key": digest,
         "answer_count": total.get("answers", 0),
         "counts": dict(sorted(total.items())),
     }
